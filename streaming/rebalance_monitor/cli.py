@@ -1,0 +1,113 @@
+"""The `rebalance-monitor` command line (contract section 3)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .config import ConfigError, load_config
+
+
+def _cmd_assign(args) -> int:
+    from .core.assignors import AssignmentInputError, UnknownAssignor, run_assign_case
+
+    text = sys.stdin.read()
+    try:
+        case = json.loads(text)
+    except ValueError as exc:
+        print(f"rebalance-monitor assign: the case is not valid JSON: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = run_assign_case(case)
+    except (AssignmentInputError, UnknownAssignor) as exc:
+        print(f"rebalance-monitor assign: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, sort_keys=True))
+    return 0
+
+
+def _cmd_replay(args) -> int:
+    from .replay import open_input, run_replay
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"rebalance-monitor replay: bad configuration: {exc}", file=sys.stderr)
+        return 2
+    try:
+        stream = open_input(args.path)
+    except OSError as exc:
+        print(f"rebalance-monitor replay: cannot read {args.path!r}: {exc.strerror}", file=sys.stderr)
+        return 1
+    with stream:
+        return run_replay(cfg, args.source, stream, sys.stdout, sys.stderr, fmt=args.format,
+                          with_status=args.with_status)
+
+
+def _cmd_run(args) -> int:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"rebalance-monitor run: bad configuration: {exc}", file=sys.stderr)
+        return 2
+    from .spark.job import run_job
+
+    return run_job(cfg, once=args.once)
+
+
+def _cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(duration_s=args.duration, prometheus=args.prometheus, port=args.port,
+                    live=not args.no_live)
+
+
+def _cmd_workload(args) -> int:
+    from .workload import run_scenario_cli
+
+    return run_scenario_cli(args.scenario, args.bootstrap, args.events_topic)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rebalance-monitor",
+                                description="Watch Kafka consumer-group rebalances.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    a = sub.add_parser("assign", help="compute an assignment exactly as a Kafka assignor does (CASE on stdin)")
+    a.set_defaults(func=_cmd_assign)
+
+    r = sub.add_parser("replay", help="run the reconstruction over a file, without Spark")
+    r.add_argument("--source", choices=("events", "coordinator-log", "offsets-topic"), default="events")
+    r.add_argument("--config", help="config file (defaults apply without one)")
+    r.add_argument("--format", choices=("json", "table"), default="json")
+    r.add_argument("--with-status", action="store_true", help="also print group_status records at the end")
+    r.add_argument("path", help="input file, or - for stdin")
+    r.set_defaults(func=_cmd_replay)
+
+    run = sub.add_parser("run", help="the Spark Structured Streaming job (long-running)")
+    run.add_argument("--config", required=True)
+    run.add_argument("--once", action="store_true", help="process what is available now, then stop")
+    run.set_defaults(func=_cmd_run)
+
+    d = sub.add_parser("demo", help="the whole system on this machine with nothing configured")
+    d.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    d.add_argument("--prometheus", action="store_true", help="also start a local Prometheus if installed")
+    d.add_argument("--port", type=int, default=9308, help="exporter port (0: any free port)")
+    d.add_argument("--no-live", action="store_true", help="plain log lines instead of the live view")
+    d.set_defaults(func=_cmd_demo)
+
+    w = sub.add_parser("workload", help="run a scenario of real consumer groups against a broker")
+    w.add_argument("scenario")
+    w.add_argument("--bootstrap", required=True)
+    w.add_argument("--events-topic", default="rebalance-events")
+    w.set_defaults(func=_cmd_workload)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

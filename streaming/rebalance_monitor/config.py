@@ -1,0 +1,423 @@
+"""One typed, validated configuration tree.
+
+Loaded from a YAML file (conf/monitor.yaml is the commented reference of every key), then overridden by
+environment variables `RM__SECTION__KEY=value` (double underscores separate levels, e.g.
+`RM__KAFKA__BOOTSTRAP_SERVERS=broker:9092`, `RM__STORM__MIN_REBALANCES=6`). Secrets can also come from
+`*_file` keys or the variables named in docs/configuration.md; they are never logged (`redacted()`).
+
+Unknown keys and bad values fail at start-up with a `ConfigError` naming the key and the allowed values.
+"""
+from __future__ import annotations
+
+import os
+import re
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ENV_PREFIX = "RM__"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+# --- value types --------------------------------------------------------------------------------
+class Duration(int):
+    """Milliseconds, written in the file as `500ms`, `5s`, `10m`, `2h`, `7d` or a bare number of ms."""
+
+    UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+    @classmethod
+    def parse(cls, key: str, value) -> "Duration":
+        if isinstance(value, bool):
+            raise ConfigError(f"{key}: expected a duration like 500ms, 5s, 10m, 2h or 7d, got {value!r}")
+        if isinstance(value, (int, float)) and value >= 0:
+            return cls(int(value))
+        if isinstance(value, str):
+            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", value)
+            if m:
+                return cls(int(float(m.group(1)) * cls.UNITS[m.group(2) or "ms"]))
+        raise ConfigError(f"{key}: expected a duration like 500ms, 5s, 10m, 2h or 7d, got {value!r}")
+
+
+def choice(*allowed, default=MISSING):
+    return field(default=default, metadata={"choices": allowed})
+
+
+def secret(default=None):
+    return field(default=default, metadata={"secret": True})
+
+
+def regex(default=None):
+    return field(default=default, metadata={"regex": True})
+
+
+# --- the tree -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SecurityConfig:
+    protocol: str = choice("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", default="PLAINTEXT")
+    sasl_mechanism: str | None = choice(None, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", default=None)
+    sasl_username: str | None = None
+    sasl_password: str | None = secret()
+    sasl_password_file: str | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_password: str | None = secret()
+    ssl_check_hostname: bool = True
+
+
+@dataclass(frozen=True)
+class KafkaConfig:
+    bootstrap_servers: str = "localhost:9092"
+    events_topic: str = "rebalance-events"  # canonical events; several topics: comma-separated
+    coordinator_log_topic: str | None = None  # broker log lines shipped to Kafka (Filebeat, Vector, ...)
+    offsets_topic: str | None = None  # e.g. __consumer_offsets: read without joining a group
+    offsets_topic_partitions: int = 50
+    starting_offsets: str = choice("latest", "earliest", default="latest")
+    max_offsets_per_trigger: int = 500_000
+    client: str = choice("auto", "confluent", "kafka-python", default="auto")
+    connector: str = choice("auto", "spark", "python", default="auto")
+    max_record_bytes: int = 1 << 20
+    max_future_skew: Duration = Duration(3_600_000)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    master: str = "local[2]"
+    app_name: str = "rebalance-monitor"
+    trigger_interval: Duration = Duration(5_000)
+    shuffle_partitions: int = 4
+    local_dir: str | None = None
+    conf: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    checkpoint_location: str = "var/checkpoint"
+    watermark_delay: Duration = Duration(2_000)
+    group_idle_ttl: Duration = Duration(7 * 86_400_000)
+    history_generations: int = 8
+    max_members_per_group: int = 10_000
+    max_partitions_per_group: int = 100_000
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    settle: Duration = Duration(5_000)
+    expected_assignment: bool = True
+    expected_assignment_max_work: int = 50_000_000
+
+
+@dataclass(frozen=True)
+class StormConfig:
+    window: Duration = Duration(600_000)
+    min_rebalances: int = 4
+
+
+@dataclass(frozen=True)
+class GroupsConfig:
+    allow: str | None = regex()
+    deny: str | None = regex()
+    max_groups: int = 5000
+
+
+@dataclass(frozen=True)
+class ExporterConfig:
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 9308
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    basic_auth_user: str | None = None
+    basic_auth_password: str | None = secret()
+    basic_auth_password_file: str | None = None
+    idle_group_ttl: Duration = Duration(86_400_000)
+    ready_max_batch_age: Duration = Duration(120_000)
+
+
+@dataclass(frozen=True)
+class LagConfig:
+    enabled: bool = True
+    broker_poll_interval: Duration = Duration(30_000)
+    max_samples_per_partition: int = 60
+
+
+@dataclass(frozen=True)
+class HistorySinkConfig:
+    kafka_topic: str | None = None
+    parquet_path: str | None = "var/history"
+
+
+@dataclass(frozen=True)
+class DeadLetterSinkConfig:
+    kafka_topic: str | None = None
+    path: str | None = "var/dead-letter"
+
+
+@dataclass(frozen=True)
+class SinksConfig:
+    history: HistorySinkConfig = field(default_factory=HistorySinkConfig)
+    dead_letter: DeadLetterSinkConfig = field(default_factory=DeadLetterSinkConfig)
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="INFO")
+    progress_interval: Duration = Duration(30_000)
+
+
+@dataclass(frozen=True)
+class MonitorConfig:
+    kafka: KafkaConfig = field(default_factory=KafkaConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+    core: CoreConfig = field(default_factory=CoreConfig)
+    storm: StormConfig = field(default_factory=StormConfig)
+    groups: GroupsConfig = field(default_factory=GroupsConfig)
+    exporter: ExporterConfig = field(default_factory=ExporterConfig)
+    lag: LagConfig = field(default_factory=LagConfig)
+    sinks: SinksConfig = field(default_factory=SinksConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+
+    def core_settings(self):
+        from .core.settings import CoreSettings
+
+        return CoreSettings(
+            storm_window_ms=int(self.storm.window), storm_min_rebalances=self.storm.min_rebalances,
+            settle_ms=int(self.core.settle), history_generations=self.state.history_generations,
+            group_idle_ttl_ms=int(self.state.group_idle_ttl),
+            max_members_per_group=self.state.max_members_per_group,
+            max_partitions_per_group=self.state.max_partitions_per_group,
+            expected_assignment=self.core.expected_assignment,
+            expected_assignment_max_work=self.core.expected_assignment_max_work,
+        )
+
+    def group_filter(self):
+        """A predicate for group names from groups.allow / groups.deny, or None when both are unset."""
+        allow = re.compile(self.groups.allow) if self.groups.allow else None
+        deny = re.compile(self.groups.deny) if self.groups.deny else None
+        if allow is None and deny is None:
+            return None
+
+        def keep(group: str) -> bool:
+            if allow is not None and not allow.search(group):
+                return False
+            return not (deny is not None and deny.search(group))
+
+        return keep
+
+    def events_topics(self) -> list[str]:
+        return [t.strip() for t in self.kafka.events_topic.split(",") if t.strip()]
+
+
+# --- loading ------------------------------------------------------------------------------------
+def _type_name(tp) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(key: str, tp, value, f=None):
+    meta = f.metadata if f is not None else {}
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        tp = next(a for a in args if a is not type(None))
+    if "choices" in meta:
+        allowed = meta["choices"]
+        if value not in allowed:
+            shown = ", ".join("null" if a is None else str(a) for a in allowed)
+            raise ConfigError(f"{key}: {value!r} is not allowed; allowed values: {shown}")
+        return value
+    if value is None:
+        raise ConfigError(f"{key}: must not be null (expected {_type_name(tp)})")
+    if tp is Duration:
+        return Duration.parse(key, value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"{key}: must be zero or more, got {value}")
+        return value
+    if tp is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        value = str(value)
+        if meta.get("regex"):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ConfigError(f"{key}: not a valid regular expression: {exc}") from None
+        return value
+    if tp is dict or typing.get_origin(tp) is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+        return {str(k): str(v) for k, v in value.items()}
+    if is_dataclass(tp):
+        return _build(tp, value, key)
+    raise ConfigError(f"{key}: unsupported type {tp}")
+
+
+def _build(cls, data, prefix: str = ""):
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    for k in data:
+        if k not in known:
+            where = f"{prefix}.{k}" if prefix else str(k)
+            raise ConfigError(f"{where}: unknown key; allowed keys here: {', '.join(known)}")
+    kwargs = {}
+    for name, f in known.items():
+        key = f"{prefix}.{name}" if prefix else name
+        if name in data:
+            kwargs[name] = _convert(key, hints[name], data[name], f)
+        elif is_dataclass(hints[name]):
+            kwargs[name] = _build(hints[name], {}, key)
+    return cls(**kwargs)
+
+
+def _set_path(tree: dict, path: list[str], value: str) -> None:
+    node = tree
+    for part in path[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = node[part] = {}
+        node = nxt
+    node[path[-1]] = yaml.safe_load(value) if value.strip() else value
+
+
+def _read_secret_files(cfg: MonitorConfig) -> MonitorConfig:
+    from dataclasses import replace
+
+    sec = cfg.kafka.security
+    if sec.sasl_password is None:
+        pw = _secret_from(sec.sasl_password_file, "kafka.security.sasl_password_file", "RM_KAFKA_SASL_PASSWORD")
+        if pw is not None:
+            cfg = replace(cfg, kafka=replace(cfg.kafka, security=replace(sec, sasl_password=pw)))
+    ex = cfg.exporter
+    if ex.basic_auth_password is None:
+        pw = _secret_from(ex.basic_auth_password_file, "exporter.basic_auth_password_file",
+                          "RM_EXPORTER_BASIC_AUTH_PASSWORD")
+        if pw is not None:
+            cfg = replace(cfg, exporter=replace(ex, basic_auth_password=pw))
+    return cfg
+
+
+def _secret_from(path: str | None, key: str, env: str) -> str | None:
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"{key}: cannot read the secret file {path!r}: {exc.strerror}") from None
+    return os.environ.get(env)
+
+
+def _validate(cfg: MonitorConfig) -> None:
+    sec = cfg.kafka.security
+    if sec.protocol.startswith("SASL") and sec.sasl_mechanism is None:
+        raise ConfigError("kafka.security.sasl_mechanism: required when kafka.security.protocol is "
+                          f"{sec.protocol}; allowed values: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
+    if sec.sasl_mechanism and not sec.protocol.startswith("SASL"):
+        raise ConfigError("kafka.security.protocol: must be SASL_PLAINTEXT or SASL_SSL when "
+                          "kafka.security.sasl_mechanism is set")
+    if sec.sasl_mechanism and (not sec.sasl_username or not sec.sasl_password):
+        raise ConfigError("kafka.security.sasl_username / sasl_password: both are required for SASL "
+                          "(the password may come from sasl_password_file or RM_KAFKA_SASL_PASSWORD)")
+    if not cfg.kafka.bootstrap_servers.strip():
+        raise ConfigError("kafka.bootstrap_servers: must not be empty")
+    if not cfg.events_topics() and not cfg.kafka.coordinator_log_topic and not cfg.kafka.offsets_topic:
+        raise ConfigError("kafka.events_topic: at least one input is required (events_topic, "
+                          "coordinator_log_topic or offsets_topic)")
+    if cfg.storm.min_rebalances < 1:
+        raise ConfigError("storm.min_rebalances: must be at least 1")
+    if cfg.storm.window <= 0:
+        raise ConfigError("storm.window: must be greater than 0")
+    if not 0 < cfg.exporter.port < 65536:
+        raise ConfigError("exporter.port: must be between 1 and 65535")
+    if bool(cfg.exporter.tls_cert_file) != bool(cfg.exporter.tls_key_file):
+        raise ConfigError("exporter.tls_cert_file / tls_key_file: set both or neither")
+    if bool(cfg.exporter.basic_auth_user) != bool(cfg.exporter.basic_auth_password):
+        raise ConfigError("exporter.basic_auth_user / basic_auth_password: set both or neither")
+    if cfg.spark.trigger_interval <= 0:
+        raise ConfigError("spark.trigger_interval: must be greater than 0")
+    if cfg.spark.shuffle_partitions < 1:
+        raise ConfigError("spark.shuffle_partitions: must be at least 1")
+
+
+def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
+                overrides: dict | None = None) -> MonitorConfig:
+    """Load the file (if given), apply `RM__...` environment overrides and `overrides`, validate."""
+    data: dict = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the config file {str(path)!r}: {exc.strerror}") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    env = os.environ if env is None else env
+    for name, value in sorted(env.items()):
+        if name.startswith(ENV_PREFIX):
+            path_parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__") if p]
+            if path_parts:
+                _set_path(data, path_parts, value)
+    for dotted, value in (overrides or {}).items():
+        node = data
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    cfg = _build(MonitorConfig, data)
+    cfg = _read_secret_files(cfg)
+    _validate(cfg)
+    return cfg
+
+
+SECRET_KEYS = ("sasl_password", "ssl_password", "basic_auth_password")
+
+
+def redacted(cfg: MonitorConfig) -> dict:
+    """The configuration as a dict with every secret replaced by '***' (safe to log)."""
+
+    def scrub(node):
+        if isinstance(node, dict):
+            return {k: ("***" if k in SECRET_KEYS and v is not None else scrub(v)) for k, v in node.items()}
+        return node
+
+    return scrub(asdict(cfg))
+
+
+def reference_keys(cls=MonitorConfig, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every key with its default, for the reference file test."""
+    out = []
+    for f in fields(cls):
+        key = f"{prefix}.{f.name}" if prefix else f.name
+        hint = typing.get_type_hints(cls)[f.name]
+        if is_dataclass(hint):
+            out.extend(reference_keys(hint, key))
+        else:
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else None)
+            out.append((key, default))
+    return out

@@ -1,0 +1,117 @@
+"""Judging a generation: the expected assignment (recomputed with the group's assignor) and the checks of
+contract section 2 (mismatched, unassigned and moved partitions, imbalance, minimum moves)."""
+from __future__ import annotations
+
+try:  # TEMPORARY until the assignors land
+    from . import assignment_checks as checks
+    from .assignors import AssignmentInputError, MemberSubscription, UnknownAssignor, assign
+except ImportError:  # pragma: no cover
+    checks = None
+
+STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
+
+
+def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
+    """Partition counts for the topics the members subscribe to: the explicit metadata where known,
+    else inferred from the highest partition seen assigned (a lower bound). Returns (counts, inferred)."""
+    topics: set[str] = set()
+    for mid in ids:
+        m = group.members.get(mid)
+        if m is not None and m.topics:
+            topics.update(m.topics)
+    counts: dict[str, int] = {}
+    inferred = []
+    seen: dict[str, int] = {}
+    for tps in (assignment or {}).values():
+        for t, p in tps:
+            if p + 1 > seen.get(t, 0):
+                seen[t] = p + 1
+    for (t, p) in group.owners:
+        if p + 1 > seen.get(t, 0):
+            seen[t] = p + 1
+    for t in topics | set(seen):
+        if t in group.partitions:
+            counts[t] = group.partitions[t]
+        elif t in seen:
+            counts[t] = seen[t]
+            inferred.append(t)
+    return counts, sorted(inferred)
+
+
+def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
+    out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
+           "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None}
+    if checks is None:
+        out["expected_reason"] = "assignors unavailable"
+        return out
+    if assignment is not None:
+        out["imbalance"] = checks.imbalance(assignment) if assignment else None
+        previous: dict[str, list] = {}
+        key_of = {}
+        for mid in ids:
+            m = group.members.get(mid)
+            key_of[mid] = m.owner_key if m is not None else mid
+        for tp, key in group.owners.items():
+            previous.setdefault(key, []).append(tp)
+        current = {}
+        for mid, tps in assignment.items():
+            current.setdefault(key_of.get(mid, mid), []).extend(tuple(tp) for tp in tps)
+        out["partitions_moved"] = checks.partitions_moved(previous, current) if previous else 0
+    counts, inferred = partition_counts(group, ids, assignment)
+    subscribed = {}
+    for mid in ids:
+        m = group.members.get(mid)
+        subscribed[mid] = tuple(m.topics) if m is not None and m.topics else None
+    if assignment is not None and all(t is not None for t in subscribed.values()):
+        topics = set()
+        for t in subscribed.values():
+            topics.update(t)
+        if topics.issubset(counts):
+            out["unassigned_partitions"] = checks.unassigned_partitions(assignment, counts, topics)
+    if not group.settings.expected_assignment:
+        out["expected_reason"] = "disabled"
+        return out
+    if protocol is None:
+        out["expected_reason"] = "protocol unknown"
+        return out
+    missing = [mid for mid, t in subscribed.items() if t is None]
+    if missing:
+        out["expected_reason"] = f"subscription unknown for {len(missing)} member(s)"
+        return out
+    unknown_topics = sorted({t for ts in subscribed.values() for t in ts} - set(counts))
+    if unknown_topics:
+        out["expected_reason"] = "partition count unknown for " + ", ".join(unknown_topics[:5])
+        return out
+    work = len(ids) * max(1, sum(counts.values()))
+    if work > group.settings.expected_assignment_max_work:
+        out["expected_reason"] = f"group too large to recompute ({work} member-partitions)"
+        return out
+    subs = []
+    for mid in ids:
+        m = group.members[mid]
+        subs.append(MemberSubscription(
+            member_id=mid, topics=tuple(m.topics), group_instance_id=m.group_instance_id,
+            owned_partitions=tuple(tuple(tp) for tp in (m.owned or ())), generation=m.owned_generation,
+            rack=m.rack))
+    try:
+        expected = assign(protocol, counts, subs)
+    except UnknownAssignor:
+        out["expected_reason"] = f"unknown assignor: {protocol}"
+        return out
+    except AssignmentInputError as exc:
+        out["expected_reason"] = f"cannot recompute: {exc}"
+        return out
+    out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
+    if inferred:
+        out["expected_reason"] = "partition counts inferred from assignments for " + ", ".join(inferred[:5])
+    if assignment is not None:
+        out["mismatched_partitions"] = checks.mismatched_partitions(assignment, expected)
+        if protocol in STICKY_PROTOCOLS:
+            previous_by_member = {}
+            for mid in ids:
+                m = group.members.get(mid)
+                if m is not None and m.owned:
+                    previous_by_member[mid] = list(m.owned)
+            out["min_moves"] = checks.min_moves_for_balance(
+                previous_by_member, {mid: subscribed[mid] for mid in ids}, counts)
+    return out

@@ -1,0 +1,833 @@
+"""The per-group reconstruction state machine.
+
+`GroupMonitor` consumes the events of one group in event-time order and emits output records (contract
+section 2 plus the extensions documented in docs/records.md). Time only moves through event timestamps and
+`advance_to(t)`: the caller owns the clock (the replay driver's watermark, or Spark's event-time watermark).
+
+Ordering contract: call `process(event)` with non-decreasing timestamps (the drivers reorder within their
+disorder bound first). Timers due strictly before an event's timestamp fire before the event is applied,
+so the output does not depend on how the caller interleaves `advance_to` with events.
+"""
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict, deque
+
+from . import causes as C
+from .events import (
+    Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat,
+    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
+)
+from .expected import judge_generation
+from .members import Member
+from .rebalance import Rebalance
+from .settings import CoreSettings
+from .storm import StormTracker
+
+EMPTY = "Empty"
+PREPARING = "PreparingRebalance"
+COMPLETING = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
+
+COORDINATOR_CHANGE_WINDOW_MS = 60_000
+
+
+def _sorted_tps(tps) -> list:
+    return sorted([list(tp) for tp in tps])
+
+
+def _fingerprint(ev: Event):
+    """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
+    if type(ev) is Heartbeat:
+        return f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
+    if type(ev) is Poll:
+        return f"p|{ev.ts}|{ev.member_id}|{ev.records}"
+    return zlib.crc32(repr(ev).encode("utf-8", "replace"))
+
+
+class GroupMonitor:
+    """Reconstructs one consumer group. See the module docstring for the ordering contract."""
+
+    def __init__(self, group: str, settings: CoreSettings | None = None):
+        self.group = group
+        self.settings = settings or CoreSettings()
+        s = self.settings
+        self.state = EMPTY
+        self.generation: int | None = None
+        self.protocol: str | None = None
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}
+        self.removed: OrderedDict[str, int] = OrderedDict()
+        self.rebalance: Rebalance | None = None
+        self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
+        self.partitions: dict[str, int] = {}  # explicit partition counts (topic_partitions events)
+        self.coordinator_feed = False
+        self.client_feed = False
+        self.coordinator_change_ms: int | None = None
+        self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
+        self.history: deque = deque(maxlen=max(1, s.history_generations))
+        self.timer_ms: int | None = None  # lower bound of the earliest member deadline
+        self.clock_ms = 0
+        self.last_event_ms = 0
+        self.recent: deque = deque(maxlen=max(1, s.dedupe_window))
+        self.counters: dict[str, int] = {}
+        self.dirty = True
+
+    # ------------------------------------------------------------------------------------------
+    # public API
+    # ------------------------------------------------------------------------------------------
+    def process(self, ev: Event) -> list[dict]:
+        """Apply one event (timestamps non-decreasing) and return the records it produced."""
+        out: list[dict] = []
+        ts = ev.ts
+        self._fire_timers(ts, out, inclusive=False)
+        fp = _fingerprint(ev)
+        if fp in self.recent:
+            self._count("duplicates")
+            return out
+        self.recent.append(fp)
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        handler = _HANDLERS.get(type(ev))
+        if handler is not None:
+            handler(self, ev, out)
+        return out
+
+    def advance_to(self, now_ms: int) -> list[dict]:
+        """Fire every timer due at or before `now_ms` (the caller's watermark)."""
+        out: list[dict] = []
+        self._fire_timers(now_ms, out, inclusive=True)
+        if now_ms > self.clock_ms:
+            self.clock_ms = now_ms
+        return out
+
+    def next_timer_ms(self) -> int | None:
+        """The earliest time at which `advance_to` may produce something."""
+        cands = [self.timer_ms, self.storm.end_deadline()]
+        if self.rebalance is not None:
+            cands.append(self.rebalance.settle_deadline(self.settings.settle_ms))
+        cands = [c for c in cands if c is not None]
+        return min(cands) if cands else None
+
+    def is_idle(self, now_ms: int) -> bool:
+        """True when the group can be dropped from state: no event for the idle TTL and nothing pending."""
+        return (now_ms - self.last_event_ms > self.settings.group_idle_ttl_ms and self.rebalance is None
+                and not self.storm.in_storm)
+
+    def status(self, now_ms: int | None = None) -> dict:
+        """The `group_status` record: the group as it stands now. Resets the per-period heartbeat gaps."""
+        now = self.clock_ms if now_ms is None else now_ms
+        ratios = {}
+        for m in self.members.values():
+            r = m.gap_ratio(now)
+            if r is not None:
+                ratios[m.member_id] = r
+            m.gap_max_ms = 0
+        self.dirty = False
+        from .coordinator_placement import offsets_partition_for
+        return {
+            "kind": "group_status", "group": self.group, "ts": now, "state": self.state,
+            "generation": self.generation, "protocol": self.protocol, "leader": self.leader,
+            "members": len(self.members),
+            "max_heartbeat_gap_ratio": max(ratios.values()) if ratios else None,
+            "heartbeat_gap_ratios": ratios, "in_storm": self.storm.in_storm,
+            "rebalancing_since_ms": self.rebalance.started_ms if self.rebalance is not None else None,
+            "coordinator_partition": offsets_partition_for(self.group),
+        }
+
+    # ------------------------------------------------------------------------------------------
+    # timers
+    # ------------------------------------------------------------------------------------------
+    def _fire_timers(self, limit: int, out: list, inclusive: bool) -> None:
+        while True:
+            due = self._earliest_due()
+            if due is None:
+                return
+            at, what, member = due
+            if at > limit or (at == limit and not inclusive):
+                return
+            if what == "member":
+                self._expire_members(at, limit, out)
+            elif what == "settle":
+                self._complete(self.rebalance.last_sync_ms or at, out, settled_at=at)
+            elif what == "storm":
+                for rec in self.storm.advance(at):
+                    out.append(self._stamp(rec, at))
+
+    def _earliest_due(self):
+        best = None
+        if self.timer_ms is not None:
+            best = (self.timer_ms, "member", None)
+        if self.rebalance is not None:
+            sd = self.rebalance.settle_deadline(self.settings.settle_ms)
+            if sd is not None and (best is None or sd < best[0]):
+                best = (sd, "settle", None)
+        se = self.storm.end_deadline()
+        if se is not None and (best is None or se < best[0]):
+            best = (se, "storm", None)
+        return best
+
+    def _recompute_timer(self) -> None:
+        best = None
+        for m in self.members.values():
+            d = m.next_deadline()
+            if d is not None and (best is None or d < best):
+                best = d
+        self.timer_ms = best
+
+    def _lower_timer(self, m: Member) -> None:
+        d = m.next_deadline()
+        if d is not None and (self.timer_ms is None or d < self.timer_ms):
+            self.timer_ms = d
+
+    def _expire_members(self, at: int, detected: int, out: list) -> None:
+        """Fire the member deadlines that are really due at `at` (the cached bound may be stale)."""
+        expired = []
+        for m in self.members.values():
+            s = m.session_deadline()
+            p = m.poll_deadline()
+            if s is not None and s <= at:
+                expired.append((s, "session", m))
+            elif p is not None and p <= at:
+                expired.append((p, "poll", m))
+        expired.sort(key=lambda x: (x[0], x[2].member_id))
+        for deadline, kind, m in expired:
+            self._timeout(m, kind, deadline, detected, out)
+        self._recompute_timer()
+
+    def _timeout(self, m: Member, kind: str, deadline: int, detected: int, out: list,
+                 trigger: bool = True, reason: str | None = None) -> None:
+        last_seen = m.last_heartbeat_ms if kind == "session" else m.last_poll_ms
+        rec = {"kind": "member_timeout", "group": self.group, "ts": detected, "member_id": m.member_id,
+               "timeout": kind, "last_seen_ms": last_seen, "deadline_ms": deadline, "detected_ms": detected}
+        for key in ("client_id", "host", "group_instance_id"):
+            val = getattr(m, key)
+            if val is not None:
+                rec[key] = val
+        out.append(rec)
+        self._count(f"timeouts_{kind}")
+        cause = C.SESSION_TIMEOUT if kind == "session" else C.POLL_TIMEOUT
+        if reason is None:
+            limit = m.session_timeout_ms if kind == "session" else m.rebalance_timeout_ms
+            what = "heartbeat" if kind == "session" else "poll"
+            reason = f"no {what} for {limit} ms"
+        self._remove_member(m.member_id, deadline)
+        if trigger:
+            self._trigger(cause, deadline, out, who=m.describe(), reason=reason)
+
+    # ------------------------------------------------------------------------------------------
+    # membership
+    # ------------------------------------------------------------------------------------------
+    def _member(self, ev, create: bool = True) -> Member | None:
+        m = self.members.get(ev.member_id)
+        if m is None and create:
+            if len(self.members) >= self.settings.max_members_per_group:
+                self._count("members_capped")
+                return None
+            m = Member(ev.member_id)
+            m.last_seen_ms = ev.ts
+            self.members[ev.member_id] = m
+            self.removed.pop(ev.member_id, None)
+        if m is not None:
+            m.update_identity(ev)
+        return m
+
+    def _remove_member(self, member_id: str, at: int) -> Member | None:
+        m = self.members.pop(member_id, None)
+        if m is not None:
+            self.removed[member_id] = at
+            while len(self.removed) > self.settings.removed_members_kept:
+                self.removed.popitem(last=False)
+        return m
+
+    def _static_twin(self, ev) -> Member | None:
+        if not ev.group_instance_id:
+            return None
+        for m in self.members.values():
+            if m.group_instance_id == ev.group_instance_id and m.member_id != ev.member_id:
+                return m
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # rebalances
+    # ------------------------------------------------------------------------------------------
+    def _trigger(self, cause: str, at: int | None, out: list, who: dict | None = None,
+                 reason: str | None = None) -> None:
+        """Something that starts (or joins in) a rebalance happened at `at`."""
+        r = self.rebalance
+        if r is not None and r.generation is not None:
+            # The current generation already formed: this trigger belongs to the next rebalance.
+            self._complete(r.last_sync_ms or r.formed_ms or at, out)
+            r = None
+        if r is None:
+            if not self.members and cause not in (C.MEMBER_JOINED,):
+                # The last member went away: the group becomes Empty, nothing is reassigned.
+                self._go_empty()
+                return
+            r = self.rebalance = Rebalance(at, self.generation)
+            self.state = PREPARING
+            if self.coordinator_change_ms is not None and at is not None and \
+                    0 <= at - self.coordinator_change_ms <= COORDINATOR_CHANGE_WINDOW_MS:
+                r.add_cause(C.COORDINATOR_CHANGE, reason="coordinator moved shortly before")
+                self.coordinator_change_ms = None
+        r.trigger(at)
+        r.add_cause(cause, who, reason)
+        if not r.announced and r.started_ms is not None:
+            r.announced = True
+            out.append({"kind": "rebalance_started", "group": self.group, "ts": r.started_ms,
+                        "generation": self.generation, "started_ms": r.started_ms,
+                        "causes": [dict(c) for c in r.causes]})
+
+    def _go_empty(self) -> None:
+        self.rebalance = None
+        self.state = EMPTY
+        self.leader = None
+        self._recompute_timer()
+
+    def _ensure_rebalance(self, at: int | None) -> Rebalance:
+        if self.rebalance is None:
+            self.rebalance = Rebalance(at, self.generation)
+            self.state = PREPARING
+        return self.rebalance
+
+    def _maybe_complete(self, out: list) -> None:
+        r = self.rebalance
+        if r is None or r.generation is None:
+            return
+        if self.coordinator_feed and self.client_feed and not r.coordinator_confirmed:
+            return  # coordinator facts win: wait for its word (or the settle timer)
+        expected = r.expected_ids()
+        if expected is None:
+            expected = {mid for mid in r.joined if mid in self.members} | set(r.synced)
+            if r.anonymous_joins:
+                return  # someone joined before getting a member id and has not shown up with one yet
+        if expected and expected.issubset(r.synced):
+            self._complete(r.last_sync_ms or r.formed_ms, out)
+        elif r.coordinator_confirmed and not self.client_feed:
+            self._complete(r.formed_ms, out)
+
+    def _complete(self, completed_ms: int | None, out: list, settled_at: int | None = None) -> None:
+        r = self.rebalance
+        if r is None:
+            return
+        if r.generation is None:
+            # Settled without ever learning the generation: nothing formed that we can report.
+            self.rebalance = None
+            self.state = STABLE if self.members else EMPTY
+            return
+        gen = r.generation
+        coord = {m["member_id"]: m for m in r.coordinator_members} if r.coordinator_members is not None else None
+        if coord is not None:
+            ids = sorted(coord)
+        else:
+            ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in self.members})
+        # Members of the previous generation that never rejoined were dropped by the coordinator.
+        if self.client_feed and coord is None and r.joined:
+            for mid in [mid for mid, m in self.members.items()
+                        if mid not in ids and m.sync_generation is not None and m.sync_generation < gen]:
+                m = self.members[mid]
+                r.add_cause(C.JOIN_TIMEOUT, m.describe(), "did not rejoin before the rebalance timeout")
+                self._remove_member(mid, completed_ms or gen)
+        assignment: dict | None = {}
+        for mid in ids:
+            tps = r.synced.get(mid)
+            if tps is None and coord is not None and coord[mid].get("assignment") is not None:
+                tps = tuple(tuple(x) for x in coord[mid]["assignment"])
+            m = self.members.get(mid)
+            if tps is None and m is not None and m.sync_generation == gen and m.assignment is not None:
+                tps = m.assignment
+            if tps is None:
+                assignment = None
+                break
+            assignment[mid] = tps
+        started = r.started_ms
+        if completed_ms is None:
+            completed_ms = settled_at if settled_at is not None else self.clock_ms
+        duration = completed_ms - started if started is not None and completed_ms >= started else None
+        protocol = r.protocol
+        judged = judge_generation(self, ids, assignment, protocol, gen)
+        rec = {
+            "kind": "generation", "group": self.group, "ts": completed_ms, "generation": gen,
+            "protocol": protocol, "leader": r.leader, "started_ms": started, "completed_ms": completed_ms,
+            "duration_ms": duration, "causes": r.final_causes(), "members": ids,
+            "assignment": ({mid: _sorted_tps(tps) for mid, tps in assignment.items()}
+                           if assignment is not None else None),
+        }
+        rec.update(judged)
+        out.append(rec)
+        self._count("generations")
+        # The group is now Stable on `gen`.
+        self.generation = gen
+        self.protocol = protocol or self.protocol
+        self.leader = r.leader
+        self.rebalance = None
+        self.state = STABLE if ids else EMPTY
+        if assignment is not None:
+            for mid, tps in assignment.items():
+                m = self.members.get(mid)
+                key = m.owner_key if m is not None else mid
+                for tp in tps:
+                    self.owners[tuple(tp)] = key
+                if m is not None:
+                    m.assignment = tuple(tps)
+                    m.sync_generation = gen
+                    m.owned = tuple(tps)
+                    m.owned_generation = gen
+            if len(self.owners) > self.settings.max_partitions_per_group:
+                self._count("partitions_capped")
+                self.owners = dict(list(self.owners.items())[-self.settings.max_partitions_per_group:])
+        self.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
+        for srec in self.storm.on_generation(completed_ms):
+            out.append(self._stamp(srec, completed_ms))
+
+    def _stamp(self, rec: dict, ts: int) -> dict:
+        rec["group"] = self.group
+        rec["ts"] = ts
+        return rec
+
+    def _count(self, name: str) -> None:
+        self.counters[name] = self.counters.get(name, 0) + 1
+
+    # ------------------------------------------------------------------------------------------
+    # client-side events
+    # ------------------------------------------------------------------------------------------
+    def _on_join(self, ev: Join, out: list) -> None:
+        self.client_feed = True
+        ts = ev.ts
+        who = {k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None}
+        if not ev.member_id:
+            r = self.rebalance
+            if r is None or r.generation is not None:
+                self._trigger(C.MEMBER_JOINED, ts, out, who=who or None, reason=ev.reason)
+                r = self.rebalance
+            else:
+                r.trigger(ts)
+                r.add_cause(C.MEMBER_JOINED, who or None, ev.reason)
+            if r is not None:
+                r.anonymous_joins.append([ev.client_id, ev.host])
+            return
+        existing = self.members.get(ev.member_id)
+        cause = None
+        reason = ev.reason
+        if existing is None:
+            twin = self._static_twin(ev)
+            if twin is not None:
+                same_topics = twin.topics is not None and set(twin.topics) == set(ev.topics)
+                if self.rebalance is None and self.state == STABLE and same_topics:
+                    self._replace_static(twin, ev)
+                    return
+                self._remove_member(twin.member_id, ts)
+                cause = C.STATIC_MEMBER_REPLACED
+                reason = reason or f"group instance id {ev.group_instance_id} rejoined with a new member id"
+            else:
+                cause = C.MEMBER_JOINED
+                if self._match_anonymous(ev):
+                    cause = None  # already counted when it joined without an id
+        else:
+            changed = existing.topics is not None and set(existing.topics) != set(ev.topics)
+            classified = C.classify_reason(ev.reason, default=None) if ev.reason else None
+            if self.rebalance is None or self.rebalance.generation is not None:
+                if changed:
+                    cause = C.SUBSCRIPTION_CHANGE
+                elif classified in (C.METADATA_CHANGE, C.SUBSCRIPTION_CHANGE, C.COORDINATOR_CHANGE):
+                    cause = classified
+                elif ev.member_id == self.leader:
+                    cause = C.LEADER_REJOIN
+                elif classified and classified != C.MEMBER_JOINED:
+                    cause = classified
+                else:
+                    cause = C.UNKNOWN
+            elif changed:
+                cause = C.SUBSCRIPTION_CHANGE
+        m = self._member(ev)
+        if m is None:
+            return
+        m.protocols = ev.protocols
+        m.topics = ev.topics
+        if ev.owned or m.owned == ():
+            m.owned = ev.owned
+        if ev.generation is not None:
+            m.owned_generation = ev.generation
+        elif ev.owned:
+            m.owned_generation = m.sync_generation
+        if ev.rack is not None:
+            m.rack = ev.rack
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(m, attr, val)
+        m.joined_ms = ts
+        m.session_alive(ts)
+        m.polled(ts)
+        if cause is not None:
+            self._trigger(cause, ts, out, who=m.describe(), reason=reason)
+        r = self.rebalance
+        if r is None:
+            r = self._ensure_rebalance(ts)
+            r.trigger(ts)
+        r.joined[m.member_id] = ts
+        self._lower_timer(m)
+
+    def _match_anonymous(self, ev: Join) -> bool:
+        r = self.rebalance
+        if r is None:
+            return False
+        for i, (cid, host) in enumerate(r.anonymous_joins):
+            if (cid is None or ev.client_id is None or cid == ev.client_id) and \
+                    (host is None or ev.host is None or host == ev.host):
+                del r.anonymous_joins[i]
+                # name the member on the cause recorded for its id-less join
+                r.add_cause(C.MEMBER_JOINED, {"member_id": ev.member_id,
+                                               **({"client_id": ev.client_id} if ev.client_id else {}),
+                                               **({"host": ev.host} if ev.host else {})}, ev.reason)
+                return True
+        return False
+
+    def _replace_static(self, old: Member, ev: Join) -> None:
+        """A static member restarted within its session timeout: same partitions, no rebalance."""
+        self.members.pop(old.member_id, None)
+        self.removed[old.member_id] = ev.ts
+        old.member_id = ev.member_id
+        old.update_identity(ev)
+        old.topics = ev.topics
+        old.joined_ms = ev.ts
+        old.session_alive(ev.ts)
+        old.polled(ev.ts)
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(old, attr, val)
+        self.members[ev.member_id] = old
+        self._count("static_replacements")
+
+    def _on_sync(self, ev: Sync, out: list) -> None:
+        self.client_feed = True
+        if ev.member_id in self.removed and ev.member_id not in self.members:
+            self._count("stale_member_events")
+            return
+        m = self._member(ev)
+        if m is None:
+            return
+        m.session_alive(ev.ts)
+        m.polled(ev.ts)
+        gen = ev.generation
+        if self.generation is not None and gen <= self.generation:
+            if gen == self.generation:  # a late sync or a replaced static member syncing the current generation
+                m.sync_generation = gen
+                m.assignment = ev.assignment
+            return
+        r = self.rebalance
+        if r is not None and r.generation is not None and gen > r.generation:
+            self._complete(r.last_sync_ms or r.formed_ms, out)
+            r = None
+        if r is None:
+            r = self._ensure_rebalance(None)
+        if r.generation is None:
+            r.generation = gen
+        r.protocol = ev.protocol or r.protocol
+        r.leader = ev.leader or r.leader
+        r.synced[ev.member_id] = ev.assignment
+        if r.formed_ms is None:
+            r.formed_ms = ev.ts
+        if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
+            r.last_sync_ms = ev.ts
+        m.sync_generation = gen
+        m.assignment = ev.assignment
+        self.state = COMPLETING
+        self._maybe_complete(out)
+
+    def _on_heartbeat(self, ev: Heartbeat, out: list) -> None:
+        self.client_feed = True
+        if ev.member_id not in self.members and ev.member_id in self.removed:
+            self._count("stale_member_events")
+            return
+        m = self._member(ev)
+        if m is None:
+            return
+        first = not m.hb_tracked
+        m.hb_tracked = True
+        m.session_alive(ev.ts)
+        if first:
+            self._lower_timer(m)
+        err = ev.error
+        if err is None:
+            r = self.rebalance
+            if r is not None and r.generation is not None and ev.generation == r.generation \
+                    and ev.member_id not in r.synced:
+                r.synced[ev.member_id] = None
+                self._maybe_complete(out)
+            elif m.sync_generation is None and ev.generation >= 0:
+                m.sync_generation = ev.generation
+        elif err == "REBALANCE_IN_PROGRESS":
+            if self.rebalance is None:
+                self._trigger(C.UNKNOWN, ev.ts, out, reason="heartbeat answered REBALANCE_IN_PROGRESS")
+        elif err == "UNKNOWN_MEMBER_ID":
+            self._remove_member(ev.member_id, ev.ts)
+            self._trigger(C.UNKNOWN, ev.ts, out, who=m.describe(),
+                          reason="heartbeat answered UNKNOWN_MEMBER_ID: the coordinator had removed the member")
+        elif err == "FENCED_INSTANCE_ID":
+            self._remove_member(ev.member_id, ev.ts)
+            self._count("fenced_members")
+        elif err in ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS"):
+            self.coordinator_change_ms = ev.ts
+
+    def _on_poll(self, ev: Poll, out: list) -> None:
+        if ev.member_id not in self.members and ev.member_id in self.removed:
+            self._count("stale_member_events")
+            return
+        m = self._member(ev)
+        if m is None:
+            return
+        first = not m.poll_tracked
+        m.poll_tracked = True
+        m.polled(ev.ts)
+        if first:
+            self._lower_timer(m)
+
+    def _on_leave(self, ev: Leave, out: list) -> None:
+        self.client_feed = True
+        cause = C.classify_reason(ev.reason, default=C.MEMBER_LEFT)
+        if cause in (C.MEMBER_JOINED, C.UNKNOWN):
+            cause = C.MEMBER_LEFT
+        m = self.members.get(ev.member_id)
+        if m is None:
+            if ev.member_id in self.removed:
+                return  # already removed (e.g. our poll timer fired before its leave arrived)
+            who = {"member_id": ev.member_id}
+            if ev.client_id:
+                who["client_id"] = ev.client_id
+            if ev.host:
+                who["host"] = ev.host
+            self._trigger(cause, ev.ts, out, who=who, reason=ev.reason)
+            return
+        m.update_identity(ev)
+        if cause == C.POLL_TIMEOUT:
+            deadline = m.poll_deadline() or ev.ts
+            self._timeout(m, "poll", min(deadline, ev.ts), ev.ts, out, reason=ev.reason)
+            self._recompute_timer()
+            return
+        self._remove_member(ev.member_id, ev.ts)
+        self._recompute_timer()
+        self._trigger(cause, ev.ts, out, who=m.describe(), reason=ev.reason)
+
+    def _on_commit(self, ev: Commit, out: list) -> None:
+        out.append({"kind": "offsets_committed", "group": self.group, "ts": ev.ts,
+                    "member_id": ev.member_id or None, "offsets": [list(o) for o in ev.offsets]})
+
+    def _on_revoked(self, ev, out: list) -> None:
+        m = self.members.get(ev.member_id)
+        if m is not None:
+            m.polled(ev.ts)
+
+    # ------------------------------------------------------------------------------------------
+    # coordinator-side events
+    # ------------------------------------------------------------------------------------------
+    def _on_rebalance_started(self, ev: RebalanceStarted, out: list) -> None:
+        self.coordinator_feed = True
+        if self.generation is None and ev.generation >= 0:
+            self.generation = ev.generation
+        cause = C.classify_reason(ev.reason)
+        self._trigger(cause, ev.ts, out, reason=ev.reason)
+
+    def _on_member_removed(self, ev: MemberRemoved, out: list) -> None:
+        self.coordinator_feed = True
+        cause = C.normalise_cause(ev.cause)
+        m = self.members.get(ev.member_id)
+        if m is None:
+            if ev.member_id in self.removed:
+                return
+            m = Member(ev.member_id)
+            m.update_identity(ev)
+        else:
+            m.update_identity(ev)
+        if cause == C.SESSION_TIMEOUT and m.member_id in self.members:
+            deadline = m.session_deadline() or ev.ts
+            self._timeout(m, "session", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+        elif cause == C.POLL_TIMEOUT and m.member_id in self.members:
+            deadline = m.poll_deadline() or ev.ts
+            self._timeout(m, "poll", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+        else:
+            self._remove_member(ev.member_id, ev.ts)
+        self._recompute_timer()
+        self._trigger(cause, ev.ts, out, who=m.describe(), reason=ev.reason)
+
+    def _on_generation_completed(self, ev: GenerationCompleted, out: list) -> None:
+        self.coordinator_feed = True
+        gen = ev.generation
+        if self.generation is not None and gen <= self.generation:
+            self._count("stale_generations")
+            return
+        r = self.rebalance
+        if r is not None and r.generation is not None and gen > r.generation:
+            self._complete(r.last_sync_ms or r.formed_ms, out)
+            r = None
+        if r is None:
+            r = self._ensure_rebalance(None)
+        r.generation = gen
+        r.protocol = ev.protocol or r.protocol
+        r.leader = ev.leader or r.leader
+        r.coordinator_confirmed = True
+        if r.formed_ms is None or ev.ts < r.formed_ms:
+            r.formed_ms = ev.ts
+        if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
+            r.last_sync_ms = ev.ts
+        if ev.members is not None:
+            previous = set(self.members)
+            infos = []
+            for info in ev.members:
+                infos.append(self._apply_member_info(info, ev.ts, gen))
+            r.coordinator_members = infos
+            now_ids = {i["member_id"] for i in infos}
+            for mid in previous - now_ids:
+                if mid in self.members:
+                    gone = self._remove_member(mid, ev.ts)
+                    r.add_cause(C.UNKNOWN, gone.describe(), f"absent from generation {gen}")
+            for mid in now_ids - previous:
+                m = self.members.get(mid)
+                if m is not None and mid not in r.joined:
+                    r.add_cause(C.MEMBER_JOINED, m.describe())
+            self._recompute_timer()
+        self.state = COMPLETING
+        self._maybe_complete(out)
+        if self.rebalance is r and r.coordinator_confirmed and (
+                not self.client_feed or (r.coordinator_members is not None and all(
+                    i.get("assignment") is not None for i in r.coordinator_members))):
+            self._complete(ev.ts, out)
+
+    def _apply_member_info(self, info, ts: int, gen: int) -> dict:
+        m = self.members.get(info.member_id)
+        if m is None:
+            m = Member(info.member_id)
+            m.last_seen_ms = ts
+            self.members[info.member_id] = m
+            self.removed.pop(info.member_id, None)
+        for key in ("group_instance_id", "client_id", "host", "rack"):
+            val = getattr(info, key)
+            if val is not None:
+                setattr(m, key, val)
+        if info.session_timeout_ms is not None:
+            m.session_timeout_ms = info.session_timeout_ms
+        if info.rebalance_timeout_ms is not None:
+            m.rebalance_timeout_ms = info.rebalance_timeout_ms
+        if info.topics is not None:
+            m.topics = info.topics
+        if info.owned is not None:
+            m.owned = info.owned
+            m.owned_generation = info.generation
+        out = {"member_id": info.member_id}
+        if info.assignment is not None:
+            out["assignment"] = [list(tp) for tp in info.assignment]
+            m.assignment = info.assignment
+            m.sync_generation = gen
+        return out
+
+    def _on_group_empty(self, ev: GroupEmpty, out: list) -> None:
+        self.coordinator_feed = True
+        for mid in list(self.members):
+            self._remove_member(mid, ev.ts)
+        if ev.generation >= 0:
+            self.generation = ev.generation
+        self._go_empty()
+
+    def _on_group_deleted(self, ev: GroupDeleted, out: list) -> None:
+        for mid in list(self.members):
+            self._remove_member(mid, ev.ts)
+        self.rebalance = None
+        self.state = DEAD
+        self.timer_ms = None
+        self.owners.clear()
+        out.append({"kind": "group_deleted", "group": self.group, "ts": ev.ts})
+
+    def _on_coordinator_change(self, ev: CoordinatorChange, out: list) -> None:
+        if ev.action == "elected":
+            self.coordinator_change_ms = ev.ts
+        out.append({"kind": "coordinator", "group": self.group, "ts": ev.ts, "partition": ev.partition,
+                    "broker": ev.broker, "action": ev.action})
+
+    def _on_topic_partitions(self, ev: TopicPartitions, out: list) -> None:
+        subscribed = set()
+        for m in self.members.values():
+            if m.topics:
+                subscribed.update(m.topics)
+        changed = []
+        for topic, count in ev.topics.items():
+            before = self.partitions.get(topic)
+            if before is not None and before != count and topic in subscribed:
+                changed.append(f"{topic}: {before} -> {count}")
+            self.partitions[topic] = count
+        if changed and self.state == STABLE:
+            self._trigger(C.METADATA_CHANGE, ev.ts, out, reason="partition count changed: " + ", ".join(changed))
+
+    def _on_end_offsets(self, ev: EndOffsets, out: list) -> None:
+        out.append({"kind": "end_offsets", "group": self.group, "ts": ev.ts,
+                    "offsets": [list(o) for o in ev.offsets]})
+
+    # ------------------------------------------------------------------------------------------
+    # state
+    # ------------------------------------------------------------------------------------------
+    def to_state(self) -> dict:
+        """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store)."""
+        return {
+            "g": self.group, "st": self.state, "gen": self.generation, "p": self.protocol, "l": self.leader,
+            "m": [m.to_state() for m in self.members.values()],
+            "rm": list(self.removed.items()),
+            "rb": self.rebalance.to_state() if self.rebalance is not None else None,
+            "o": [[t, p, k] for (t, p), k in self.owners.items()],
+            "tp": self.partitions, "cf": self.coordinator_feed, "kf": self.client_feed,
+            "cc": self.coordinator_change_ms, "s": self.storm.to_state(), "h": list(self.history),
+            "t": self.timer_ms, "c": self.clock_ms, "le": self.last_event_ms, "r": list(self.recent),
+            "n": self.counters,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict, settings: CoreSettings | None = None) -> "GroupMonitor":
+        g = cls(state["g"], settings)
+        g.state = state["st"]
+        g.generation = state["gen"]
+        g.protocol = state["p"]
+        g.leader = state["l"]
+        g.members = {}
+        for values in state["m"]:
+            m = Member.from_state(values)
+            g.members[m.member_id] = m
+        g.removed = OrderedDict((k, v) for k, v in state["rm"])
+        g.rebalance = Rebalance.from_state(state["rb"]) if state["rb"] is not None else None
+        g.owners = {(t, p): k for t, p, k in state["o"]}
+        g.partitions = dict(state["tp"])
+        g.coordinator_feed = state["cf"]
+        g.client_feed = state["kf"]
+        g.coordinator_change_ms = state["cc"]
+        g.storm.load_state(state["s"])
+        g.history.extend(state["h"])
+        g.timer_ms = state["t"]
+        g.clock_ms = state["c"]
+        g.last_event_ms = state["le"]
+        g.recent.extend(state["r"])
+        g.counters = dict(state["n"])
+        g.dirty = False
+        return g
+
+
+_HANDLERS = {
+    Join: GroupMonitor._on_join,
+    Sync: GroupMonitor._on_sync,
+    Heartbeat: GroupMonitor._on_heartbeat,
+    Poll: GroupMonitor._on_poll,
+    Leave: GroupMonitor._on_leave,
+    Commit: GroupMonitor._on_commit,
+    Revoked: GroupMonitor._on_revoked,
+    Lost: GroupMonitor._on_revoked,
+    RebalanceStarted: GroupMonitor._on_rebalance_started,
+    MemberRemoved: GroupMonitor._on_member_removed,
+    GenerationCompleted: GroupMonitor._on_generation_completed,
+    GroupEmpty: GroupMonitor._on_group_empty,
+    GroupDeleted: GroupMonitor._on_group_deleted,
+    CoordinatorChange: GroupMonitor._on_coordinator_change,
+    TopicPartitions: GroupMonitor._on_topic_partitions,
+    EndOffsets: GroupMonitor._on_end_offsets,
+}

@@ -1,0 +1,121 @@
+"""What the core knows about one member of a group, and its session / poll-interval deadlines."""
+from __future__ import annotations
+
+
+class Member:
+    """One live member. Times are event-time milliseconds.
+
+    The session deadline is tracked only once the member has sent a heartbeat (otherwise the source simply
+    does not report heartbeats, and silence means nothing); likewise the poll deadline needs a poll.
+    """
+
+    __slots__ = (
+        "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
+        "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
+        "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
+        "hb_tracked", "poll_tracked", "joined_ms",
+    )
+
+    def __init__(self, member_id: str):
+        self.member_id = member_id
+        self.group_instance_id: str | None = None
+        self.client_id: str | None = None
+        self.host: str | None = None
+        self.rack: str | None = None
+        self.protocols: tuple = ()
+        self.topics: tuple | None = None
+        self.owned: tuple = ()
+        self.owned_generation: int | None = None
+        self.session_timeout_ms: int | None = None
+        self.rebalance_timeout_ms: int | None = None
+        self.heartbeat_interval_ms: int | None = None
+        self.last_heartbeat_ms: int | None = None
+        self.last_poll_ms: int | None = None
+        self.last_seen_ms = 0
+        self.gap_max_ms = 0
+        self.sync_generation: int | None = None
+        self.assignment: tuple | None = None
+        self.hb_tracked = False
+        self.poll_tracked = False
+        self.joined_ms: int | None = None
+
+    # --- identity -------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        """member_id, client_id and host for a cause or a timeout record (omitting what is unknown)."""
+        out = {"member_id": self.member_id}
+        if self.client_id is not None:
+            out["client_id"] = self.client_id
+        if self.host is not None:
+            out["host"] = self.host
+        return out
+
+    @property
+    def owner_key(self) -> str:
+        """Who owns partitions: a static member keeps ownership across restarts under its instance id."""
+        return self.group_instance_id or self.member_id
+
+    def update_identity(self, ev) -> None:
+        if ev.group_instance_id is not None:
+            self.group_instance_id = ev.group_instance_id
+        if ev.client_id is not None:
+            self.client_id = ev.client_id
+        if ev.host is not None:
+            self.host = ev.host
+
+    # --- liveness -------------------------------------------------------------------------------
+    def session_alive(self, ts: int) -> None:
+        """Any request from the member resets its session on the coordinator (join, sync, heartbeat)."""
+        last = self.last_heartbeat_ms
+        if last is not None and ts > last:
+            gap = ts - last
+            if gap > self.gap_max_ms:
+                self.gap_max_ms = gap
+        if last is None or ts > last:
+            self.last_heartbeat_ms = ts
+        if ts > self.last_seen_ms:
+            self.last_seen_ms = ts
+
+    def polled(self, ts: int) -> None:
+        if self.last_poll_ms is None or ts > self.last_poll_ms:
+            self.last_poll_ms = ts
+        if ts > self.last_seen_ms:
+            self.last_seen_ms = ts
+
+    def session_deadline(self) -> int | None:
+        if not self.hb_tracked or self.session_timeout_ms is None or self.last_heartbeat_ms is None:
+            return None
+        return self.last_heartbeat_ms + self.session_timeout_ms
+
+    def poll_deadline(self) -> int | None:
+        if not self.poll_tracked or self.rebalance_timeout_ms is None or self.last_poll_ms is None:
+            return None
+        return self.last_poll_ms + self.rebalance_timeout_ms
+
+    def next_deadline(self) -> int | None:
+        s = self.session_deadline()
+        p = self.poll_deadline()
+        if s is None:
+            return p
+        if p is None:
+            return s
+        return s if s < p else p
+
+    def gap_ratio(self, now_ms: int) -> float | None:
+        """Longest heartbeat gap (including the one still open at `now_ms`) over the session timeout."""
+        if not self.hb_tracked or not self.session_timeout_ms or self.last_heartbeat_ms is None:
+            return None
+        gap = max(self.gap_max_ms, now_ms - self.last_heartbeat_ms)
+        return round(gap / self.session_timeout_ms, 4)
+
+    # --- state ----------------------------------------------------------------------------------
+    def to_state(self) -> list:
+        return [getattr(self, s) for s in self.__slots__]
+
+    @classmethod
+    def from_state(cls, values: list) -> "Member":
+        m = cls.__new__(cls)
+        for slot, value in zip(cls.__slots__, values):
+            if isinstance(value, list) and slot in ("protocols", "topics", "owned", "assignment"):
+                value = tuple(tuple(x) if isinstance(x, list) else x for x in value)
+            setattr(m, slot, value)
+        return m
