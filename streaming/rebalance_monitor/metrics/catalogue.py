@@ -1,0 +1,184 @@
+"""The one list of every metric the monitor exports.
+
+The exporter (``updater.py``), the reference page ``docs/metrics.md`` (``docs.py``) and the Grafana dashboards
+are all generated from :data:`CATALOGUE`; add a metric here first, never elsewhere.
+
+Names follow the Prometheus conventions: counters end in ``_total``; units are spelled in the name
+(``_seconds``); ``info``-type metrics are exposed as gauges whose value is always 1 (``*_info``).
+Histogram names are the base name: the exposition adds ``_bucket``/``_sum``/``_count``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Rebalances last from a fraction of a second (a lone consumer joining an empty group) up to the
+# rebalance timeout (max.poll.interval.ms, default 5 minutes; often raised to 10). Buckets: 0.1 s .. 10 min.
+REBALANCE_DURATION_BUCKETS: tuple[float, ...] = (
+    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
+)
+
+# A streaming micro-batch of the monitor: tens of milliseconds .. a few minutes.
+BATCH_DURATION_BUCKETS: tuple[float, ...] = (
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+)
+
+METRIC_TYPES = ("counter", "gauge", "histogram", "info")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One exported metric family.
+
+    ``name`` is the family name as it appears in the exposition (for counters including ``_total``).
+    ``labels`` are in the order the exporter emits them. ``unit`` is informative ("seconds", "offsets",
+    "partitions", "members", "records", "rows", "groups", "bytes" or "" when dimensionless/boolean).
+    ``buckets`` is set for histograms only (upper bounds, ``+Inf`` implied).
+    """
+
+    name: str
+    type: str
+    help: str
+    labels: tuple[str, ...] = ()
+    unit: str = ""
+    buckets: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in METRIC_TYPES:
+            raise ValueError(f"{self.name}: unknown metric type {self.type!r}")
+        if self.type == "counter" and not self.name.endswith("_total"):
+            raise ValueError(f"{self.name}: counter names end in _total")
+        if self.type == "histogram" and not self.buckets:
+            raise ValueError(f"{self.name}: a histogram needs buckets")
+        if self.type != "histogram" and self.buckets is not None:
+            raise ValueError(f"{self.name}: only histograms have buckets")
+
+    @property
+    def group_scoped(self) -> bool:
+        """True when the series carry a ``group`` label (dropped with their group)."""
+        return "group" in self.labels
+
+    @property
+    def prom_type(self) -> str:
+        """The type written in the ``# TYPE`` line (info metrics are exposed as gauges = 1)."""
+        return "gauge" if self.type == "info" else self.type
+
+
+def _g(name, type_, help_, labels=(), unit="", buckets=None) -> MetricSpec:
+    return MetricSpec(name=name, type=type_, help=help_, labels=tuple(labels), unit=unit, buckets=buckets)
+
+
+CATALOGUE: tuple[MetricSpec, ...] = (
+    # ---- rebalances and generations -------------------------------------------------------------------------
+    _g("kafka_consumergroup_rebalances_total", "counter",
+       "Completed rebalances by cause. A generation with several causes counts once per cause; "
+       "a generation whose cause is not known counts under cause=\"unknown\".",
+       ("group", "cause")),
+    _g("kafka_consumergroup_generations_total", "counter",
+       "Completed generations (each counted once, whatever the number of causes).",
+       ("group",)),
+    _g("kafka_consumergroup_rebalance_duration_seconds", "histogram",
+       "Time from the first trigger of a rebalance to the completion of the new generation "
+       "(generations whose start is unknown are not observed).",
+       ("group",), "seconds", REBALANCE_DURATION_BUCKETS),
+    _g("kafka_consumergroup_generation", "gauge",
+       "Current generation id of the group.", ("group",)),
+    _g("kafka_consumergroup_state", "gauge",
+       "Group state: 1 for the current state, 0 for the others "
+       "(Empty, PreparingRebalance, CompletingRebalance, Stable, Dead).",
+       ("group", "state")),
+    _g("kafka_consumergroup_members", "gauge",
+       "Number of members of the group.", ("group",), "members"),
+    _g("kafka_consumergroup_protocol_info", "info",
+       "The assignor (protocol) the group chose; value is always 1.", ("group", "protocol")),
+    _g("kafka_consumergroup_rebalance_in_progress", "gauge",
+       "1 while the group is rebalancing (PreparingRebalance or CompletingRebalance), else 0.", ("group",)),
+    _g("kafka_consumergroup_last_rebalance_timestamp_seconds", "gauge",
+       "Epoch time the latest generation completed.", ("group",), "seconds"),
+    _g("kafka_consumergroup_partitions_moved_total", "counter",
+       "Partitions whose owner changed between consecutive generations.", ("group",), "partitions"),
+    _g("kafka_consumergroup_assignment_mismatched_partitions", "gauge",
+       "Partitions of the latest generation assigned differently from what the group's assignor would "
+       "compute (absent when it cannot be computed).", ("group",), "partitions"),
+    _g("kafka_consumergroup_unassigned_partitions", "gauge",
+       "Subscribed partitions no member owns in the latest generation.", ("group",), "partitions"),
+    _g("kafka_consumergroup_assignment_imbalance", "gauge",
+       "Max minus min partitions per member in the latest generation.", ("group",), "partitions"),
+    _g("kafka_consumergroup_needless_moves", "gauge",
+       "Partitions moved in the latest generation beyond the minimum needed (partitions_moved - min_moves).",
+       ("group",), "partitions"),
+    # ---- members and liveness --------------------------------------------------------------------------------
+    _g("kafka_consumergroup_member_timeouts_total", "counter",
+       "Members detected past their session timeout (timeout=\"session\") or max.poll.interval.ms "
+       "(timeout=\"poll\").",
+       ("group", "timeout", "client_id", "host")),
+    _g("kafka_consumergroup_heartbeat_gap_ratio", "gauge",
+       "Largest ratio, over the members, of time since the last heartbeat to the session timeout "
+       "(1 means the member is about to be expired).", ("group",)),
+    _g("kafka_consumergroup_storm", "gauge",
+       "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
+       ("group",)),
+    _g("kafka_consumergroup_storms_total", "counter",
+       "Rebalance storms that started.", ("group",)),
+    # ---- lag -------------------------------------------------------------------------------------------------
+    _g("kafka_consumergroup_lag", "gauge",
+       "Offset lag: log-end offset minus committed offset, never negative.",
+       ("group", "topic", "partition"), "offsets"),
+    _g("kafka_consumergroup_lag_sum", "gauge",
+       "Offset lag summed over the group's partitions.", ("group",), "offsets"),
+    _g("kafka_consumergroup_lag_seconds", "gauge",
+       "Time lag, max over the group's partitions: now minus the estimated time the committed offset "
+       "was the log end (see docs/metrics.md, time lag).", ("group",), "seconds"),
+    _g("kafka_consumergroup_committed_offset", "gauge",
+       "Latest committed offset of the group on the partition.", ("group", "topic", "partition"), "offsets"),
+    _g("kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",
+       "kafka_consumergroup_lag_sum when the latest rebalance started (snapshot taken on the rebalance_started "
+       "record, or when the group entered PreparingRebalance); lag growth since = lag_sum minus this.",
+       ("group",), "offsets"),
+    _g("kafka_consumergroup_last_rebalance_start_timestamp_seconds", "gauge",
+       "Epoch time the latest rebalance started (first trigger seen).", ("group",), "seconds"),
+    _g("kafka_topic_partition_end_offset", "gauge",
+       "Log-end offset (high watermark) of the partition.", ("topic", "partition"), "offsets"),
+    _g("kafka_consumergroup_coordinator_info", "info",
+       "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
+       ("group", "partition", "broker")),
+    # ---- the monitor itself ----------------------------------------------------------------------------------
+    _g("rebalance_monitor_up", "gauge",
+       "1 while the monitor process runs (0 while it shuts down)."),
+    _g("rebalance_monitor_ready", "gauge",
+       "1 when the streaming job reported ready and its last batch is recent, else 0."),
+    _g("rebalance_monitor_events_read_total", "counter",
+       "Input records read, by source.", ("source",), "records"),
+    _g("rebalance_monitor_rejects_total", "counter",
+       "Input records rejected (kept in the dead-letter output), by reason.", ("reason",), "records"),
+    _g("rebalance_monitor_batches_total", "counter",
+       "Micro-batches processed."),
+    _g("rebalance_monitor_batch_duration_seconds", "histogram",
+       "Wall time of a micro-batch.", (), "seconds", BATCH_DURATION_BUCKETS),
+    _g("rebalance_monitor_state_rows", "gauge",
+       "Rows in the streaming state store.", (), "rows"),
+    _g("rebalance_monitor_watermark_delay_seconds", "gauge",
+       "Wall time minus the event-time watermark at the end of the last batch.", (), "seconds"),
+    _g("rebalance_monitor_last_batch_timestamp_seconds", "gauge",
+       "Epoch time the last micro-batch ended.", (), "seconds"),
+    _g("rebalance_monitor_groups_tracked", "gauge",
+       "Consumer groups with exported series.", (), "groups"),
+    _g("rebalance_monitor_groups_dropped_total", "counter",
+       "Groups not exported: reason=\"max_groups\" (cardinality cap reached) or \"denied\" "
+       "(group_allow/group_deny).", ("reason",), "groups"),
+    _g("rebalance_monitor_output_records_total", "counter",
+       "Output records emitted, by kind.", ("kind",), "records"),
+    _g("rebalance_monitor_sink_errors_total", "counter",
+       "Errors writing to an output sink.", ("sink",)),
+)
+
+_BY_NAME: dict[str, MetricSpec] = {m.name: m for m in CATALOGUE}
+assert len(_BY_NAME) == len(CATALOGUE), "duplicate metric name in CATALOGUE"
+
+
+def by_name(name: str) -> MetricSpec:
+    """The spec of ``name``; KeyError when the catalogue has no such metric."""
+    return _BY_NAME[name]
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_BY_NAME)

@@ -1,0 +1,359 @@
+"""`rebalance-monitor run`: the Spark Structured Streaming job.
+
+    Kafka (Spark's connector, or the Python source) ─► decode (mapInPandas) ─┐
+    clock ticks (rmclock, driver-written when idle) ─────────────────────────┴► union, watermark (max policy)
+      ─► groupBy(group).transformWithStateInPandas(GroupProcessor, EventTime)
+      ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..config import MonitorConfig, redacted
+from .clock_source import ClockSource, write_tick, read_tick
+from .decode_stage import DECODED_SCHEMA, make_decoder
+from .processor import OUTPUT_SCHEMA, GroupProcessor
+
+log = logging.getLogger("rebalance_monitor.job")
+
+HISTORY_KINDS = ("generation", "member_timeout", "storm", "rebalance_started", "group_deleted", "coordinator")
+
+
+def kafka_settings(cfg: MonitorConfig) -> dict:
+    """Neutral client settings (see spark.kafka_clients) for every Kafka client the monitor creates."""
+    sec = cfg.kafka.security
+    out = {"bootstrap": cfg.kafka.bootstrap_servers, "security_protocol": sec.protocol}
+    for key, value in (("sasl_mechanism", sec.sasl_mechanism), ("sasl_username", sec.sasl_username),
+                       ("sasl_password", sec.sasl_password), ("ssl_cafile", sec.ssl_cafile),
+                       ("ssl_certfile", sec.ssl_certfile), ("ssl_keyfile", sec.ssl_keyfile),
+                       ("ssl_key_password", sec.ssl_password)):
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
+    sources = {t: "events" for t in cfg.events_topics()}
+    if cfg.kafka.coordinator_log_topic:
+        sources[cfg.kafka.coordinator_log_topic] = "coordinator-log"
+    if cfg.kafka.offsets_topic:
+        sources[cfg.kafka.offsets_topic] = "offsets-topic"
+    return sources
+
+
+def source_options(cfg: MonitorConfig) -> dict:
+    s = kafka_settings(cfg)
+    opts = {
+        "kafka.bootstrap.servers": s["bootstrap"],
+        "subscribe": ",".join(topic_sources(cfg)),
+        "startingOffsets": cfg.kafka.starting_offsets,
+        "maxOffsetsPerTrigger": str(cfg.kafka.max_offsets_per_trigger),
+        "failOnDataLoss": "false",
+        "client": cfg.kafka.client,
+        "kafka.security.protocol": s["security_protocol"],
+    }
+    for neutral, option in (("sasl_mechanism", "kafka.sasl.mechanism"), ("sasl_username", "kafka.sasl.username"),
+                            ("sasl_password", "kafka.sasl.password"), ("ssl_cafile", "kafka.ssl.cafile"),
+                            ("ssl_certfile", "kafka.ssl.certfile"), ("ssl_keyfile", "kafka.ssl.keyfile"),
+                            ("ssl_key_password", "kafka.ssl.key.password")):
+        if neutral in s:
+            opts[option] = s[neutral]
+    return opts
+
+
+@dataclass
+class JobStats:
+    batches: int = 0
+    records: dict = field(default_factory=dict)
+    dead_letters: dict = field(default_factory=dict)
+    last_batch_id: int = -1
+
+
+class MonitorJob:
+    """Builds and runs the streaming query. `on_records(batch_id, records)` receives every batch's output
+    records (after the sinks), e.g. for the demo's live view or for tests."""
+
+    def __init__(self, cfg: MonitorConfig, spark=None, updater=None, on_records=None, idle_clock: bool = True):
+        self.cfg = cfg
+        self.idle_clock = idle_clock
+        self.spark = spark
+        self.updater = updater
+        self.on_records = on_records
+        self.query = None
+        self.stats = JobStats()
+        self.sinks = None
+        os.makedirs(cfg.state.checkpoint_location, exist_ok=True)
+        self.tick_path = os.path.join(cfg.state.checkpoint_location, "clock-tick.json")
+        self._clock_lock = threading.Lock()
+        self._max_event_ms: int | None = None
+        self._max_event_wall: float = 0.0
+        self._ticker: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    # --- building -----------------------------------------------------------------------------
+    def _session(self):
+        if self.spark is None:
+            from .session import build_session
+
+            c = self.cfg.spark
+            self.spark = build_session(master=c.master, app_name=c.app_name, local_dir=c.local_dir,
+                                       shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf)
+        self.spark.dataSource.register(ClockSource)
+        self.spark.conf.set("spark.sql.streaming.multipleWatermarkPolicy", "max")
+        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass",
+                            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+        return self.spark
+
+    def build(self):
+        from pyspark.sql import functions as F
+
+        from .kafka_source import kafka_stream
+
+        spark = self._session()
+        cfg = self.cfg
+        raw = kafka_stream(spark, source_options(cfg), prefer=cfg.kafka.connector)
+        decoder = make_decoder(topic_sources(cfg), cfg.kafka.max_record_bytes, int(cfg.kafka.max_future_skew))
+        delay = f"{int(cfg.state.watermark_delay)} milliseconds"
+        events = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
+                  .mapInPandas(decoder, DECODED_SCHEMA)
+                  .withWatermark("et", delay))
+        if not os.path.exists(self.tick_path):
+            write_tick(self.tick_path, 0)
+        ticks = (spark.readStream.format("rmclock").option("path", self.tick_path).load()
+                 .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
+                         F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
+                         F.lit("tick").alias("kind"), F.lit("").alias("payload"))
+                 .withWatermark("et", delay))
+        unioned = events.unionByName(ticks)
+        return (unioned.groupBy("group")
+                .transformWithStateInPandas(GroupProcessor(cfg.core_settings()), OUTPUT_SCHEMA, "Append",
+                                            "EventTime"))
+
+    def start(self, available_now: bool = False):
+        from .sinks import Sinks
+
+        cfg = self.cfg
+        log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
+        out = self.build()
+        self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
+                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
+        writer = (out.writeStream.foreachBatch(self._process_batch)
+                  .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
+                  .queryName("rebalance_monitor"))
+        if available_now:
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=f"{int(cfg.spark.trigger_interval)} milliseconds")
+        self.query = writer.start()
+        if not available_now and self.idle_clock:
+            self._ticker = threading.Thread(target=self._tick_loop, name="clock-ticker", daemon=True)
+            self._ticker.start()
+        if self.updater is not None:
+            self.updater.set_up(True)
+        return self.query
+
+    # --- per batch (driver) -------------------------------------------------------------------
+    def _process_batch(self, df, batch_id: int) -> None:
+        t0 = time.monotonic()
+        rows = [(r.kind, r.group, r.ts, r.payload) for r in df.collect()]
+        records, dead, history = [], [], []
+        for kind, group, ts, payload in rows:
+            if kind == "dead_letter":
+                dead.append(payload)
+                continue
+            rec = json.loads(payload)
+            records.append(rec)
+            if kind in HISTORY_KINDS:
+                history.append((kind, group, ts, payload))
+            if kind != "dead_letter" and ts and ts > 0 and kind != "group_status":
+                self._saw_event_time(int(ts))
+        reasons: dict[str, int] = {}
+        for p in dead:
+            reason = json.loads(p).get("reason", "unknown")
+            reasons[reason] = reasons.get(reason, 0) + 1
+        for name, action in (("history", lambda: self.sinks.write_history(self.spark, batch_id, history)),
+                             ("dead_letter", lambda: self.sinks.write_dead_letters(batch_id, dead))):
+            try:
+                action()
+            except Exception as exc:  # noqa: BLE001 - a sink outage must not stop the monitor
+                log.error("batch %s: %s sink failed: %s", batch_id, name, exc)
+                if self.updater is not None:
+                    self.updater.note_sink_error(name)
+        counts: dict[str, int] = {}
+        for rec in records:
+            counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
+        if self.updater is not None:
+            self.updater.apply(records)
+            self.updater.record_batch(batch_id, rejects=reasons, duration_s=time.monotonic() - t0,
+                                      output_counts=counts, **self._progress_figures())
+            self.updater.set_ready(True)
+        st = self.stats
+        st.batches += 1
+        st.last_batch_id = batch_id
+        for k, v in counts.items():
+            st.records[k] = st.records.get(k, 0) + v
+        for k, v in reasons.items():
+            st.dead_letters[k] = st.dead_letters.get(k, 0) + v
+        if self.on_records is not None:
+            self.on_records(batch_id, records, dead)
+
+    def _progress_figures(self) -> dict:
+        q = self.query
+        lp = q.lastProgress if q is not None else None
+        if not lp:
+            return {}
+        out = {"events_read": {"kafka": sum(int(s.get("numInputRows", 0)) for s in lp.get("sources", [])
+                                            if "rmclock" not in str(s.get("description", "")).lower())}}
+        ops = lp.get("stateOperators") or []
+        if ops:
+            out["state_rows"] = int(ops[0].get("numRowsTotal", 0))
+        wm = (lp.get("eventTime") or {}).get("watermark")
+        if wm:
+            out["watermark_ms"] = _iso_ms(wm)
+        return out
+
+    def _saw_event_time(self, ts: int) -> None:
+        with self._clock_lock:
+            if self._max_event_ms is None or ts > self._max_event_ms:
+                self._max_event_ms = ts
+                self._max_event_wall = time.time()
+
+    # --- the idle clock -----------------------------------------------------------------------
+    def _tick_loop(self) -> None:
+        interval = max(0.5, int(self.cfg.spark.trigger_interval) / 1000.0)
+        while not self._stopping.wait(interval):
+            try:
+                self.maybe_tick()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("clock tick failed: %s", exc)
+
+    def maybe_tick(self) -> None:
+        """When the Kafka input is idle, move event time on by the wall time elapsed (see clock_source)."""
+        q = self.query
+        lp = q.lastProgress if q is not None else None
+        if lp:
+            kafka_rows = sum(int(s.get("numInputRows", 0)) for s in lp.get("sources", [])
+                             if "rmclock" not in str(s.get("description", "")).lower())
+            ev_max = (lp.get("eventTime") or {}).get("max")
+            if kafka_rows > 0:
+                if ev_max:
+                    self._saw_event_time(_iso_ms(ev_max))
+                return
+        with self._clock_lock:
+            if self._max_event_ms is None:
+                return
+            estimate = self._max_event_ms + int((time.time() - self._max_event_wall) * 1000)
+        if estimate > read_tick(self.tick_path) + 500:
+            write_tick(self.tick_path, estimate)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stopping.set()
+        if self.query is not None:
+            try:
+                self.query.stop()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("stopping the query: %s", exc)
+        if self.sinks is not None:
+            self.sinks.close()
+        if self.updater is not None:
+            self.updater.set_ready(False)
+
+
+def _iso_ms(text: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def run_job(cfg: MonitorConfig, once: bool = False) -> int:
+    """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
+    logging.basicConfig(level=getattr(logging, cfg.logging.level),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    exporter = None
+    updater = None
+    if cfg.exporter.enabled:
+        from ..metrics.exporter import ExporterSettings, MetricsExporter
+
+        settings = ExporterSettings(
+            host=cfg.exporter.host, port=cfg.exporter.port, tls_cert_file=cfg.exporter.tls_cert_file,
+            tls_key_file=cfg.exporter.tls_key_file, basic_auth_user=cfg.exporter.basic_auth_user,
+            basic_auth_password=cfg.exporter.basic_auth_password, max_groups=cfg.groups.max_groups,
+            group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
+            idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
+            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0)
+        exporter = MetricsExporter(settings).start()
+        updater = exporter.updater
+        log.info("metrics at %s/metrics", exporter.url)
+    lag = None
+    if cfg.lag.enabled and updater is not None:
+        lag = _start_lag_poller(cfg, updater)
+    job = MonitorJob(cfg, updater=updater)
+    stop = threading.Event()
+
+    def _on_signal(signum, _frame):
+        log.info("signal %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    query = job.start(available_now=once)
+    cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
+    last_log = 0.0
+    code = 0
+    try:
+        while not stop.is_set():
+            if not query.isActive:
+                exc = query.exception()
+                if exc is not None:
+                    log.error("the query failed: %s", exc)
+                    code = 1
+                break
+            if time.monotonic() - last_log >= cadence:
+                last_log = time.monotonic()
+                _log_progress(query, job)
+            stop.wait(0.5)
+    finally:
+        job.stop()
+        if lag is not None:
+            lag.stop()
+        if exporter is not None:
+            exporter.stop()
+        _log_progress(query, job)
+        log.info("stopped")
+    return code
+
+
+def _log_progress(query, job: MonitorJob) -> None:
+    lp = query.lastProgress
+    if not lp:
+        log.info("no batch yet")
+        return
+    ops = lp.get("stateOperators") or [{}]
+    log.info("batch %s: %s input rows, %.0f rows/s, state rows %s, watermark %s, records %s, dead letters %s",
+             lp.get("batchId"), lp.get("numInputRows"), lp.get("processedRowsPerSecond") or 0.0,
+             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"),
+             job.stats.records, job.stats.dead_letters)
+
+
+def _start_lag_poller(cfg: MonitorConfig, updater):
+    from ..metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
+    from .kafka_clients import kafka_python_config
+
+    try:
+        conf = kafka_python_config(kafka_settings(cfg))
+        bootstrap = conf.pop("bootstrap_servers")
+        conf.pop("client_id", None)
+        poller = BrokerOffsetsPoller(updater, BrokerOffsets(bootstrap, **conf),
+                                     interval_s=int(cfg.lag.broker_poll_interval) / 1000.0)
+        poller.start()
+        return poller
+    except Exception as exc:  # noqa: BLE001 - lag from brokers is optional; records still feed it
+        log.warning("broker offsets poller not started: %s", exc)
+        return None

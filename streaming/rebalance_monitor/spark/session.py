@@ -1,0 +1,97 @@
+"""The SparkSession of the streaming job (and of the Spark tests)."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, Mapping
+
+log = logging.getLogger(__name__)
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+KAFKA_PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+
+
+def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = None,
+                 shuffle_partitions: int = 4, extra_conf: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The Spark settings `build_session` applies (extra_conf wins over the defaults)."""
+    conf: dict[str, str] = {
+        "spark.app.name": app_name,
+        # transformWithStateInPandas needs the RocksDB state store.
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.default.parallelism": str(max(shuffle_partitions, 1)),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.adaptive.enabled": "false",
+        # Python workers and the driver use this interpreter (the project's virtualenv).
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
+        "spark.pyspark.driver.python": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
+    }
+    if local_dir:
+        os.makedirs(local_dir, exist_ok=True)
+        conf["spark.local.dir"] = local_dir
+        conf["spark.sql.warehouse.dir"] = os.path.join(local_dir, "warehouse")
+        conf["spark.driver.extraJavaOptions"] = f"-Djava.io.tmpdir={local_dir} -Dderby.system.home={local_dir}"
+    for key, value in (extra_conf or {}).items():
+        conf[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf
+
+
+def build_session(master: str = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
+                  shuffle_partitions: int = 4, extra_conf: dict | None = None):
+    """Start (or return the running) SparkSession with the job's settings.
+
+    RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
+    session time zone UTC, and the Python Kafka source registered as format "rmkafka".
+    With a local master the driver binds to the loopback address.
+    """
+    from pyspark.sql import SparkSession
+
+    conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf)
+    if master.startswith("local"):
+        conf.setdefault("spark.driver.host", "127.0.0.1")
+        conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback, no interface probing
+    os.environ.setdefault("PYSPARK_PYTHON", conf["spark.pyspark.python"])
+    builder = SparkSession.builder.master(master)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    register_sources(spark)
+    log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, master, spark.version,
+             shuffle_partitions)
+    return spark
+
+
+def register_sources(spark) -> None:
+    """Register the project's Python data sources (format "rmkafka")."""
+    from rebalance_monitor.spark.kafka_source import KafkaDataSource
+
+    spark.dataSource.register(KafkaDataSource)
+
+
+def jvm_class_available(spark, class_name: str) -> bool:
+    """True when the driver JVM can load `class_name` (False without a JVM handle, e.g. Spark Connect)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        try:
+            jvm = spark.sparkContext._jvm
+        except Exception:  # Spark Connect: no JVM handle in this process
+            return False
+    if jvm is None:
+        return False
+    try:
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName(class_name, False, loader)
+        return True
+    except Exception:
+        return False
+
+
+def kafka_connector_available(spark) -> bool:
+    """True when Spark's own Kafka connector (spark-sql-kafka) is on the driver's classpath."""
+    return jvm_class_available(spark, KAFKA_PROVIDER_CLASS)

@@ -1,0 +1,106 @@
+"""Broker coordinator-log decoder: real lines from public reports of several Kafka eras and lines synthesised
+from the source line of releases with no public sample (tests/inputs/data/coordinator_lines.jsonl names the
+source of each), JSON wrappers, timestamps, rejection, and a bounded fuzz run."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rebalance_monitor.core.events import Rejected, parse_event
+from rebalance_monitor.inputs.coordinator_log import UNPARSED, decode_log_record
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "coordinator_lines.jsonl")
+with open(DATA, encoding="utf-8") as fh:
+    CASES = [json.loads(line) for line in fh if line.strip()]
+
+
+def _check_canonical(events):
+    for ev in events:
+        parsed = parse_event(ev)
+        assert not isinstance(parsed, Rejected), (parsed, ev)
+
+
+def test_data_file_names_a_source_for_every_line():
+    assert len(CASES) >= 60
+    for case in CASES:
+        src = case["source"]
+        assert src.startswith("https://") or src.startswith("synthesised from "), src
+    assert sum(c["source"].startswith("https://") for c in CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i:02d}" for i in range(len(CASES))])
+def test_line(case):
+    d = decode_log_record(case["line"], record_ts_ms=None)
+    if case["types"] is None:
+        assert d.skipped and d.events == [] and d.rejected_reason is None
+        return
+    assert d.rejected_reason is None, (d.rejected_reason, d.detail)
+    assert not d.skipped
+    assert [e["type"] for e in d.events] == case["types"]
+    _check_canonical(d.events)
+    if case.get("record_type"):
+        assert d.record_type == case["record_type"]
+    if case["expect"]:
+        first = d.events[0]
+        for k, v in case["expect"].items():
+            assert first.get(k, "<missing>") == v, (k, first)
+
+
+def test_timestamp_sources_and_utc_assumption():
+    line = "[2024-01-02 03:04:05,678] INFO [GroupCoordinator 1]: Group g with generation 3 is now empty " \
+           "(__consumer_offsets-1) (kafka.coordinator.group.GroupCoordinator)"
+    assert decode_log_record(line).events[0]["ts"] == 1704164645678  # read as UTC
+    zoned = line.replace("03:04:05,678]", "03:04:05.678+02:00]")
+    assert decode_log_record(zoned).events[0]["ts"] == 1704164645678 - 2 * 3600 * 1000
+    bare = line.split("] ", 1)[1]
+    assert decode_log_record(bare, record_ts_ms=42).events[0]["ts"] == 42
+    d = decode_log_record(bare)
+    assert d.rejected_reason == "no_timestamp" and d.events == []
+    # wrappers: Filebeat (@timestamp ISO), Fluent Bit (log + epoch seconds), Vector (timestamp), epoch ms
+    fb = json.dumps({"@timestamp": "2024-05-01T10:00:00.123Z", "message": line})
+    assert decode_log_record(fb).events[0]["ts"] == 1714557600123
+    fl = json.dumps({"log": line + "\n", "time": 1714557600.5})
+    assert decode_log_record(fl.encode()).events[0]["ts"] == 1714557600500
+    vec = json.dumps({"message": line, "timestamp": "2024-05-01T10:00:00.123456789Z"})
+    assert decode_log_record(vec).events[0]["ts"] == 1714557600123
+    ms = json.dumps({"message": line, "ts": 1714557600999})
+    assert decode_log_record(ms).events[0]["ts"] == 1714557600999
+    assert decode_log_record(json.dumps({"msg_without_line": 1})).skipped
+
+
+def test_unknown_coordinator_lines_are_rejected_and_debug_ones_skipped():
+    line = "[2024-01-02 03:04:05,678] INFO [GroupCoordinator 1]: Something new happened to group g " \
+           "(kafka.coordinator.group.GroupCoordinator)"
+    d = decode_log_record(line)
+    assert d.rejected_reason == UNPARSED and d.events == [] and "Something new" in d.detail
+    d = decode_log_record(line.replace(" INFO ", " DEBUG "))
+    assert d.skipped and d.rejected_reason is None
+    d = decode_log_record(line.replace("Something new happened to group g", "Starting up."))
+    assert d.rejected_reason is None and d.events == [] and d.record_type == "log:other"
+
+
+def test_non_coordinator_and_garbage_inputs_are_skipped():
+    for value in ["", "hello", b"\xff\xfe\x00", "{not json", "[1, 2]", None]:
+        d = decode_log_record(value)
+        assert d.skipped and d.rejected_reason is None, value
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from([c["line"] for c in CASES]), st.integers(0, 400), st.integers(0, 400), st.text(max_size=12))
+def test_fuzz_mutated_lines(line, start, length, insert):
+    mutated = line[:start] + insert + line[start + length:]
+    d = decode_log_record(mutated, record_ts_ms=1)
+    assert d.rejected_reason in (None, UNPARSED, "no_timestamp")
+    assert not (d.skipped and d.events)
+    _check_canonical(d.events)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.binary(max_size=200), st.text(max_size=200)))
+def test_fuzz_random_input(value):
+    d = decode_log_record(value, record_ts_ms=1)
+    _check_canonical(d.events)

@@ -1,0 +1,111 @@
+"""The exporter's HTTP endpoints, over real sockets on loopback."""
+import base64
+import gzip
+import logging
+import shutil
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
+
+from metrics_expo import parse, value
+
+
+def get(url, headers=None, context=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10, context=context) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+@pytest.fixture()
+def exporter():
+    exp = MetricsExporter(ExporterSettings(port=0)).start()
+    yield exp
+    exp.stop()
+
+
+def test_metrics_healthz_ready(exporter):
+    assert exporter.url.startswith("http://127.0.0.1:")
+    exporter.updater.apply([{"kind": "group_status", "group": "g", "state": "Stable", "members": 3}])
+    code, headers, body = get(exporter.url + "/metrics")
+    assert code == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    s = parse(body.decode())
+    assert value(s, "kafka_consumergroup_members", group="g") == 3
+    assert value(s, "rebalance_monitor_up") == 1
+    assert get(exporter.url + "/healthz")[0] == 200
+    assert get(exporter.url + "/ready")[0] == 503
+    exporter.updater.set_ready(True)
+    exporter.updater.record_batch(1, {"events": 1})
+    assert get(exporter.url + "/ready")[0] == 200
+    exporter.updater.set_ready(False)
+    assert get(exporter.url + "/ready")[0] == 503
+    assert get(exporter.url + "/nope")[0] == 404
+
+
+def test_gzip_when_accepted(exporter):
+    code, headers, body = get(exporter.url + "/metrics", {"Accept-Encoding": "gzip"})
+    assert code == 200 and headers.get("Content-Encoding") == "gzip"
+    assert "rebalance_monitor_up 1" in gzip.decompress(body).decode()
+
+
+def test_basic_auth_and_password_never_logged(caplog):
+    secret = "s3cr3t-pw-XYZ"
+    settings = ExporterSettings(port=0, basic_auth_user="prom", basic_auth_password=secret)
+    assert secret not in repr(settings)
+    caplog.set_level(logging.DEBUG)
+    with MetricsExporter(settings) as exp:
+        code, headers, _ = get(exp.url + "/metrics")
+        assert code == 401 and headers["WWW-Authenticate"].startswith("Basic")
+        bad = base64.b64encode(b"prom:wrong").decode()
+        assert get(exp.url + "/metrics", {"Authorization": f"Basic {bad}"})[0] == 401
+        good = base64.b64encode(f"prom:{secret}".encode()).decode()
+        assert get(exp.url + "/metrics", {"Authorization": f"Basic {good}"})[0] == 200
+        assert get(exp.url + "/healthz")[0] == 200      # probes need no credentials
+    assert secret not in caplog.text
+
+
+def test_settings_from_dict_reads_password_file(tmp_path, monkeypatch):
+    f = tmp_path / "pw"
+    f.write_text("from-file\n")
+    s = ExporterSettings.from_dict({"port": 0, "basic_auth_user": "u", "basic_auth_password_file": str(f)})
+    assert s.basic_auth_password == "from-file"
+    monkeypatch.setenv("EXPORTER_PW", "from-env")
+    s = ExporterSettings.from_dict({"basic_auth_user": "u", "basic_auth_password_env": "EXPORTER_PW"})
+    assert s.basic_auth_password == "from-env"
+    with pytest.raises(ValueError):
+        ExporterSettings.from_dict({"prot": 1})
+    with pytest.raises(ValueError):
+        ExporterSettings(basic_auth_user="u")
+    with pytest.raises(ValueError):
+        ExporterSettings(tls_cert_file="c.pem")
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to make a self-signed test certificate")
+    d = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                   check=True, capture_output=True)
+    return str(d / "cert.pem"), str(d / "key.pem")
+
+
+def test_tls(cert):
+    certfile, keyfile = cert
+    with MetricsExporter(ExporterSettings(port=0, tls_cert_file=certfile, tls_key_file=keyfile)) as exp:
+        assert exp.url.startswith("https://127.0.0.1:")
+        ctx = ssl.create_default_context(cafile=certfile)
+        code, _, body = get(exp.url + "/metrics", context=ctx)
+        assert code == 200 and b"rebalance_monitor_up 1" in body
+        with pytest.raises(OSError):      # plain http against the TLS port fails
+            urllib.request.urlopen(exp.url.replace("https", "http") + "/metrics", timeout=5).read()
+        # the listener survived the bad client
+        assert get(exp.url + "/healthz", context=ctx)[0] == 200

@@ -1,0 +1,214 @@
+"""Client-config helpers: one neutral settings dict -> kafka-python, librdkafka and Java spellings."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from rebalance_monitor.spark import kafka_clients as kc
+from rebalance_monitor.spark.kafka_source import (KafkaStreamReader, SourceOptions, from_json_offsets,
+                                                  plan_ranges, rate_limit, to_json_offsets)
+
+SECRET = "s3cr3t-Pa55word"
+
+NEUTRAL = {
+    "bootstrap": "127.0.0.1:9092",
+    "security_protocol": "SASL_SSL",
+    "sasl_mechanism": "SCRAM-SHA-512",
+    "sasl_username": "monitor",
+    "sasl_password": SECRET,
+    "ssl_cafile": "/etc/kafka/ca.pem",
+    "ssl_certfile": "/etc/kafka/client.pem",
+    "ssl_keyfile": "/etc/kafka/client.key",
+    "ssl_key_password": "keypass-" + SECRET,
+    "client_id": "rebalance-monitor",
+}
+
+
+def test_confluent_config_spelling():
+    conf = kc.confluent_config(NEUTRAL)
+    assert conf == {
+        "bootstrap.servers": "127.0.0.1:9092",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "monitor",
+        "sasl.password": SECRET,
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "ssl.certificate.location": "/etc/kafka/client.pem",
+        "ssl.key.location": "/etc/kafka/client.key",
+        "ssl.key.password": "keypass-" + SECRET,
+        "client.id": "rebalance-monitor",
+    }
+
+
+def test_kafka_python_config_spelling():
+    conf = kc.kafka_python_config(NEUTRAL)
+    assert conf == {
+        "bootstrap_servers": "127.0.0.1:9092",
+        "security_protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "monitor",
+        "sasl_plain_password": SECRET,
+        "ssl_cafile": "/etc/kafka/ca.pem",
+        "ssl_certfile": "/etc/kafka/client.pem",
+        "ssl_keyfile": "/etc/kafka/client.key",
+        "ssl_password": "keypass-" + SECRET,
+        "client_id": "rebalance-monitor",
+    }
+
+
+def test_configs_are_accepted_by_the_real_clients():
+    """librdkafka validates property names at construction; kafka-python's consumer knows every key."""
+    from confluent_kafka import Consumer
+    from kafka import KafkaConsumer
+
+    plain = {"bootstrap": "127.0.0.1:1", "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+             "sasl_username": "u", "sasl_password": SECRET, "client_id": "x"}
+    c = Consumer({**kc.confluent_config(plain, {"fetch.wait.max.ms": "50"}), "group.id": "never-joined"})
+    c.close()
+    kp = kc.kafka_python_config(NEUTRAL, {"fetch.max.wait.ms": "50", "check.crcs": "false"})
+    assert set(kp) <= set(KafkaConsumer.DEFAULT_CONFIG)
+    assert kp["fetch_max_wait_ms"] == 50 and kp["check_crcs"] is False
+
+
+@pytest.mark.parametrize("options", [
+    # Java / Spark spelling, credentials inside sasl.jaas.config
+    {"kafka.bootstrap.servers": "h:1", "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN",
+     "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                               f'username="monitor" password="{SECRET}";',
+     "kafka.ssl.ca.location": "/ca.pem"},
+    # librdkafka spelling
+    {"kafka.bootstrap.servers": "h:1", "kafka.security.protocol": "sasl_ssl", "kafka.sasl.mechanisms": "PLAIN",
+     "kafka.sasl.username": "monitor", "kafka.sasl.password": SECRET, "kafka.ssl.ca.location": "/ca.pem"},
+    # kafka-python spelling, underscores
+    {"kafka.bootstrap_servers": "h:1", "kafka.security_protocol": "SASL_SSL", "kafka.sasl_mechanism": "PLAIN",
+     "kafka.sasl_plain_username": "monitor", "kafka.sasl_plain_password": SECRET, "kafka.ssl_cafile": "/ca.pem"},
+])
+def test_every_spelling_maps_to_the_same_settings(options):
+    settings, extra = kc.settings_from_options(options)
+    assert extra == {}
+    assert settings["sasl_username"] == "monitor" and settings["sasl_password"] == SECRET
+    assert settings["ssl_cafile"] == "/ca.pem" and settings["bootstrap"] == "h:1"
+    assert kc.confluent_config(settings)["sasl.password"] == SECRET
+    kp = kc.kafka_python_config(settings)
+    assert kp["sasl_plain_username"] == "monitor" and kp["security_protocol"] == "SASL_SSL"
+
+
+def test_unknown_kafka_options_pass_through():
+    settings, extra = kc.settings_from_options(
+        {"kafka.bootstrap.servers": "h:1", "kafka.fetch.min.bytes": "1024", "subscribe": "t",
+         "kafka.ssl.endpoint.identification.algorithm": "none", "kafka.ssl.truststore.location": "/x.jks"})
+    assert extra == {"fetch.min.bytes": "1024", "ssl.endpoint.identification.algorithm": "none",
+                     "ssl.truststore.location": "/x.jks"}
+    conf = kc.confluent_config(settings, extra)
+    assert conf["fetch.min.bytes"] == "1024" and conf["ssl.endpoint.identification.algorithm"] == "none"
+    assert "ssl.truststore.location" not in conf  # Java keystores mean nothing to librdkafka
+    kp = kc.kafka_python_config(settings, extra)
+    assert kp["fetch_min_bytes"] == 1024 and "ssl_endpoint_identification_algorithm" not in kp
+
+
+def test_java_config_builds_jaas():
+    java = kc.java_config({"bootstrap": "h:1", "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-256",
+                           "sasl_username": 'mo"n', "sasl_password": SECRET, "ssl_cafile": "/ca.pem"})
+    assert java["sasl.jaas.config"].startswith("org.apache.kafka.common.security.scram.ScramLoginModule required")
+    assert kc.parse_jaas(java["sasl.jaas.config"]) == ('mo"n', SECRET)
+    assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == "/ca.pem"
+
+
+def test_redacted_hides_every_secret():
+    for conf in (kc.confluent_config(NEUTRAL), kc.kafka_python_config(NEUTRAL), kc.java_config(NEUTRAL),
+                 {"kafka.sasl.password": SECRET, "kafka.sasl.jaas.config": f'x password="{SECRET}";',
+                  "sasl.oauthbearer.client.secret": SECRET}):
+        shown = kc.redacted(conf)
+        assert SECRET not in repr(shown)
+        assert kc.REDACTED in shown.values()
+        assert set(shown) == set(conf)
+    assert kc.redacted({"bootstrap.servers": "h:1"}) == {"bootstrap.servers": "h:1"}
+
+
+def test_missing_bootstrap_is_an_error():
+    with pytest.raises(ValueError):
+        kc.confluent_config({"client_id": "x"})
+    with pytest.raises(ValueError):
+        kc.kafka_python_config({"bootstrap": "h:1", "bogus": 1})
+
+
+def test_source_logs_no_secret(caplog):
+    """The reader announces its client and options; the password must not be in the log text."""
+    options = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "client": "kafka-python",
+               "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
+               "kafka.sasl.username": "monitor", "kafka.sasl.password": SECRET}
+    reader = KafkaStreamReader(options)
+    caplog.set_level(logging.DEBUG)
+    reader._announced = False
+    # Only the announcement, not the connection: replace the client opener by a stub that fails.
+    import rebalance_monitor.spark.kafka_source as ks
+    original = ks.open_meta
+    ks.open_meta = lambda opts, client: (_ for _ in ()).throw(ConnectionError("not connecting in a unit test"))
+    try:
+        with pytest.raises(ConnectionError):
+            reader.meta
+    finally:
+        ks.open_meta = original
+    text = caplog.text
+    assert "kafka-python" in text and "monitor" in text
+    assert SECRET not in text and kc.REDACTED in text
+
+
+def test_options_parsing():
+    o = SourceOptions.parse({"kafka.bootstrap.servers": "h:1", "subscribePattern": "events-.*",
+                             "startingOffsets": '{"a": {"0": 5, "1": -2}}', "maxOffsetsPerTrigger": "100",
+                             "CLIENT": "Confluent"})
+    assert o.pattern == "events-.*" and o.client == "confluent" and o.max_offsets_per_trigger == 100
+    assert o.starting == {"a": {"0": 5, "1": -2}}
+    assert o.topic_selected("events-1") and not o.topic_selected("xevents-1")
+    assert not o.topic_selected("__consumer_offsets")
+    assert SourceOptions.parse({"kafka.bootstrap.servers": "h", "subscribePattern": "__consumer.*"}) \
+        .topic_selected("__consumer_offsets")
+    for bad in ({"subscribe": "t"}, {"kafka.bootstrap.servers": "h"},
+                {"kafka.bootstrap.servers": "h", "subscribe": "t", "assign": '{"t": [0]}'},
+                {"kafka.bootstrap.servers": "h", "subscribe": "t", "client": "java"},
+                {"kafka.bootstrap.servers": "h", "subscribe": "t", "maxOffsetsPerTrigger": "0"}):
+        with pytest.raises(ValueError):
+            SourceOptions.parse(bad)
+
+
+def test_json_offsets_round_trip_and_order():
+    offsets = {("b", 10): 5, ("b", 2): 7, ("a", 0): 1}
+    js = to_json_offsets(offsets)
+    assert list(js) == ["a", "b"] and list(js["b"]) == ["2", "10"]
+    assert from_json_offsets(js) == offsets
+
+
+tps = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 5))
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.dictionaries(tps, st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1),
+       st.integers(1, 500))
+def test_rate_limit_properties(ranges, max_rows):
+    starts = {tp: min(a, b) for tp, (a, b) in ranges.items()}
+    ends = {tp: max(a, b) for tp, (a, b) in ranges.items()}
+    out = rate_limit(starts, ends, max_rows)
+    assert set(out) == set(ends)
+    taken = sum(out[tp] - starts[tp] for tp in ends)
+    available = sum(ends[tp] - starts[tp] for tp in ends)
+    assert all(starts[tp] <= out[tp] <= ends[tp] for tp in ends)
+    assert taken == min(available, max_rows)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.dictionaries(tps, st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1),
+       st.one_of(st.none(), st.integers(1, 20)))
+def test_plan_ranges_cover_each_offset_once(ranges, min_partitions):
+    starts = {tp: min(a, b) for tp, (a, b) in ranges.items()}
+    ends = {tp: max(a, b) for tp, (a, b) in ranges.items()}
+    planned = plan_ranges(starts, ends, min_partitions)
+    covered = sorted((r.topic, r.partition, o) for r in planned for o in range(r.start, r.end))
+    expected = sorted((t, p, o) for (t, p) in ends for o in range(starts[(t, p)], ends[(t, p)]))
+    assert covered == expected
+    assert all(r.end > r.start for r in planned)
+    assert len(planned) >= sum(1 for tp in ends if ends[tp] > starts[tp])
+    if min_partitions:
+        assert len(planned) >= min(min_partitions, len(expected))

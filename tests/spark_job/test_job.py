@@ -1,0 +1,192 @@
+"""The streaming job on the real broker and a real SparkSession, compared with `replay` on the same events."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
+from builders import heartbeats, hb, join, leave, poll, stable_group, sync, tps  # noqa: E402
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.spark.clock_source import write_tick
+from rebalance_monitor.spark.job import MonitorJob
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+BAD = [b"not json at all", b"\x00\x01\x02 binary", b'{"v": 2, "type": "poll", "ts": 1, "group": "g"}',
+       b'{"v": 1, "type": "poll", "group": "g", "member_id": "x"}', b'{"v":1,"type":"teleport","ts":1,"group":"g"}']
+
+
+def scripted_events(base: int) -> list[dict]:
+    """Two groups: g1 scales out, then a member crashes; g2 has a leader re-join loop and a poll timeout."""
+    ev = []
+    ev += stable_group(("a", "b"), start=base, group="g1")
+    ev += heartbeats(["a", "b"], 1, base + 2000, base + 8000, group="g1")
+    ev += [join(base + 9000, "c", group="g1"), join(base + 9100, "a", group="g1", owned=tps("t", 0, 1)),
+           join(base + 9200, "b", group="g1", owned=tps("t", 2, 3)),
+           sync(base + 9500, "a", 2, tps("t", 0), "a", group="g1"),
+           sync(base + 9510, "b", 2, tps("t", 2, 3), "a", group="g1"),
+           sync(base + 9520, "c", 2, tps("t", 1), "a", group="g1")]
+    ev += heartbeats(["a", "b", "c"], 2, base + 11_000, base + 15_000, group="g1")
+    ev += heartbeats(["a", "c"], 2, base + 18_000, base + 40_000, group="g1")  # b crashed after 15 s
+    ev += stable_group(("x", "y"), start=base + 500, group="g2")
+    for i in range(3):
+        t = base + 5000 + i * 6000
+        ev += [join(t, "x", group="g2", owned=tps("t", 0, 1)), join(t + 50, "y", group="g2", owned=tps("t", 2, 3)),
+               sync(t + 100, "x", 2 + i, tps("t", 0, 1), "x", group="g2"),
+               sync(t + 110, "y", 2 + i, tps("t", 2, 3), "x", group="g2")]
+    for t in range(base + 2000, base + 30_000, 1000):
+        ev.append(poll(t, "x", group="g2"))
+        if t < base + 6000:
+            ev.append(poll(t + 1, "y", group="g2"))
+    ev.append(leave(base + 36_500, "y", reason="consumer poll timeout has expired.", group="g2"))
+    ev.sort(key=lambda e: e["ts"])
+    return ev
+
+
+def replay_records(events, cfg):
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay))
+    out = []
+    for e in events:
+        out.extend(recon.feed(parse_event(e)))
+    out.extend(recon.finish())
+    return out
+
+
+def comparable(records):
+    keep = []
+    for r in records:
+        if r["kind"] in ("group_status",):
+            continue
+        r = dict(r)
+        if r["kind"] == "member_timeout":
+            r.pop("detected_ms")
+            r.pop("ts")
+        keep.append(json.dumps(r, sort_keys=True))
+    return sorted(keep)
+
+
+def produce(broker, topic, values):
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=20)
+    for v in values:
+        p.send(topic, v if isinstance(v, bytes) else json.dumps(v).encode(), partition=0)
+    p.flush()
+    p.close()
+
+
+def make_cfg(broker, topic, tmp_path, **extra):
+    overrides = {"kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": topic,
+                 "kafka.starting_offsets": "earliest", "kafka.connector": "python",
+                 "state.checkpoint_location": str(tmp_path / "ck"), "state.watermark_delay": "2s",
+                 "sinks.history.parquet_path": str(tmp_path / "history"),
+                 "sinks.dead_letter.path": str(tmp_path / "dlq"), "exporter.enabled": False,
+                 "spark.trigger_interval": "1s", **extra}
+    return load_config(env={}, overrides=overrides)
+
+
+def run_until_idle(spark, cfg, collected, tick=None):
+    """Run the job (1 s trigger, no idle clock so that event time moves only as the test says) until it
+    has processed everything, including the no-data batches that fire timers; then stop it."""
+    job = MonitorJob(cfg, spark=spark, idle_clock=False,
+                     on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
+    q = job.start()
+    try:
+        q.processAllAvailable()
+        if tick is not None:
+            write_tick(os.path.join(cfg.state.checkpoint_location, "clock-tick.json"), tick)
+            q.processAllAvailable()
+        time.sleep(3 * int(cfg.spark.trigger_interval) / 1000)  # the trailing no-data batch
+        q.processAllAvailable()
+        assert q.exception() is None
+    finally:
+        job.stop()
+    return job
+
+
+def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, unique, tmp_path):
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    base = int(time.time() * 1000) - 120_000
+    events = scripted_events(base)
+    produce(broker, topic, events[: len(events) // 2] + BAD + events[len(events) // 2:])
+    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 20})
+    collected = []
+    # at the end, move event time to exactly the last event (what replay's end of input does)
+    run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in events) + int(cfg.state.watermark_delay))
+    assert len({b for b, recs, _ in collected if recs}) >= 3, "maxOffsetsPerTrigger should split the input"
+    spark_records = [r for _, recs, _ in collected for r in recs]
+    expected = replay_records(events, cfg)
+    assert comparable(spark_records) == comparable(expected)
+    kinds = {r["kind"] for r in expected}
+    assert {"generation", "member_timeout", "rebalance_started"} <= kinds
+    assert sum(1 for r in expected if r["kind"] == "member_timeout") == 2
+    # every bad record is dead-lettered with a reason, in the file sink too
+    dead = [json.loads(p) for _, _, d in collected for p in d]
+    assert sorted(d["reason"] for d in dead) == sorted(
+        ["not_json", "not_json", "unsupported_version", "missing_field:ts", "unknown_type"])
+    files = sorted(os.listdir(tmp_path / "dlq"))
+    lines = [json.loads(line) for f in files for line in open(tmp_path / "dlq" / f)]
+    assert len(lines) == len(BAD)
+    assert all(d["topic"] == topic and "offset" in d for d in lines)
+    # the history sink holds every generation exactly once
+    import pandas as pd
+
+    hist = pd.read_parquet(tmp_path / "history")
+    gens = hist[hist["kind"] == "generation"]
+    assert len(gens) == sum(1 for r in expected if r["kind"] == "generation")
+
+
+def test_restart_from_checkpoint_neither_duplicates_nor_loses_generations(spark, broker, unique, tmp_path):
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    base = int(time.time() * 1000) - 120_000
+    events = scripted_events(base)
+    half = len(events) // 2
+    produce(broker, topic, events[:half])
+    cfg = make_cfg(broker, topic, tmp_path)
+    collected = []
+    run_until_idle(spark, cfg, collected)  # first run, then the job stops
+    produce(broker, topic, events[half:])
+    # restarted from the same checkpoint
+    run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in events) + int(cfg.state.watermark_delay))
+    spark_records = [r for _, recs, _ in collected for r in recs]
+    assert comparable(spark_records) == comparable(replay_records(events, cfg))
+    gens = [(r["group"], r["generation"]) for r in spark_records if r["kind"] == "generation"]
+    assert len(gens) == len(set(gens))
+
+
+def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, broker, unique, tmp_path):
+    """Only the idle clock can move event time here: after the crash nothing at all is produced."""
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    now = int(time.time() * 1000)
+    events = stable_group(("a", "b"), start=now - 4000, group="silent")
+    events += [hb(now - 3000, "a", 1, group="silent"), hb(now - 2990, "b", 1, group="silent")]
+    for e in events:
+        e["session_timeout_ms"] = 6000 if "session_timeout_ms" in e else None
+        if e["session_timeout_ms"] is None:
+            del e["session_timeout_ms"]
+    produce(broker, topic, events)
+    cfg = make_cfg(broker, topic, tmp_path)
+    got = []
+    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job.start()
+    deadline = time.time() + 90
+    try:
+        while time.time() < deadline:
+            if sum(1 for r in got if r["kind"] == "member_timeout") >= 2:
+                break
+            time.sleep(0.5)
+    finally:
+        job.stop()
+    timeouts = [r for r in got if r["kind"] == "member_timeout"]
+    assert sorted(t["member_id"] for t in timeouts) == ["a", "b"]
+    assert all(t["deadline_ms"] == t["last_seen_ms"] + 6000 for t in timeouts)
