@@ -306,3 +306,44 @@ def test_partition_count_change_is_a_metadata_change():
     g2 = kinds(out, "generation")[1]
     assert causes_of(g2) == ["metadata_change"]
     assert g2["started_ms"] == 7000
+
+
+def test_expected_assignment_judges_each_generation():
+    # range over 5 partitions and 2 members gives a: 0,1,2 and b: 3,4; the group got something else
+    events = [ev("topic_partitions", 500, group="", topics={"t": 5}),
+              join(1000, "a"), join(1010, "b"),
+              sync(1500, "a", 1, tps("t", 0, 1), "a"), sync(1501, "b", 1, tps("t", 3, 4), "a")]
+    out = run(events)
+    g = kinds(out, "generation")[0]
+    assert g["expected_assignment"] == {"a": [["t", 0], ["t", 1], ["t", 2]], "b": [["t", 3], ["t", 4]]}
+    assert g["mismatched_partitions"] == 1  # t-2: expected on a, owned by nobody
+    assert g["unassigned_partitions"] == 1
+    assert g["imbalance"] == 0
+
+
+def test_a_correct_assignment_has_no_mismatch_and_a_custom_assignor_has_no_expectation():
+    events = [ev("topic_partitions", 500, group="", topics={"t": 4})] + stable_group(("a", "b"))
+    events += stable_group(("x", "y"), group="custom", protocol="my-assignor")
+    out = run(events)
+    by_group = {g["group"]: g for g in kinds(out, "generation")}
+    assert by_group["g"]["mismatched_partitions"] == 0 and by_group["g"]["expected_reason"] is None
+    assert by_group["custom"]["expected_assignment"] is None
+    assert by_group["custom"]["expected_reason"] == "unknown assignor: my-assignor"
+
+
+def test_cooperative_sticky_revoke_first_round_is_what_kafka_computes():
+    # c joins a cooperative group: in the first round nobody gets a partition someone else still owns
+    events = [ev("topic_partitions", 500, group="", topics={"t": 4})]
+    events += stable_group(("a", "b"), protocol="cooperative-sticky")
+    events += [join(5000, "c", protocols=("cooperative-sticky",)),
+               join(5010, "a", protocols=("cooperative-sticky",), owned=tps("t", 0, 1), generation=1),
+               join(5020, "b", protocols=("cooperative-sticky",), owned=tps("t", 2, 3), generation=1),
+               sync(5100, "a", 2, tps("t", 0, 1), "a", protocol="cooperative-sticky"),
+               sync(5101, "b", 2, tps("t", 2), "a", protocol="cooperative-sticky"),
+               sync(5102, "c", 2, [], "a", protocol="cooperative-sticky")]
+    out = run(events)
+    g2 = kinds(out, "generation")[1]
+    # the partition that must move (t-3, from b) is revoked first and assigned in the next round
+    assert g2["expected_assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2]], "c": []}
+    assert g2["mismatched_partitions"] == 0
+    assert g2["unassigned_partitions"] == 1

@@ -2,11 +2,8 @@
 contract section 2 (mismatched, unassigned and moved partitions, imbalance, minimum moves)."""
 from __future__ import annotations
 
-try:  # TEMPORARY until the assignors land
-    from . import assignment_checks as checks
-    from .assignors import AssignmentInputError, MemberSubscription, UnknownAssignor, assign
-except ImportError:  # pragma: no cover
-    checks = None
+from . import assignment_checks as checks
+from .assignors import AssignmentInputError, MemberSubscription, UnknownAssignor, assign
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 
@@ -41,9 +38,6 @@ def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
            "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None}
-    if checks is None:
-        out["expected_reason"] = "assignors unavailable"
-        return out
     if assignment is not None:
         out["imbalance"] = checks.imbalance(assignment) if assignment else None
         previous: dict[str, list] = {}

@@ -41,10 +41,12 @@ def _sorted_tps(tps) -> list:
 def _fingerprint(ev: Event):
     """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
     if type(ev) is Heartbeat:
-        return f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
-    if type(ev) is Poll:
-        return f"p|{ev.ts}|{ev.member_id}|{ev.records}"
-    return zlib.crc32(repr(ev).encode("utf-8", "replace"))
+        text = f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
+    elif type(ev) is Poll:
+        text = f"p|{ev.ts}|{ev.member_id}|{ev.records}"
+    else:
+        text = repr(ev)
+    return zlib.crc32(text.encode("utf-8", "replace"))
 
 
 class GroupMonitor:
@@ -71,7 +73,8 @@ class GroupMonitor:
         self.timer_ms: int | None = None  # lower bound of the earliest member deadline
         self.clock_ms = 0
         self.last_event_ms = 0
-        self.recent: deque = deque(maxlen=max(1, s.dedupe_window))
+        self.recent: deque = deque()
+        self.recent_set: set = set()
         self.counters: dict[str, int] = {}
         self.dirty = True
 
@@ -82,12 +85,14 @@ class GroupMonitor:
         """Apply one event (timestamps non-decreasing) and return the records it produced."""
         out: list[dict] = []
         ts = ev.ts
-        self._fire_timers(ts, out, inclusive=False)
+        if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
+                or self.storm.started_ms is not None:
+            self._fire_timers(ts, out, inclusive=False)
         fp = _fingerprint(ev)
-        if fp in self.recent:
+        if fp in self.recent_set:
             self._count("duplicates")
             return out
-        self.recent.append(fp)
+        self._remember(fp)
         if ts > self.clock_ms:
             self.clock_ms = ts
         if ts > self.last_event_ms:
@@ -97,6 +102,12 @@ class GroupMonitor:
         if handler is not None:
             handler(self, ev, out)
         return out
+
+    def _remember(self, fp: int) -> None:
+        self.recent.append(fp)
+        self.recent_set.add(fp)
+        if len(self.recent) > self.settings.dedupe_window:
+            self.recent_set.discard(self.recent.popleft())
 
     def advance_to(self, now_ms: int) -> list[dict]:
         """Fire every timer due at or before `now_ms` (the caller's watermark)."""
@@ -807,7 +818,8 @@ class GroupMonitor:
         g.timer_ms = state["t"]
         g.clock_ms = state["c"]
         g.last_event_ms = state["le"]
-        g.recent.extend(state["r"])
+        for fp in state["r"]:
+            g._remember(fp)
         g.counters = dict(state["n"])
         g.dirty = False
         return g

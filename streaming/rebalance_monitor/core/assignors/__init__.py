@@ -1,0 +1,265 @@
+"""Kafka's partition assignors, re-implemented in pure Python to compute the assignment a group
+*should* have got (``expected_assignment``).
+
+Assignor names are the protocol names clients put in JoinGroup (and, for KIP-848 groups, the
+server assignor names), with one rename: the group coordinator's ``range`` is called
+``server-range`` here so it cannot be confused with the consumer's ``range``.
+
+==================  ==========================================================================
+``range``           clients' RangeAssignor (KIP-881 rack-aware when racks are known)
+``roundrobin``      clients' RoundRobinAssignor
+``sticky``          clients' StickyAssignor (eager)
+``cooperative-sticky`` clients' CooperativeStickyAssignor (revoke-first adjustment)
+``uniform``         group coordinator's UniformAssignor (KIP-848)
+``server-range``    group coordinator's RangeAssignor (KIP-848)
+==================  ==========================================================================
+
+``consumer-range`` and other aliases are deliberately *not* accepted: no client sends them,
+and guessing would hide a data problem.  Anything else raises :class:`UnknownAssignor`.
+
+Reference: Apache Kafka trunk of October 2024 (the 4.0 line): clients' AbstractStickyAssignor /
+RangeAssignor / RoundRobinAssignor / CooperativeStickyAssignor and group-coordinator
+UniformAssignor (homogeneous + heterogeneous builders) / RangeAssignor.  Tie-breaks that Kafka
+leaves to Java ``HashMap`` iteration are emulated (see ``_java.py``).
+
+Input conventions (see also the module docs of each assignor):
+
+* ``members`` order matters only as the order the group leader / coordinator received them
+  (it breaks ties inside Java ``HashMap`` buckets, which is how Kafka's own tie-breaks fall).
+* ``owned_partitions`` / ``generation``: for ``sticky`` these are the previous assignment and
+  generation from the StickyAssignor user data (eager members send an empty owned list in the
+  protocol); for ``cooperative-sticky`` the subscription's owned partitions and generation; for
+  ``uniform`` the member's current target assignment.  ``range``, ``roundrobin`` and
+  ``server-range`` ignore them (as Kafka does).  Owned partitions of unknown topics or out of
+  range are ignored; repeats inside one member are ignored.
+* ``partition_racks``: ``{topic: [[rack, ...] for each partition]}`` - the racks of each
+  partition's replicas.  Only the client assignors use racks (as Kafka does).
+* ``topic_ids`` (extension): ``{topic: base64 Kafka Uuid}``; the server-side assignors order
+  topics by id like the broker does.  Without it topic-name order stands in.
+* A member subscribed to a topic missing from ``partitions_per_topic`` is an input error
+  (:class:`AssignmentInputError`); a count of 0 is a topic without partitions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+__all__ = [
+    "ASSIGNOR_NAMES", "AssignmentInputError", "MemberSubscription", "UnknownAssignor",
+    "assign", "run_assign_case",
+]
+
+
+class AssignmentInputError(ValueError):
+    """The assignment input is malformed (bad types, unknown topic, unknown assignor...)."""
+
+
+class UnknownAssignor(AssignmentInputError):
+    """The assignor name is not one of :data:`ASSIGNOR_NAMES`."""
+
+
+@dataclass(frozen=True)
+class MemberSubscription:
+    member_id: str
+    topics: tuple[str, ...]
+    group_instance_id: str | None = None
+    owned_partitions: tuple[tuple[str, int], ...] = ()
+    generation: int | None = None
+    rack: str | None = None
+
+
+def _registry():
+    from .client_range import range_assign, roundrobin_assign
+    from .server import server_range_assign, uniform_assign
+    from .sticky import cooperative_sticky_assign, sticky_assign
+    return {
+        "range": range_assign,
+        "roundrobin": roundrobin_assign,
+        "sticky": sticky_assign,
+        "cooperative-sticky": cooperative_sticky_assign,
+        "uniform": uniform_assign,
+        "server-range": server_range_assign,
+    }
+
+
+ASSIGNOR_NAMES: tuple[str, ...] = (
+    "range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range")
+CLIENT_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_USES_OWNED = frozenset({"sticky", "cooperative-sticky", "uniform"})
+
+
+def _normalize_member(m: MemberSubscription, uses_owned: bool = True) -> MemberSubscription:
+    if not isinstance(m, MemberSubscription):
+        raise AssignmentInputError(f"members must be MemberSubscription objects, got {type(m).__name__}")
+    if not isinstance(m.member_id, str):
+        raise AssignmentInputError(f"member_id must be a string, got {m.member_id!r}")
+    if isinstance(m.topics, str) or not all(isinstance(t, str) for t in m.topics):
+        raise AssignmentInputError(f"member {m.member_id!r}: topics must be a list of strings")
+    if m.group_instance_id is not None and not isinstance(m.group_instance_id, str):
+        raise AssignmentInputError(f"member {m.member_id!r}: group_instance_id must be a string or null")
+    if m.generation is not None and not _is_int(m.generation):
+        raise AssignmentInputError(f"member {m.member_id!r}: generation must be an integer or null")
+    if m.rack is not None and not isinstance(m.rack, str):
+        raise AssignmentInputError(f"member {m.member_id!r}: rack must be a string or null")
+    owned = m.owned_partitions if uses_owned else ()
+    if not all(type(tp) is tuple and len(tp) == 2 and type(tp[0]) is str and type(tp[1]) is int
+               for tp in owned):
+        fixed = []
+        for tp in owned:
+            if (not isinstance(tp, (tuple, list)) or len(tp) != 2 or not isinstance(tp[0], str)
+                    or not _is_int(tp[1])):
+                raise AssignmentInputError(
+                    f"member {m.member_id!r}: owned partition {tp!r} is not [topic, partition]")
+            fixed.append((tp[0], int(tp[1])))
+        owned = fixed
+    owned = tuple(dict.fromkeys(owned))
+    topics = tuple(dict.fromkeys(m.topics))
+    rack = m.rack or None
+    if owned == m.owned_partitions and topics == m.topics and rack == m.rack or \
+            not uses_owned and topics == m.topics and rack == m.rack:
+        return m
+    return MemberSubscription(m.member_id, topics, m.group_instance_id, owned, m.generation, rack)
+
+
+def assign(assignor: str, partitions_per_topic: Mapping[str, int],
+           members: Sequence[MemberSubscription],
+           partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
+           topic_ids: Mapping[str, str] | None = None, *,
+           _prefer_rack_aware: bool = False) -> dict[str, list[tuple[str, int]]]:
+    """Compute the assignment Kafka's ``assignor`` produces; every member is present and every
+    list is sorted by (topic, partition).  ``_prefer_rack_aware`` mirrors Kafka's test-only
+    ``preferRackAwareLogic`` switch (used by the ported Kafka tests only)."""
+    registry = _registry()
+    if assignor not in registry:
+        raise UnknownAssignor(
+            f"unknown assignor {assignor!r}; known: {', '.join(ASSIGNOR_NAMES)}")
+    if not isinstance(partitions_per_topic, Mapping):
+        raise AssignmentInputError("partitions_per_topic must be an object {topic: count}")
+    for t, n in partitions_per_topic.items():
+        if not isinstance(t, str) or not _is_int(n) or n < 0:
+            raise AssignmentInputError(
+                f"partitions_per_topic[{t!r}] must be a non-negative integer, got {n!r}")
+    # range / roundrobin / server-range never look at owned partitions: not even validated
+    norm = [_normalize_member(m, assignor in _USES_OWNED) for m in members]
+    ids = [m.member_id for m in norm]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise AssignmentInputError(f"duplicate member_id(s): {dup}")
+    for m in norm:
+        missing = [t for t in m.topics if t not in partitions_per_topic]
+        if missing:
+            raise AssignmentInputError(
+                f"member {m.member_id!r} is subscribed to topic(s) {missing} "
+                f"that have no partition count in partitions_per_topic")
+    racks = None
+    if partition_racks is not None:
+        if not isinstance(partition_racks, Mapping):
+            raise AssignmentInputError("partition_racks must be an object {topic: [[rack, ...], ...]}")
+        racks = {}
+        for t, per in partition_racks.items():
+            if t not in partitions_per_topic:
+                continue  # racks of a topic nobody can be assigned are irrelevant
+            if isinstance(per, (str, bytes)) or not isinstance(per, Sequence) or \
+                    len(per) != partitions_per_topic[t]:
+                raise AssignmentInputError(
+                    f"partition_racks[{t!r}] must list the replica racks of each of its "
+                    f"{partitions_per_topic[t]} partitions")
+            rows = []
+            for p, rs in enumerate(per):
+                if isinstance(rs, (str, bytes)) or not isinstance(rs, Sequence) or \
+                        not all(isinstance(r, str) for r in rs):
+                    raise AssignmentInputError(
+                        f"partition_racks[{t!r}][{p}] must be a list of rack names")
+                rows.append(list(rs))
+            racks[t] = rows
+    if topic_ids is not None:
+        from ._java import Uuid
+        if not isinstance(topic_ids, Mapping):
+            raise AssignmentInputError("topic_ids must be an object {topic: base64 uuid}")
+        for t, u in topic_ids.items():
+            try:
+                Uuid(u)
+            except ValueError as exc:
+                raise AssignmentInputError(f"topic_ids[{t!r}]: {exc}") from None
+    subscribed = {t for m in norm for t in m.topics}
+    ppt = {t: n for t, n in partitions_per_topic.items() if t in subscribed}
+    if assignor in CLIENT_ASSIGNORS:
+        # AbstractPartitionAssignor: topics without partitions are left out of the metadata.
+        ppt = {t: n for t, n in ppt.items() if n > 0}
+    result = registry[assignor](ppt, norm, partition_racks=racks,
+                                topic_ids=dict(topic_ids) if topic_ids else None,
+                                prefer_rack_aware=_prefer_rack_aware)
+    return {m.member_id: sorted(result.get(m.member_id, ())) for m in norm}
+
+
+
+
+def _case_members(raw) -> list[MemberSubscription]:
+    if not isinstance(raw, list):
+        raise AssignmentInputError("'members' must be a list of objects")
+    out = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict):
+            raise AssignmentInputError(f"members[{i}] must be an object")
+        if "member_id" not in m or not isinstance(m["member_id"], str):
+            raise AssignmentInputError(f"members[{i}].member_id must be a string")
+        where = f"member {m['member_id']!r}"
+        topics = m.get("topics")
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise AssignmentInputError(f"{where}: 'topics' must be a list of strings")
+        gid = m.get("group_instance_id")
+        if gid is not None and not isinstance(gid, str):
+            raise AssignmentInputError(f"{where}: 'group_instance_id' must be a string or null")
+        owned = m.get("owned_partitions") or []
+        if not isinstance(owned, list):
+            raise AssignmentInputError(f"{where}: 'owned_partitions' must be a list of [topic, partition]")
+        tps = []
+        for tp in owned:
+            if not (isinstance(tp, list) and len(tp) == 2 and isinstance(tp[0], str) and _is_int(tp[1])):
+                raise AssignmentInputError(
+                    f"{where}: owned partition {tp!r} must be [topic (string), partition (integer)]")
+            tps.append((tp[0], tp[1]))
+        gen = m.get("generation")
+        if gen is not None and not _is_int(gen):
+            raise AssignmentInputError(f"{where}: 'generation' must be an integer or null")
+        rack = m.get("rack")
+        if rack is not None and not isinstance(rack, str):
+            raise AssignmentInputError(f"{where}: 'rack' must be a string or null")
+        out.append(MemberSubscription(m["member_id"], tuple(topics), gid, tuple(tps), gen, rack))
+    return out
+
+
+def run_assign_case(case: Any) -> dict[str, list[list]]:
+    """Contract section 3 ``assign``: CASE object in, ``{member_id: [[topic, partition], ...]}``
+    out (sorted).  Raises :class:`AssignmentInputError` (or its subclass
+    :class:`UnknownAssignor`) with a readable message on bad input.  Extension: an optional
+    ``topic_ids`` object ``{topic: base64 uuid}`` for the server-side assignors."""
+    if not isinstance(case, dict):
+        raise AssignmentInputError("the case must be a JSON object")
+    name = case.get("assignor")
+    if not isinstance(name, str):
+        raise AssignmentInputError("'assignor' must be a string, one of: " + ", ".join(ASSIGNOR_NAMES))
+    if name not in ASSIGNOR_NAMES:
+        raise UnknownAssignor(f"unknown assignor {name!r}; known: {', '.join(ASSIGNOR_NAMES)}")
+    ppt = case.get("partitions_per_topic")
+    if not isinstance(ppt, dict):
+        raise AssignmentInputError("'partitions_per_topic' must be an object {topic: count}")
+    for t, n in ppt.items():
+        if not _is_int(n) or n < 0:
+            raise AssignmentInputError(
+                f"partitions_per_topic[{t!r}] must be a non-negative integer, got {n!r}")
+    members = _case_members(case.get("members"))
+    racks = case.get("partition_racks")
+    if racks is not None and not isinstance(racks, dict):
+        raise AssignmentInputError("'partition_racks' must be an object {topic: [[rack, ...], ...]}")
+    topic_ids = case.get("topic_ids")
+    if topic_ids is not None and not isinstance(topic_ids, dict):
+        raise AssignmentInputError("'topic_ids' must be an object {topic: base64 uuid}")
+    result = assign(name, ppt, members, racks, topic_ids)
+    return {mid: [[t, p] for t, p in tps] for mid, tps in result.items()}
