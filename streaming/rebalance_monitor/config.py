@@ -303,30 +303,31 @@ def _set_path(tree: dict, path: list[str], value: str) -> None:
     node[path[-1]] = yaml.safe_load(value) if value.strip() else value
 
 
-def _read_secret_files(cfg: MonitorConfig) -> MonitorConfig:
+def _read_secret_files(cfg: MonitorConfig, env) -> MonitorConfig:
     from dataclasses import replace
 
     sec = cfg.kafka.security
     if sec.sasl_password is None:
-        pw = _secret_from(sec.sasl_password_file, "kafka.security.sasl_password_file", "RM_KAFKA_SASL_PASSWORD")
+        pw = _secret_from(sec.sasl_password_file, "kafka.security.sasl_password_file",
+                          env.get("RM_KAFKA_SASL_PASSWORD"))
         if pw is not None:
             cfg = replace(cfg, kafka=replace(cfg.kafka, security=replace(sec, sasl_password=pw)))
     ex = cfg.exporter
     if ex.basic_auth_password is None:
         pw = _secret_from(ex.basic_auth_password_file, "exporter.basic_auth_password_file",
-                          "RM_EXPORTER_BASIC_AUTH_PASSWORD")
+                          env.get("RM_EXPORTER_BASIC_AUTH_PASSWORD"))
         if pw is not None:
             cfg = replace(cfg, exporter=replace(ex, basic_auth_password=pw))
     return cfg
 
 
-def _secret_from(path: str | None, key: str, env: str) -> str | None:
+def _secret_from(path: str | None, key: str, from_env: str | None) -> str | None:
     if path:
         try:
             return Path(path).read_text().strip()
         except OSError as exc:
             raise ConfigError(f"{key}: cannot read the secret file {path!r}: {exc.strerror}") from None
-    return os.environ.get(env)
+    return from_env
 
 
 def _validate(cfg: MonitorConfig) -> None:
@@ -389,7 +390,7 @@ def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
             node = node.setdefault(part, {})
         node[parts[-1]] = value
     cfg = _build(MonitorConfig, data)
-    cfg = _read_secret_files(cfg)
+    cfg = _read_secret_files(cfg, env)
     _validate(cfg)
     return cfg
 

@@ -1,0 +1,114 @@
+"""The configuration tree: the reference file, validation messages, environment overrides, secrets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rebalance_monitor.config import ConfigError, load_config, redacted, reference_keys
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "conf" / "monitor.yaml"
+
+
+def _flatten(node, prefix=""):
+    out = {}
+    for k, v in node.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict) and k != "conf":
+            out.update(_flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def test_reference_file_lists_every_key_with_its_default():
+    in_file = _flatten(yaml.safe_load(REFERENCE.read_text()))
+    defaults = dict(reference_keys())
+    assert set(in_file) == set(defaults)
+    loaded = load_config(REFERENCE, env={})
+    assert loaded == load_config(None, env={}), "the reference file must restate the defaults"
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"kafka.security.protocol": "PLAIN"}, "kafka.security.protocol: 'PLAIN' is not allowed; allowed values: "
+                                            "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    ({"kafka.starting_offsets": "beginning"}, "kafka.starting_offsets: 'beginning' is not allowed; allowed values: latest, earliest"),
+    ({"storm.window": "soon"}, "storm.window: expected a duration"),
+    ({"storm.min_rebalances": 0}, "storm.min_rebalances: must be at least 1"),
+    ({"storm.min_rebalances": "four"}, "storm.min_rebalances: expected an integer"),
+    ({"exporter.port": 70000}, "exporter.port: must be between 1 and 65535"),
+    ({"groups.allow": "(["}, "groups.allow: not a valid regular expression"),
+    ({"kafka.nope": 1}, "kafka.nope: unknown key; allowed keys here: bootstrap_servers"),
+    ({"exporter.tls_cert_file": "/x.pem"}, "exporter.tls_cert_file / tls_key_file: set both or neither"),
+    ({"kafka.security.protocol": "SASL_SSL"}, "kafka.security.sasl_mechanism: required"),
+    ({"logging.level": "LOUD"}, "logging.level: 'LOUD' is not allowed; allowed values: DEBUG, INFO, WARNING, ERROR"),
+])
+def test_bad_values_fail_naming_the_key_and_the_allowed_values(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, overrides=overrides)
+    assert message in str(err.value)
+
+
+def test_unknown_section_and_bad_yaml_fail_clearly(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stroms:\n  window: 5m\n")
+    with pytest.raises(ConfigError, match="stroms: unknown key; allowed keys here: kafka, spark"):
+        load_config(bad, env={})
+    bad.write_text("kafka: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad, env={})
+    with pytest.raises(ConfigError, match="cannot read the config file"):
+        load_config(tmp_path / "missing.yaml", env={})
+
+
+def test_environment_overrides_win_over_the_file(tmp_path):
+    f = tmp_path / "m.yaml"
+    f.write_text("storm:\n  window: 5m\nkafka:\n  bootstrap_servers: a:1\n")
+    cfg = load_config(f, env={"RM__STORM__WINDOW": "2m", "RM__KAFKA__SECURITY__PROTOCOL": "SSL",
+                              "UNRELATED": "x"})
+    assert cfg.storm.window == 120_000 and cfg.kafka.bootstrap_servers == "a:1"
+    assert cfg.kafka.security.protocol == "SSL"
+    with pytest.raises(ConfigError, match="storm.min_rebalances: expected an integer"):
+        load_config(f, env={"RM__STORM__MIN_REBALANCES": "many"})
+
+
+def test_secrets_come_from_files_or_env_and_are_never_shown(tmp_path):
+    pw = tmp_path / "pw"
+    pw.write_text("s3cr3t-from-file\n")
+    cfg = load_config(env={}, overrides={
+        "kafka.security.protocol": "SASL_SSL", "kafka.security.sasl_mechanism": "SCRAM-SHA-512",
+        "kafka.security.sasl_username": "monitor", "kafka.security.sasl_password_file": str(pw)})
+    assert cfg.kafka.security.sasl_password == "s3cr3t-from-file"
+    shown = repr(redacted(cfg))
+    assert "s3cr3t" not in shown and "***" in shown
+    cfg2 = load_config(env={"RM_KAFKA_SASL_PASSWORD": "from-env"}, overrides={
+        "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.security.sasl_mechanism": "PLAIN",
+        "kafka.security.sasl_username": "monitor"})
+    assert cfg2.kafka.security.sasl_password == "from-env"
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, overrides={"kafka.security.sasl_password_file": str(tmp_path / "none")})
+    assert "kafka.security.sasl_password_file" in str(err.value)
+
+
+def test_group_filter_and_core_settings():
+    cfg = load_config(env={}, overrides={"groups.allow": "^prod-", "groups.deny": "-test$",
+                                         "storm.window": "3m", "storm.min_rebalances": 6})
+    keep = cfg.group_filter()
+    assert keep("prod-orders") and not keep("dev-orders") and not keep("prod-orders-test")
+    s = cfg.core_settings()
+    assert s.storm_window_ms == 180_000 and s.storm_min_rebalances == 6
+
+
+def test_deploy_configs_load(tmp_path):
+    paths = sorted((ROOT / "deploy").rglob("monitor*.yaml"))
+    assert paths
+    secret = tmp_path / "password"
+    secret.write_text("x")
+    for path in paths:
+        data = yaml.safe_load(path.read_text())
+        overrides = {}
+        if (data.get("kafka", {}).get("security") or {}).get("sasl_password_file"):
+            overrides["kafka.security.sasl_password_file"] = str(secret)  # the mounted Secret in the cluster
+        load_config(path, env={"RM__KAFKA__SECURITY__SASL_USERNAME": "monitor"}, overrides=overrides)
