@@ -22,5 +22,13 @@ bench: bootstrap
 docs: bootstrap
 	$(PY) -m rebalance_monitor.metrics.docs > docs/metrics.md
 
+# Regenerate the dashboards JSON, the PrometheusRule and the alerts doc from their sources.
+dashboards: bootstrap
+	$(PY) scripts/gen_dashboards.py
+
+check-generated: bootstrap
+	$(PY) scripts/gen_dashboards.py --check
+	$(PY) -m rebalance_monitor.metrics.docs --check docs/metrics.md
+
 clean:
 	rm -rf var .pytest_cache .hypothesis

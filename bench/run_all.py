@@ -1,0 +1,33 @@
+"""`make bench`: every benchmark of the project, one after the other, printing their figures."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHES = [
+    ("core reconstruction", ["bench_core.py"]),
+    ("assignors vs kafka-python", ["bench_assignors.py"]),
+    ("exporter scrape", ["bench_exporter.py"]),
+    ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),
+    ("whole job vs plain consumer", ["bench_job.py"]),
+]
+
+
+def main() -> int:
+    only = set(sys.argv[1:])
+    failed = 0
+    for title, cmd in BENCHES:
+        if only and cmd[0].removesuffix(".py").removeprefix("bench_") not in only:
+            continue
+        if not (HERE / cmd[0]).exists():
+            continue
+        print(f"\n=== {title} ({cmd[0]}) ===", flush=True)
+        rc = subprocess.call([sys.executable, str(HERE / cmd[0]), *cmd[1:]])
+        failed += rc != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
