@@ -1,0 +1,120 @@
+"""Fleet overview: which consumer groups rebalance, storm, time out and lag, across the selected clusters."""
+from __future__ import annotations
+
+from .common import (FLEET, UID_FLEET, bargauge_panel, base_dashboard, cluster_var, datasource_var, group_var,
+                     help_of, pie_panel, q, recorded, render, row, sel, stat_panel, table_panel, ts_panel)
+
+TITLE = "Kafka rebalances: fleet overview"
+
+
+def build() -> str:
+    rate5m = recorded("cluster_group:kafka_consumergroup_generations:rate5m")
+    causes1h = recorded("cluster_group_cause:kafka_consumergroup_rebalances:increase1h")
+    storm = sel("kafka_consumergroup_storm", FLEET)
+    gens = sel("kafka_consumergroup_generations_total", FLEET)
+    rebalances = sel("kafka_consumergroup_rebalances_total", FLEET)
+    timeouts = sel("kafka_consumergroup_member_timeouts_total", FLEET)
+    lag_sum = sel("kafka_consumergroup_lag_sum", FLEET)
+    lag_s = sel("kafka_consumergroup_lag_seconds", FLEET)
+    in_progress = sel("kafka_consumergroup_rebalance_in_progress", FLEET)
+    generation = sel("kafka_consumergroup_generation", FLEET)
+    mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", FLEET)
+    unassigned = sel("kafka_consumergroup_unassigned_partitions", FLEET)
+    gap = sel("kafka_consumergroup_heartbeat_gap_ratio", FLEET)
+
+    d = (base_dashboard(TITLE, UID_FLEET,
+                        "Consumer groups by rebalance rate, storms, causes, member timeouts and lag. "
+                        "Click a group in a table to open its drill-down.")
+         .with_variable(datasource_var()).with_variable(cluster_var()).with_variable(group_var(multi=True)))
+
+    d = d.with_row(row("Now"))
+    d = d.with_panel(stat_panel(
+        "Groups in a storm", help_of("kafka_consumergroup_storm"),
+        [q(f"count(max by (cluster, group) ({storm}) == 1) or vector(0)", instant=True)],
+        thresholds=[(None, "green"), (1, "red")]))
+    d = d.with_panel(stat_panel(
+        "Groups rebalancing now", help_of("kafka_consumergroup_rebalance_in_progress"),
+        [q(f"count(max by (cluster, group) ({in_progress}) == 1) or vector(0)", instant=True)],
+        thresholds=[(None, "green"), (1, "orange")]))
+    d = d.with_panel(stat_panel(
+        "Groups watched", "Consumer groups with a known generation.",
+        [q(f"count(max by (cluster, group) ({generation}))", instant=True)]))
+    d = d.with_panel(stat_panel(
+        "Rebalances in range", "Generations completed over the dashboard's time range, all selected groups.",
+        [q(f"round(sum(increase({gens}[$__range])))", instant=True)],
+        thresholds=[(None, "green")]))
+    d = d.with_panel(stat_panel(
+        "Member timeouts in range", help_of("kafka_consumergroup_member_timeouts_total"),
+        [q(f"round(sum(increase({timeouts}[$__range]))) or vector(0)", instant=True)],
+        thresholds=[(None, "green"), (1, "orange")]))
+    d = d.with_panel(stat_panel(
+        "Total lag", help_of("kafka_consumergroup_lag_sum"),
+        [q(f"sum(max by (cluster, group) ({lag_sum}))")], graph=True))
+
+    d = d.with_row(row("Rebalances"))
+    d = d.with_panel(table_panel(
+        "Groups by rebalance rate",
+        "Rebalances per hour (rate over 5 minutes), storm flag and members, busiest first.",
+        [q(f"topk(25, sum by (cluster, group) ({rate5m}{{cluster=~\"$cluster\", {FLEET}}}) * 3600)",
+           instant=True, fmt="table"),
+         q(f"max by (cluster, group) ({storm})", instant=True, fmt="table"),
+         q(f"max by (cluster, group) ({sel('kafka_consumergroup_members', FLEET)})", instant=True, fmt="table")],
+        sort_by="rebalances/h", group_link=True, w=12, h=9,
+        rename={"Value #A": "rebalances/h", "Value #B": "storm", "Value #C": "members"}))
+    d = d.with_panel(ts_panel(
+        "Rebalance rate, top 10 groups", "Completed generations per minute (rate over 5 minutes).",
+        [q(f"topk(10, sum by (cluster, group) ({rate5m}{{cluster=~\"$cluster\", {FLEET}}}) * 60)",
+           "{{group}} ({{cluster}})")],
+        unit="short", w=12, h=9))
+    d = d.with_panel(table_panel(
+        "Storms now", "Groups whose storm flag is up: storm.min_rebalances generations inside storm.window.",
+        [q(f"max by (cluster, group) ({storm}) == 1", instant=True, fmt="table"),
+         q(f"sum by (cluster, group) (increase({gens}[1h]))", instant=True, fmt="table")],
+        hide=("Time", "Value #A"), rename={"Value #B": "generations in the last hour"}, group_link=True,
+        sort_by="generations in the last hour", w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Groups in a storm", "Number of selected groups in a storm over time.",
+        [q(f"sum(max by (cluster, group) ({storm}))", "groups in a storm")],
+        unit="short", w=8, h=8, step=True))
+    d = d.with_panel(pie_panel(
+        "Top causes, last hour", help_of("kafka_consumergroup_rebalances_total"),
+        [q(f"topk(10, sum by (cause) ({causes1h}{{cluster=~\"$cluster\", {FLEET}}}))", "{{cause}}",
+           instant=True)],
+        w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Rebalances by cause", "Rebalances per minute, by cause (a generation with several causes counts for each).",
+        [q(f"sum by (cause) (rate({rebalances}[$__rate_interval])) * 60", "{{cause}}")],
+        unit="short", w=12, h=8, bars=True, stack=True))
+    d = d.with_panel(table_panel(
+        "Member timeouts by host, over the range", help_of("kafka_consumergroup_member_timeouts_total"),
+        [q(f"topk(25, sum by (cluster, host, timeout) (increase({timeouts}[$__range]))) > 0", instant=True,
+           fmt="table")],
+        rename={"Value": "timeouts"}, sort_by="timeouts", w=12, h=8,
+        thresholds=[(None, "green"), (1, "orange"), (3, "red")]))
+
+    d = d.with_row(row("Lag"))
+    d = d.with_panel(table_panel(
+        "Top lag", "Groups with the largest lag, in offsets and in seconds.",
+        [q(f"topk(15, max by (cluster, group) ({lag_sum}))", instant=True, fmt="table"),
+         q(f"max by (cluster, group) ({lag_s})", instant=True, fmt="table")],
+        rename={"Value #A": "lag (offsets)", "Value #B": "lag (seconds)"}, sort_by="lag (offsets)",
+        group_link=True, w=12, h=8))
+    d = d.with_panel(ts_panel(
+        "Time lag, top 10 groups", help_of("kafka_consumergroup_lag_seconds"),
+        [q(f"topk(10, max by (cluster, group) ({lag_s}))", "{{group}} ({{cluster}})")],
+        unit="s", w=12, h=8))
+
+    d = d.with_row(row("Assignments and liveness"))
+    d = d.with_panel(bargauge_panel(
+        "Mismatched partitions", help_of("kafka_consumergroup_assignment_mismatched_partitions"),
+        [q(f"topk(10, max by (cluster, group) ({mismatched}) > 0)", "{{group}}", instant=True)],
+        w=8, h=8, thresholds=[(None, "orange")]))
+    d = d.with_panel(bargauge_panel(
+        "Unassigned partitions", help_of("kafka_consumergroup_unassigned_partitions"),
+        [q(f"topk(10, max by (cluster, group) ({unassigned}) > 0)", "{{group}}", instant=True)],
+        w=8, h=8, thresholds=[(None, "red")]))
+    d = d.with_panel(bargauge_panel(
+        "Heartbeat-gap ratio, top 10", help_of("kafka_consumergroup_heartbeat_gap_ratio"),
+        [q(f"topk(10, max by (cluster, group) ({gap}))", "{{group}}", instant=True)],
+        unit="percentunit", w=8, h=8, max_val=1, thresholds=[(None, "green"), (0.5, "orange"), (0.8, "red")]))
+    return render(d)

@@ -1,0 +1,185 @@
+"""Group drill-down: one consumer group's generations, rebalance durations and causes, members, assignment
+quality and lag, with rebalances, storms and member timeouts as annotations."""
+from __future__ import annotations
+
+from grafana_foundation_sdk.models import common as cm
+
+from .common import (ONE, UID_GROUP, base_dashboard, cluster_var, datasource_var, group_var, heatmap_panel,
+                     help_of, metric, pie_panel, prometheus_annotation, q, render, row, sel, stat_panel,
+                     table_panel, timeline_panel, ts_panel, value_map)
+
+TITLE = "Kafka rebalances: consumer group"
+
+
+def _bucket_sel() -> str:
+    return sel(metric("kafka_consumergroup_rebalance_duration_seconds_bucket"), ONE)
+
+
+def build() -> str:
+    generation = sel("kafka_consumergroup_generation", ONE)
+    state = sel("kafka_consumergroup_state", ONE)
+    members = sel("kafka_consumergroup_members", ONE)
+    protocol = sel("kafka_consumergroup_protocol_info", ONE)
+    in_progress = sel("kafka_consumergroup_rebalance_in_progress", ONE)
+    last_ts = sel("kafka_consumergroup_last_rebalance_timestamp_seconds", ONE)
+    storm = sel("kafka_consumergroup_storm", ONE)
+    storms = sel("kafka_consumergroup_storms_total", ONE)
+    coordinator = sel("kafka_consumergroup_coordinator_info", ONE)
+    rebalances = sel("kafka_consumergroup_rebalances_total", ONE)
+    gens = sel("kafka_consumergroup_generations_total", ONE)
+    dur_sum = sel(metric("kafka_consumergroup_rebalance_duration_seconds_sum"), ONE)
+    dur_count = sel(metric("kafka_consumergroup_rebalance_duration_seconds_count"), ONE)
+    timeouts = sel("kafka_consumergroup_member_timeouts_total", ONE)
+    gap = sel("kafka_consumergroup_heartbeat_gap_ratio", ONE)
+    mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", ONE)
+    unassigned = sel("kafka_consumergroup_unassigned_partitions", ONE)
+    imbalance = sel("kafka_consumergroup_assignment_imbalance", ONE)
+    needless = sel("kafka_consumergroup_needless_moves", ONE)
+    moved = sel("kafka_consumergroup_partitions_moved_total", ONE)
+    lag = sel("kafka_consumergroup_lag", ONE)
+    lag_sum = sel("kafka_consumergroup_lag_sum", ONE)
+    lag_s = sel("kafka_consumergroup_lag_seconds", ONE)
+    lag_at_start = sel("kafka_consumergroup_lag_sum_at_rebalance_start", ONE)
+    committed = sel("kafka_consumergroup_committed_offset", ONE)
+    end_offset = sel("kafka_topic_partition_end_offset")
+    started_ts = sel("kafka_consumergroup_last_rebalance_start_timestamp_seconds", ONE)
+
+    annotations = {}
+    rebal_ann, extra = prometheus_annotation(
+        "Rebalances", f"max({generation}) and on () max(changes({generation}[1m])) > 0", "orange",
+        title="Rebalance", text="New generation of $group", step="60s")
+    annotations.update(extra)
+    storm_ann, extra = prometheus_annotation(
+        "Storm", f"max({storm}) == 1", "red", title="Rebalance storm", text="$group is in a rebalance storm")
+    annotations.update(extra)
+    timeout_ann, extra = prometheus_annotation(
+        "Member timeouts", f"sum by (timeout, client_id, host) (changes({timeouts}[1m])) > 0", "purple",
+        title="{{timeout}} timeout", text="{{client_id}} on {{host}}", tag_keys="timeout,client_id,host",
+        step="60s")
+    annotations.update(extra)
+
+    d = (base_dashboard(TITLE, UID_GROUP,
+                        "One consumer group: generations, rebalance durations and causes, members and their "
+                        "timeouts, assignment quality and lag. Annotations mark rebalances, storms and "
+                        "member timeouts.")
+         .with_variable(datasource_var()).with_variable(cluster_var()).with_variable(group_var(multi=False))
+         .annotation(rebal_ann).annotation(storm_ann).annotation(timeout_ann))
+
+    d = d.with_row(row("Now"))
+    d = d.with_panel(stat_panel(
+        "State", help_of("kafka_consumergroup_state"),
+        [q(f"max by (state) ({state}) == 1", "{{state}}", instant=True)],
+        text_mode=cm.BigValueTextMode.NAME, w=3))
+    d = d.with_panel(stat_panel(
+        "Generation", help_of("kafka_consumergroup_generation"), [q(f"max({generation})")], w=3, graph=True))
+    d = d.with_panel(stat_panel(
+        "Members", help_of("kafka_consumergroup_members"), [q(f"max({members})")], w=3, graph=True))
+    d = d.with_panel(stat_panel(
+        "Assignor", help_of("kafka_consumergroup_protocol_info"),
+        [q(f"max by (protocol) ({protocol})", "{{protocol}}", instant=True)],
+        text_mode=cm.BigValueTextMode.NAME, w=3))
+    d = d.with_panel(stat_panel(
+        "Storm", help_of("kafka_consumergroup_storm"), [q(f"max({storm})", instant=True)], w=3,
+        mappings=value_map({"0": ("no", "green"), "1": ("STORM", "red")})))
+    d = d.with_panel(stat_panel(
+        "Rebalancing for", "Time since the current rebalance started (empty when the group is not rebalancing). "
+        + help_of("kafka_consumergroup_last_rebalance_start_timestamp_seconds"),
+        [q(f"(time() - max({started_ts})) and on () (max({in_progress}) == 1)", instant=True)], unit="s", w=3,
+        thresholds=[(None, "green"), (30, "orange"), (300, "red")]).no_value("not rebalancing"))
+    d = d.with_panel(stat_panel(
+        "Last rebalance", help_of("kafka_consumergroup_last_rebalance_timestamp_seconds"),
+        [q(f"max({last_ts}) * 1000", instant=True)], unit="dateTimeFromNow", w=3))
+    d = d.with_panel(stat_panel(
+        "Coordinator", help_of("kafka_consumergroup_coordinator_info"),
+        [q(f"max by (partition, broker) ({coordinator})", "partition {{partition}}, broker {{broker}}",
+           instant=True)],
+        text_mode=cm.BigValueTextMode.NAME, w=3))
+
+    d = d.with_row(row("Generations"))
+    d = d.with_panel(ts_panel(
+        "Generation timeline", "The group's generation id; each step is a completed rebalance.",
+        [q(f"max({generation})", "generation")], step=True, min_val=None, w=12, h=7))
+    d = d.with_panel(timeline_panel(
+        "Rebalancing and storms", "Periods in a rebalance (PreparingRebalance/CompletingRebalance) and in a storm.",
+        [q(f"max({in_progress})", "rebalancing"), q(f"max({storm})", "storm")],
+        mappings=value_map({"0": ("no", "transparent"), "1": ("yes", "red")}), w=12, h=7))
+    d = d.with_panel(ts_panel(
+        "Rebalance duration", help_of("kafka_consumergroup_rebalance_duration_seconds"),
+        [q(f"histogram_quantile(0.5, sum by (le) (rate({_bucket_sel()}[$__rate_interval])))", "p50"),
+         q(f"histogram_quantile(0.99, sum by (le) (rate({_bucket_sel()}[$__rate_interval])))", "p99"),
+         q(f"sum(rate({dur_sum}[$__rate_interval])) / sum(rate({dur_count}[$__rate_interval]))", "mean")],
+        unit="s", w=12, h=8))
+    d = d.with_panel(heatmap_panel(
+        "Rebalance duration distribution", "Completed rebalances per duration bucket.",
+        [q(f"sum by (le) (increase({_bucket_sel()}[$__rate_interval]))", "{{le}}", fmt="heatmap")],
+        w=12, h=8))
+
+    d = d.with_row(row("Causes"))
+    d = d.with_panel(ts_panel(
+        "Rebalances by cause", help_of("kafka_consumergroup_rebalances_total"),
+        [q(f"sum by (cause) (increase({rebalances}[$__rate_interval]))", "{{cause}}")],
+        bars=True, stack=True, w=10, h=8))
+    d = d.with_panel(pie_panel(
+        "Causes over the range", "Share of each cause among the rebalances of the dashboard's time range.",
+        [q(f"sum by (cause) (increase({rebalances}[$__range])) > 0", "{{cause}}", instant=True)],
+        w=6, h=8))
+    d = d.with_panel(stat_panel(
+        "Rebalances and storms over the range", "Generations completed and storms started in the time range.",
+        [q(f"round(sum(increase({gens}[$__range])))", "rebalances", instant=True),
+         q(f"round(sum(increase({storms}[$__range]))) or vector(0)", "storms", instant=True)],
+        text_mode=cm.BigValueTextMode.VALUE_AND_NAME, w=8, h=8))
+    d = d.with_panel(table_panel(
+        "Timeouts by member and host, over the range", help_of("kafka_consumergroup_member_timeouts_total"),
+        [q(f"sum by (client_id, host, timeout) (increase({timeouts}[$__range])) > 0", instant=True, fmt="table")],
+        rename={"Value": "timeouts"}, sort_by="timeouts", w=12, h=8,
+        thresholds=[(None, "green"), (1, "orange"), (3, "red")]))
+    d = d.with_panel(ts_panel(
+        "Member timeouts", "Members removed for missing their session timeout or max.poll.interval.ms.",
+        [q(f"sum by (timeout, client_id, host) (increase({timeouts}[$__rate_interval]))",
+           "{{timeout}}: {{client_id}} on {{host}}")],
+        bars=True, stack=True, w=12, h=8))
+
+    d = d.with_row(row("Members"))
+    d = d.with_panel(ts_panel(
+        "Members", help_of("kafka_consumergroup_members"), [q(f"max({members})", "members")], step=True, w=12,
+        h=8))
+    d = d.with_panel(ts_panel(
+        "Heartbeat-gap ratio", help_of("kafka_consumergroup_heartbeat_gap_ratio") +
+        " The alert KafkaConsumerGroupHeartbeatGapHigh fires above 0.8.",
+        [q(f"max({gap})", "largest gap / session timeout")], unit="percentunit", max_val=1.2, w=12, h=8,
+        thresholds=[(None, "green"), (0.8, "orange"), (1, "red")]))
+
+    d = d.with_row(row("Assignment"))
+    d = d.with_panel(ts_panel(
+        "Expected vs actual assignment",
+        "Partitions assigned differently from what the group's assignor computes, and partitions no member "
+        "owns (latest generation).",
+        [q(f"max({mismatched})", "mismatched"), q(f"max({unassigned})", "unassigned")], step=True, w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Partitions moved", help_of("kafka_consumergroup_partitions_moved_total"),
+        [q(f"sum(increase({moved}[$__rate_interval]))", "moved")], bars=True, w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Needless moves and imbalance",
+        help_of("kafka_consumergroup_needless_moves") + " Imbalance: " +
+        help_of("kafka_consumergroup_assignment_imbalance"),
+        [q(f"max({needless})", "needless moves"), q(f"max({imbalance})", "imbalance")], step=True, w=8, h=8))
+
+    d = d.with_row(row("Lag"))
+    d = d.with_panel(ts_panel(
+        "Lag (offsets)", help_of("kafka_consumergroup_lag"),
+        [q(f"sum by (topic) ({lag})", "{{topic}}"), q(f"max({lag_sum})", "total")], w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Lag (seconds)", help_of("kafka_consumergroup_lag_seconds"), [q(f"max({lag_s})", "time lag")],
+        unit="s", w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Lag growth since the last rebalance started", help_of("kafka_consumergroup_lag_sum_at_rebalance_start"),
+        [q(f"max({lag_sum}) - max({lag_at_start})", "growth")], min_val=None, w=8, h=8))
+    d = d.with_panel(table_panel(
+        "Lag by partition", "Current lag, committed offset and log-end offset of each partition of the group.",
+        [q(f"max by (topic, partition) ({lag})", instant=True, fmt="table"),
+         q(f"max by (topic, partition) ({committed})", instant=True, fmt="table"),
+         q(f"max by (topic, partition) ({end_offset}) and on (topic, partition) max by (topic, partition) ({lag})",
+           instant=True, fmt="table")],
+        rename={"Value #A": "lag", "Value #B": "committed offset", "Value #C": "log-end offset"}, sort_by="lag",
+        w=24, h=9))
+    return render(d, annotations)

@@ -1,0 +1,209 @@
+"""The Grafana dashboards: generated from the catalogue, committed JSON identical to what the generator gives
+(drift check), every query valid PromQL (parsed by promtool) over metrics the catalogue defines, the
+variables and panels the operations guide promises."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the `dashboards` generator package lives at the repository root
+
+from dashboards import artifacts  # noqa: E402
+from dashboards.promql import check_syntax, label_values_selector, metric_names, promtool, substitute  # noqa: E402
+
+GENERATED = ROOT / "dashboards" / "generated"
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(GENERATED.glob("*.json"))}
+
+
+def _panels(model: dict) -> list[dict]:
+    out = []
+    for p in model["panels"]:
+        out.append(p)
+        out.extend(p.get("panels") or [])
+    return out
+
+
+def _queries(model: dict) -> dict[str, str]:
+    """label -> PromQL expression, for panel targets, annotations and variable queries."""
+    out = {}
+    for p in _panels(model):
+        for t in p.get("targets") or []:
+            out[f"{model['uid']} / {p['title']} / {t['refId']}"] = t["expr"]
+    for a in model["annotations"]["list"]:
+        if a.get("expr"):
+            out[f"{model['uid']} / annotation {a['name']}"] = a["expr"]
+    for v in model["templating"]["list"]:
+        if v["type"] == "query":
+            sel = label_values_selector(v["query"])
+            assert sel, f"{v['name']}: not a label_values() query: {v['query']}"
+            out[f"{model['uid']} / variable {v['name']}"] = sel
+    return out
+
+
+def test_committed_files_match_the_generator():
+    stale = [str(p.relative_to(ROOT)) for p in artifacts.drift()]
+    assert stale == [], f"out of date: {stale}; run `make dashboards` (python scripts/gen_dashboards.py)"
+
+
+def test_generation_is_deterministic():
+    assert artifacts.expected() == artifacts.expected()
+
+
+def test_the_three_dashboards(models):
+    assert set(models) == {"fleet", "group", "monitor"}
+    uids = [m["uid"] for m in models.values()]
+    assert len(set(uids)) == 3
+    for m in models.values():
+        assert "kafka-rebalance" in m["tags"]
+        names = [v["name"] for v in m["templating"]["list"]]
+        assert names[:2] == ["datasource", "cluster"], m["uid"]
+        ds = m["templating"]["list"][0]
+        assert ds["type"] == "datasource" and ds["query"] == "prometheus"
+    assert "group" in [v["name"] for v in models["fleet"]["templating"]["list"]]
+    group_var = {v["name"]: v for v in models["group"]["templating"]["list"]}["group"]
+    assert group_var["multi"] is False and group_var["includeAll"] is False
+    assert "instance" in [v["name"] for v in models["monitor"]["templating"]["list"]]
+
+
+def test_panels_are_well_formed(models):
+    for m in models.values():
+        ids = [p["id"] for p in _panels(m)]
+        assert len(ids) == len(set(ids)) and 0 not in ids, m["uid"]
+        for p in _panels(m):
+            g = p["gridPos"]
+            assert 0 <= g["x"] and g["x"] + g["w"] <= 24 and g["h"] > 0, (m["uid"], p["title"])
+            if p["type"] == "row":
+                continue
+            assert p["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, p["title"]
+            assert p.get("description"), f"{p['title']}: every panel explains itself"
+            refs = [t["refId"] for t in p["targets"]]
+            assert refs and len(refs) == len(set(refs)) and "" not in refs, p["title"]
+            for t in p["targets"]:
+                assert 'cluster=~"$cluster"' in t["expr"], (p["title"], t["expr"])
+
+
+def test_every_query_is_valid_promql(models):
+    try:
+        promtool()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
+    exprs = {}
+    for m in models.values():
+        exprs.update({k: substitute(e) for k, e in _queries(m).items()})
+    assert len(exprs) > 60
+    check_syntax(exprs)  # raises with promtool's message on the first invalid expression
+
+
+def test_the_syntax_check_can_fail():
+    with pytest.raises(ValueError):
+        check_syntax({"broken": "sum by (group (kafka_consumergroup_storm)"})
+
+
+def _known_series() -> set[str]:
+    from rebalance_monitor.metrics.catalogue import CATALOGUE
+
+    known = {m.name for m in CATALOGUE}
+    known |= {m.name + s for m in CATALOGUE if m.type == "histogram" for s in ("_bucket", "_sum", "_count")}
+    return known
+
+
+def _recorded() -> dict[str, str]:
+    out = {}
+    for path in sorted((ROOT / "conf" / "rules").glob("*.yml")):
+        for g in yaml.safe_load(path.read_text())["groups"]:
+            out.update({r["record"]: r["expr"] for r in g["rules"] if "record" in r})
+    return out
+
+
+def test_queries_read_only_catalogue_metrics(models):
+    known, recorded = _known_series(), _recorded()
+    for m in models.values():
+        for where, expr in _queries(m).items():
+            for name in metric_names(expr):
+                if name in recorded:
+                    # a recorded series: it must itself be computed from catalogue metrics
+                    assert metric_names(recorded[name]) <= known, (where, name)
+                else:
+                    assert name in known, f"{where}: {name} is not in the metric catalogue"
+
+
+def test_every_catalogue_metric_is_on_a_dashboard(models):
+    from rebalance_monitor.metrics.catalogue import CATALOGUE
+
+    read = set()
+    for m in models.values():
+        for expr in _queries(m).values():
+            read |= metric_names(expr)
+    recorded = _recorded()
+    for name in list(read):
+        if name in recorded:
+            read |= metric_names(recorded[name])
+    bases = {n[: -len(s)] for n in read for s in ("_bucket", "_sum", "_count") if n.endswith(s)}
+    missing = sorted(m.name for m in CATALOGUE if m.name not in read | bases)
+    assert missing == [], f"catalogue metrics shown on no dashboard: {missing}"
+
+
+def test_drilldown_has_what_an_operator_needs(models):
+    g = models["group"]
+    q = "\n".join(_queries(g).values())
+    assert "sum by (client_id, host, timeout) (increase(kafka_consumergroup_member_timeouts_total" in q
+    for metric in ("kafka_consumergroup_heartbeat_gap_ratio", "kafka_consumergroup_assignment_mismatched_partitions",
+                   "kafka_consumergroup_partitions_moved_total", "kafka_consumergroup_needless_moves",
+                   "kafka_consumergroup_lag_seconds", "kafka_consumergroup_rebalance_duration_seconds_bucket",
+                   "kafka_consumergroup_generation"):
+        assert metric in q, metric
+    anns = {a["name"]: a for a in g["annotations"]["list"]}
+    assert "kafka_consumergroup_generation" in anns["Rebalances"]["expr"]
+    assert anns["Rebalances"]["step"] and anns["Member timeouts"]["titleFormat"]
+    assert all('group="$group"' in t["expr"] for p in _panels(g) if p["type"] != "row" for t in p["targets"]
+               if "kafka_consumergroup" in t["expr"] and "kafka_topic_partition_end_offset" not in t["expr"])
+
+
+def test_fleet_tables_link_to_the_drilldown(models):
+    links = []
+    for p in _panels(models["fleet"]):
+        for o in (p.get("fieldConfig") or {}).get("overrides") or []:
+            for prop in o["properties"]:
+                if prop["id"] == "links":
+                    links += [link["url"] for link in prop["value"]]
+    assert links and all(u.startswith(f"/d/{models['group']['uid']}/") and "var-group=" in u for u in links)
+
+
+def test_configmap_carries_the_dashboards():
+    doc = yaml.safe_load((ROOT / "deploy" / "k8s" / "dashboards-configmap.yaml").read_text())
+    assert doc["kind"] == "ConfigMap" and doc["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert {json.loads(v)["uid"] for v in doc["data"].values()} == {
+        json.loads(p.read_text())["uid"] for p in GENERATED.glob("*.json")}
+
+
+def test_check_command_reports_drift(monkeypatch, capsys):
+    import subprocess
+
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_dashboards.py"), "--check"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    real = artifacts.expected()
+    target = ROOT / "docs" / "alerts.md"
+    monkeypatch.setattr(artifacts, "expected", lambda: {**real, target: real[target] + "changed\n"})
+    from dashboards.__main__ import main
+
+    assert main(["--check"]) == 1
+    assert "out of date: docs/alerts.md" in capsys.readouterr().err
+
+
+def test_alerts_doc_lists_every_alert():
+    text = (ROOT / "docs" / "alerts.md").read_text()
+    rules = yaml.safe_load((ROOT / "conf" / "rules" / "alerts.yml").read_text())
+    for g in rules["groups"]:
+        for r in g["rules"]:
+            assert f"\n## {r['alert']}\n" in text
+            assert r["annotations"]["runbook"].split()[0] in text

@@ -1,0 +1,79 @@
+"""End to end: a real Prometheus loaded with conf/rules/*.yml fires the storm alert while a group is in a
+storm, and a real Alertmanager receives it (and sees it resolve when the storm ends).
+
+The scraped target is a stand-in exporter built with prometheus_client that exposes kafka_consumergroup_storm
+(the series the monitor exports); the alerts' `for:` durations are shortened to 1s in copies of the rule files.
+"""
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _require_binaries():
+    from rebalance_monitor.testing.alertmanager import AlertmanagerUnavailable, alertmanager_binary
+    from rebalance_monitor.testing.prometheus import PrometheusUnavailable, prometheus_binary
+
+    try:
+        prometheus_binary()
+        alertmanager_binary()
+    except (PrometheusUnavailable, AlertmanagerUnavailable) as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture()
+def storm_exporter():
+    """A tiny exporter: kafka_consumergroup_storm for group g (storm) and group calm (no storm)."""
+    from prometheus_client import CollectorRegistry, Gauge, start_http_server
+
+    from rebalance_monitor.metrics.catalogue import by_name
+    from rebalance_monitor.testing.broker import free_port
+
+    spec = by_name("kafka_consumergroup_storm")
+    registry = CollectorRegistry()
+    gauge = Gauge(spec.name, spec.help, list(spec.labels), registry=registry)
+    gauge.labels(group="g").set(1)
+    gauge.labels(group="calm").set(0)
+    port = free_port()
+    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
+    try:
+        yield f"127.0.0.1:{port}", gauge
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
+    _require_binaries()
+    from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
+                                                        copy_rules_with_short_for)
+
+    target, gauge = storm_exporter
+    sources = sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml")))
+    assert any(s.endswith("alerts.yml") for s in sources)
+    rules = copy_rules_with_short_for(sources, tmp_path, "1s")
+
+    with AlertmanagerServer() as am, PrometheusWithAlertmanager(
+            [target], alertmanager=am, rule_files=rules, scrape_interval="1s") as prom:
+        loaded = {r["name"] for g in prom.api("rules")["groups"] for r in g["rules"]}
+        assert "KafkaConsumerGroupRebalanceStorm" in loaded
+
+        alert = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
+        assert alert["labels"]["severity"] == "warning"
+        assert alert["annotations"]["summary"] == "Rebalance storm in consumer group g"
+        assert alert["annotations"]["runbook"].startswith("Open the group drill-down dashboard")
+        assert alert["status"]["state"] == "active"
+        # The calm group's series is there (0) but never alerts.
+        assert prom.values('kafka_consumergroup_storm{group="calm"}', "group") == {"calm": 0.0}
+        assert am.find("KafkaConsumerGroupRebalanceStorm", {"group": "calm"}) == []
+
+        # The storm ends: Prometheus resolves the alert and Alertmanager drops it.
+        gauge.labels(group="g").set(0)
+        am.wait_until_gone("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
