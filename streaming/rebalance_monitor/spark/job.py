@@ -208,8 +208,7 @@ class MonitorJob:
         lp = q.lastProgress if q is not None else None
         if not lp:
             return {}
-        out = {"events_read": {"kafka": sum(int(s.get("numInputRows", 0)) for s in lp.get("sources", [])
-                                            if "rmclock" not in str(s.get("description", "")).lower())}}
+        out = {"events_read": {"kafka": _kafka_rows(lp)}}
         ops = lp.get("stateOperators") or []
         if ops:
             out["state_rows"] = int(ops[0].get("numRowsTotal", 0))
@@ -234,17 +233,20 @@ class MonitorJob:
                 log.warning("clock tick failed: %s", exc)
 
     def maybe_tick(self) -> None:
-        """When the Kafka input is idle, move event time on by the wall time elapsed (see clock_source)."""
+        """When the Kafka input is idle, move event time on by the wall time elapsed (see clock_source).
+
+        The highest event time comes from the progress of batches that read Kafka rows; "idle" is Spark's
+        own word that no source has data available, so a backlog being read is never overtaken."""
         q = self.query
-        lp = q.lastProgress if q is not None else None
-        if lp:
-            kafka_rows = sum(int(s.get("numInputRows", 0)) for s in lp.get("sources", [])
-                             if "rmclock" not in str(s.get("description", "")).lower())
-            ev_max = (lp.get("eventTime") or {}).get("max")
-            if kafka_rows > 0:
+        if q is None:
+            return
+        for p in q.recentProgress[-10:]:
+            if _kafka_rows(p) > 0:
+                ev_max = (p.get("eventTime") or {}).get("max")
                 if ev_max:
                     self._saw_event_time(_iso_ms(ev_max))
-                return
+        if q.status.get("isDataAvailable"):
+            return
         with self._clock_lock:
             if self._max_event_ms is None:
                 return
@@ -264,6 +266,20 @@ class MonitorJob:
             self.sinks.close()
         if self.updater is not None:
             self.updater.set_ready(False)
+
+
+def _kafka_rows(progress: dict) -> int:
+    """Input rows of a progress report that came from Kafka (not from the clock ticks)."""
+    def is_clock(source: dict) -> bool:
+        end = source.get("endOffset")
+        if isinstance(end, str):
+            try:
+                end = json.loads(end)
+            except ValueError:
+                return False
+        return isinstance(end, dict) and set(end) == {"tick"}
+
+    return sum(int(s.get("numInputRows", 0)) for s in progress.get("sources", []) if not is_clock(s))
 
 
 def _iso_ms(text: str) -> int:
