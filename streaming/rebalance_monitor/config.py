@@ -102,6 +102,8 @@ class SparkConfig:
 class StateConfig:
     checkpoint_location: str = "var/checkpoint"
     watermark_delay: Duration = Duration(2_000)
+    # Move event time on with the wall clock while the input is idle, so silent groups still time out.
+    idle_clock: bool = True
     group_idle_ttl: Duration = Duration(7 * 86_400_000)
     history_generations: int = 8
     max_members_per_group: int = 10_000

@@ -28,6 +28,7 @@ class ReplayStats:
     used: int = 0
     rejected: dict = field(default_factory=dict)
     groups_filtered: int = 0
+    groups_dropped: int = 0
     records: dict = field(default_factory=dict)
 
     def reject(self, reason: str) -> None:
@@ -55,6 +56,7 @@ class Reconstructor:
         self.watermark: int | None = None
         self.stats = ReplayStats()
         self.rejects: list[Rejected] = []
+        self.prune_every = 10_000  # events between sweeps for idle groups (bounded memory)
 
     # --- input --------------------------------------------------------------------------------
     def feed(self, item) -> list[dict]:
@@ -72,6 +74,8 @@ class Reconstructor:
             return []
         self.stats.used += 1
         self.seq += 1
+        if self.seq % self.prune_every == 0:
+            self.prune_idle()
         heapq.heappush(self.pending, (ev.ts, self.seq, ev))
         if self.max_ts is None or ev.ts > self.max_ts:
             self.max_ts = ev.ts
@@ -86,6 +90,16 @@ class Reconstructor:
         if self.emit_status:
             out.extend(self.status_records())
         return out
+
+    def prune_idle(self) -> int:
+        """Drop groups idle past the group TTL (nothing pending); returns how many were dropped."""
+        if self.watermark is None:
+            return 0
+        idle = [name for name, g in self.groups.items() if g.is_idle(self.watermark)]
+        for name in idle:
+            del self.groups[name]
+        self.stats.groups_dropped += len(idle)
+        return len(idle)
 
     def status_records(self, now_ms: int | None = None) -> list[dict]:
         out = []

@@ -151,7 +151,7 @@ class MonitorJob:
         else:
             writer = writer.trigger(processingTime=f"{int(cfg.spark.trigger_interval)} milliseconds")
         self.query = writer.start()
-        if not available_now and self.idle_clock:
+        if not available_now and self.idle_clock and self.cfg.state.idle_clock and self._ticker is None:
             self._ticker = threading.Thread(target=self._tick_loop, name="clock-ticker", daemon=True)
             self._ticker.start()
         if self.updater is not None:
@@ -255,8 +255,7 @@ class MonitorJob:
             write_tick(self.tick_path, estimate)
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def stop(self) -> None:
-        self._stopping.set()
+    def stop_query(self) -> None:
         if self.query is not None:
             try:
                 self.query.stop()
@@ -264,6 +263,11 @@ class MonitorJob:
                 log.warning("stopping the query: %s", exc)
         if self.sinks is not None:
             self.sinks.close()
+            self.sinks = None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.stop_query()
         if self.updater is not None:
             self.updater.set_ready(False)
 
@@ -319,31 +323,51 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    query = job.start(available_now=once)
     cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
-    last_log = 0.0
     code = 0
+    backoff = 1.0
     try:
         while not stop.is_set():
-            if not query.isActive:
-                exc = query.exception()
-                if exc is not None:
-                    log.error("the query failed: %s", exc)
-                    code = 1
+            query = job.start(available_now=once)
+            started = time.monotonic()
+            failure = _watch(query, job, stop, cadence)
+            if failure is None or once:
+                code = 1 if failure is not None else 0
                 break
-            if time.monotonic() - last_log >= cadence:
-                last_log = time.monotonic()
-                _log_progress(query, job)
-            stop.wait(0.5)
+            # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
+            # checkpoint. Nothing is lost: offsets and state are only committed with completed batches.
+            job.stop_query()
+            if updater is not None:
+                updater.set_ready(False)
+            if time.monotonic() - started > 120:
+                backoff = 1.0
+            log.error("the query failed (%s); restarting from the checkpoint in %.0f s", failure, backoff)
+            if stop.wait(backoff):
+                break
+            backoff = min(backoff * 2, 60.0)
     finally:
         job.stop()
         if lag is not None:
             lag.stop()
         if exporter is not None:
             exporter.stop()
-        _log_progress(query, job)
+        if job.query is not None:
+            _log_progress(job.query, job)
         log.info("stopped")
     return code
+
+
+def _watch(query, job: "MonitorJob", stop: threading.Event, cadence: float):
+    """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
+    last_log = 0.0
+    while not stop.is_set():
+        if not query.isActive:
+            return query.exception()
+        if time.monotonic() - last_log >= cadence:
+            last_log = time.monotonic()
+            _log_progress(query, job)
+        stop.wait(0.5)
+    return None
 
 
 def _log_progress(query, job: MonitorJob) -> None:

@@ -73,6 +73,8 @@ class GroupProcessor(StatefulProcessor):
         nxt = g.next_timer_ms()
         if nxt is not None:
             cands.append(nxt)
+        # and a wake-up when the group has been idle for its TTL, so its state is dropped
+        cands.append(g.last_event_ms + self.settings.group_idle_ttl_ms + 1)
         if cands:
             # Spark fires a timer once the watermark passes it; never register one already behind.
             self.handle.registerTimer(max(min(cands), watermark + 1))
