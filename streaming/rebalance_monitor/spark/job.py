@@ -294,8 +294,9 @@ def _iso_ms(text: str) -> int:
 
 def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
-    logging.basicConfig(level=getattr(logging, cfg.logging.level),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from ..logs import config_secrets, configure_logging
+
+    configure_logging(cfg.logging.level, config_secrets(cfg))
     exporter = None
     updater = None
     if cfg.exporter.enabled:

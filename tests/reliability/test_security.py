@@ -1,0 +1,122 @@
+"""Security: SASL/SSL settings reach every Kafka client the monitor creates; secrets never show in logs or
+error messages; the exporter binds to loopback by default; the dead-letter output stays in its directory."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.spark.job import kafka_settings, source_options
+from rebalance_monitor.spark.kafka_clients import confluent_config, kafka_python_config
+from rebalance_monitor.spark.sinks import batch_file, safe_dir
+from rebalance_monitor.testing.broker import free_port
+
+SECRET = "hunter2-S3CRET-do-not-log"
+
+
+def sasl_cfg(mechanism="SCRAM-SHA-512", protocol="SASL_SSL", **extra):
+    return load_config(env={}, overrides={
+        "kafka.bootstrap_servers": "127.0.0.1:1", "kafka.security.protocol": protocol,
+        "kafka.security.sasl_mechanism": mechanism, "kafka.security.sasl_username": "monitor",
+        "kafka.security.sasl_password": SECRET, "kafka.security.ssl_cafile": "/etc/ca.pem", **extra})
+
+
+@pytest.mark.parametrize("mechanism,protocol", [("PLAIN", "SASL_PLAINTEXT"), ("SCRAM-SHA-256", "SASL_SSL"),
+                                                ("SCRAM-SHA-512", "SASL_SSL")])
+def test_sasl_and_ssl_settings_reach_every_client_config(mechanism, protocol):
+    cfg = sasl_cfg(mechanism, protocol)
+    neutral = kafka_settings(cfg)
+    # the source (both clients), the sinks' producers and the lag poller all build from these settings
+    opts = source_options(cfg)
+    assert opts["kafka.security.protocol"] == protocol and opts["kafka.sasl.mechanism"] == mechanism
+    assert opts["kafka.sasl.password"] == SECRET
+    c = confluent_config(neutral)
+    assert c["security.protocol"] == protocol and c["sasl.mechanism"] == mechanism
+    assert c["sasl.username"] == "monitor" and c["sasl.password"] == SECRET and c["ssl.ca.location"] == "/etc/ca.pem"
+    k = kafka_python_config(neutral)
+    assert k["security_protocol"] == protocol and k["sasl_mechanism"] == mechanism
+    assert k["sasl_plain_username"] == "monitor" and k["sasl_plain_password"] == SECRET
+    assert k["ssl_cafile"] == "/etc/ca.pem"
+
+
+def test_the_exporter_binds_to_loopback_by_default():
+    assert load_config(env={}).exporter.host == "127.0.0.1"
+
+
+def test_dead_letter_files_cannot_leave_their_directory(tmp_path):
+    d = safe_dir(str(tmp_path / "dlq"))
+    f = batch_file(d, "dead-letters", 12, ".jsonl")
+    assert f.parent == d and f.name == "dead-letters-000000000012.jsonl"
+    # names never come from input: even a hostile batch id is only ever an integer in the name
+    with pytest.raises((ValueError, TypeError)):
+        batch_file(d, "dead-letters", "../../etc/passwd", ".jsonl")
+
+
+def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
+    """Run the real job with SASL credentials against an address where no broker listens: it logs its
+    configuration, fails to connect, retries; none of that output may contain the password."""
+    conf = {
+        "kafka": {"bootstrap_servers": "127.0.0.1:9", "events_topic": "ev", "connector": "python",
+                  "security": {"protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN", "sasl_username": "monitor",
+                               "sasl_password_file": str(tmp_path / "pw")}},
+        "state": {"checkpoint_location": str(tmp_path / "ck")},
+        "spark": {"local_dir": str(tmp_path / "spark"), "trigger_interval": "1s"},
+        "sinks": {"history": {"parquet_path": str(tmp_path / "h")}, "dead_letter": {"path": str(tmp_path / "d")}},
+        "exporter": {"port": free_port(), "basic_auth_user": "prom", "basic_auth_password_file": str(tmp_path / "pw")},
+        "lag": {"enabled": True, "broker_poll_interval": "1s"},
+        "logging": {"level": "DEBUG", "progress_interval": "1s"},
+    }
+    (tmp_path / "pw").write_text(SECRET)
+    path = tmp_path / "monitor.yaml"
+    path.write_text(yaml.safe_dump(conf))
+    proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    time.sleep(45)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    text = out.decode("utf-8", "replace")
+    assert "starting with configuration" in text  # it did log its (redacted) configuration
+    assert "***" in text
+    assert SECRET not in text
+    # bad configuration messages name the key, never the secret value
+    p = subprocess.run([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
+                       env={"RM__KAFKA__SECURITY__SASL_MECHANISM": "GSSAPI", "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "kafka.security.sasl_mechanism" in p.stderr and SECRET not in p.stderr + p.stdout
+
+
+def test_the_redaction_filter_covers_messages_and_tracebacks():
+    import logging
+
+    from rebalance_monitor.logs import RedactSecrets
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(self.format(record))
+
+    h = Keep()
+    h.addFilter(RedactSecrets([SECRET]))
+    log = logging.getLogger("test-redaction")
+    log.addHandler(h)
+    try:
+        log.warning("config %s", {"sasl_plain_password": SECRET})
+        try:
+            raise RuntimeError(f"auth failed for password {SECRET}")
+        except RuntimeError:
+            log.exception("boom")
+    finally:
+        log.removeHandler(h)
+    assert records and all(SECRET not in r for r in records)
+    assert "***" in records[0] and "auth failed for password ***" in records[1]
