@@ -63,9 +63,9 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_workload(args) -> int:
-    from .workload import run_scenario_cli
+    from .workload.__main__ import main as workload_main
 
-    return run_scenario_cli(args.scenario, args.bootstrap, args.events_topic)
+    return workload_main(args.args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,15 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-live", action="store_true", help="plain log lines instead of the live view")
     d.set_defaults(func=_cmd_demo)
 
-    w = sub.add_parser("workload", help="run a scenario of real consumer groups against a broker")
-    w.add_argument("scenario")
-    w.add_argument("--bootstrap", required=True)
-    w.add_argument("--events-topic", default="rebalance-events")
+    w = sub.add_parser("workload", add_help=False,
+                       help="run a scenario of real consumer groups against a broker (workload --help)")
+    w.add_argument("args", nargs=argparse.REMAINDER)
     w.set_defaults(func=_cmd_workload)
     return p
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "workload":  # its own parser (and --help)
+        from .workload.__main__ import main as workload_main
+
+        return workload_main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.func(args)
 
