@@ -199,6 +199,7 @@ class MonitorConfig:
             max_partitions_per_group=self.state.max_partitions_per_group,
             expected_assignment=self.core.expected_assignment,
             expected_assignment_max_work=self.core.expected_assignment_max_work,
+            offsets_partitions=self.kafka.offsets_topic_partitions,
         )
 
     def group_filter(self):

@@ -159,6 +159,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     try:
         print("starting the bundled broker...", flush=True)
         broker = Broker(log_path=os.path.join(work, "broker.log")).start()
+        print(f"broker at {broker.bootstrap}", flush=True)
         events_topic = "rebalance-events"
         broker.create_topics({events_topic: 1})
         if port == 0 or not _port_free(port):
@@ -212,8 +213,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         return 0
     finally:
         stop.set()
-        if workload is not None:
-            workload.join(timeout=60)
+        if workload is not None and workload.is_alive():
+            print("waiting for the running workload scenario to clean up its consumers...", flush=True)
+            workload.join(timeout=120)
         if job is not None:
             job.stop()
             if job.spark is not None:

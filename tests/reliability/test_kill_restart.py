@@ -19,10 +19,9 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "spark_job"))
 sys.path.insert(0, str(HERE.parent / "core"))
-from test_job import comparable, produce, replay_records, scripted_events  # noqa: E402
+from test_job import comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
 
 from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.spark.clock_source import write_tick  # noqa: E402
 from rebalance_monitor.testing.broker import free_port  # noqa: E402
 
 pytestmark = [pytest.mark.integration]
@@ -101,7 +100,7 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
     proc = start_job(config, log)
     try:
         wait_for(lambda: _ready(port), 180, "/ready after restart")
-        write_tick(str(tmp_path / "ck" / "clock-tick.json"), max(e["ts"] for e in events) + 2000)
+        produce(broker, topic, [sentinel(events)])  # moves event time to the last event
         expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
 
         def caught_up():

@@ -50,6 +50,14 @@ def scripted_events(base: int) -> list[dict]:
     return ev
 
 
+def sentinel(events, delay_ms=2000):
+    """A last event, `delay_ms` after the others, in a group of its own: once the job has read it (it is read
+    after everything before it in the partition) the watermark is exactly the last real event's time, which
+    is where replay's end of input leaves event time. It produces no record but a group_status."""
+    return {"v": 1, "type": "poll", "ts": max(e["ts"] for e in events) + delay_ms, "group": "zz-sentinel",
+            "member_id": "s"}
+
+
 def replay_records(events, cfg):
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay))
     out = []

@@ -148,7 +148,7 @@ class GroupMonitor:
             "max_heartbeat_gap_ratio": max(ratios.values()) if ratios else None,
             "heartbeat_gap_ratios": ratios, "in_storm": self.storm.in_storm,
             "rebalancing_since_ms": self.rebalance.started_ms if self.rebalance is not None else None,
-            "coordinator_partition": offsets_partition_for(self.group),
+            "coordinator_partition": offsets_partition_for(self.group, self.settings.offsets_partitions),
         }
 
     # ------------------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ gone silent. `replay` runs this directly; the Spark job runs the same `GroupMoni
 Spark's watermark as the clock.
 
 Watermark: the highest event time seen minus `max_disorder_ms`. Events at or below it are released in
-timestamp order (ties in arrival order). An event that arrives below the watermark is late: it is
-rejected with reason `late_event` (counted and dead-lettered by the caller), never silently dropped.
+timestamp order (ties in arrival order). An event that arrives below the watermark is applied at once if
+its group has not yet processed past it; otherwise it is late: rejected with reason `late_event` (counted
+and dead-lettered by the caller), never silently dropped. The Spark job applies the same rule per group.
 """
 from __future__ import annotations
 
@@ -70,8 +71,18 @@ class Reconstructor:
             self.stats.groups_filtered += 1
             return []
         if self.watermark is not None and ev.ts < self.watermark:
-            self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is below the watermark {self.watermark}"))
-            return []
+            # Behind the watermark: usable only if its group has not moved past it (as in the Spark job).
+            g = self.groups.get(ev.group)
+            frontier = g.clock_ms if g is not None else 0
+            if ev.ts < frontier:
+                self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is behind what the group already "
+                                                       f"processed ({frontier})"))
+                return []
+            self.stats.used += 1
+            out: list[dict] = []
+            self._route(ev, out)
+            self._count(out)
+            return out
         self.stats.used += 1
         self.seq += 1
         if self.seq % self.prune_every == 0:

@@ -30,3 +30,5 @@ class CoreSettings:
     expected_assignment: bool = True
     # Largest group (members x partitions) for which the expected assignment is computed.
     expected_assignment_max_work: int = 50_000_000
+    # offsets.topic.num.partitions of the cluster: where each group's coordinator lives.
+    offsets_partitions: int = 50

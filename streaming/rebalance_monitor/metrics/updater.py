@@ -631,6 +631,11 @@ class MetricsUpdater:
             if duration_s is not None and duration_s >= 0:
                 self._batch_duration.observe(float(duration_s))
 
+    def mark_alive(self) -> None:
+        """The job is healthy but ran no batch (caught up, nothing to read): /ready stays green."""
+        with self._lock:
+            self._last_batch_ts = self.clock()
+
     def set_up(self, up: bool) -> None:
         with self._lock:
             self._up = 1 if up else 0

@@ -1,4 +1,9 @@
-"""The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInPandas."""
+"""The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInPandas.
+
+Rows out: `event` rows (payload: the canonical event JSON; `et` null), `dead_letter` rows (group ""), and one
+`tick` row per input batch whose `et` is the batch's highest event time. Only tick rows carry event time, so
+they alone move the watermark, and Spark never drops an event row as late: lateness is the processor's call.
+"""
 from __future__ import annotations
 
 import json
@@ -20,6 +25,7 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
         for pdf in batches:
             now = int(time.time() * 1000)
             groups, tss, ets, ords, kinds, payloads = [], [], [], [], [], []
+            batch_max = None
             for topic, partition, offset, ts, key, value in zip(
                     pdf["topic"], pdf["partition"], pdf["offset"], pdf["timestamp"], pdf["key"], pdf["value"]):
                 kafka_ts = int(pd.Timestamp(ts).value // 1_000_000) if ts is not None and not pd.isna(ts) else now
@@ -31,7 +37,11 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                 for ev in events:
                     groups.append(ev.group)
                     tss.append(ev.ts)
-                    ets.append(pd.Timestamp(ev.ts, unit="ms"))
+                    # No event time on event rows: Spark would silently drop rows behind its watermark;
+                    # the processor decides lateness itself and dead-letters late events.
+                    ets.append(pd.NaT)
+                    if batch_max is None or ev.ts > batch_max:
+                        batch_max = ev.ts
                     ords.append(order)
                     kinds.append("event")
                     payloads.append(json.dumps(event_to_dict(ev), separators=(",", ":")))
@@ -49,6 +59,14 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                     ords.append(order)
                     kinds.append("dead_letter")
                     payloads.append(json.dumps(rec, separators=(",", ":")))
+            if batch_max is not None:
+                # one clock row per batch carries its highest event time: it alone moves the watermark
+                groups.append("")
+                tss.append(batch_max)
+                ets.append(pd.Timestamp(batch_max, unit="ms"))
+                ords.append(0)
+                kinds.append("tick")
+                payloads.append("")
             yield pd.DataFrame({"group": groups, "ts": pd.Series(tss, dtype="int64"),
                                 "et": pd.Series(ets, dtype="datetime64[ns]"),
                                 "ord": pd.Series(ords, dtype="int64"), "kind": kinds, "payload": payloads})

@@ -22,6 +22,10 @@ from .processor import OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
 
+class SinkUnavailable(RuntimeError):
+    pass
+
+
 HISTORY_KINDS = ("generation", "member_timeout", "storm", "rebalance_started", "group_deleted", "coordinator")
 
 
@@ -181,10 +185,14 @@ class MonitorJob:
                              ("dead_letter", lambda: self.sinks.write_dead_letters(batch_id, dead))):
             try:
                 action()
-            except Exception as exc:  # noqa: BLE001 - a sink outage must not stop the monitor
+            except Exception as exc:
+                # Count it, then fail the batch: it is not committed, so the restarted query (with backoff,
+                # see run_job) writes it again once the sink is back. Nothing is lost; metrics dedupe replays.
                 log.error("batch %s: %s sink failed: %s", batch_id, name, exc)
                 if self.updater is not None:
                     self.updater.note_sink_error(name)
+                    self.updater.set_ready(False)
+                raise SinkUnavailable(f"{name} sink failed: {exc}") from exc
         counts: dict[str, int] = {}
         for rec in records:
             counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
@@ -255,6 +263,18 @@ class MonitorJob:
             write_tick(self.tick_path, estimate)
 
     # --- lifecycle ----------------------------------------------------------------------------
+    def refresh_liveness(self) -> None:
+        """A query that is caught up (no source has data, no trigger running) is healthy even though no
+        batch runs: keep /ready green. A batch stuck on a hung broker keeps its trigger active, so it
+        does not count, and /ready turns red after exporter.ready_max_batch_age."""
+        q = self.query
+        if q is None or self.updater is None or not q.isActive:
+            return
+        st = q.status
+        if not st.get("isDataAvailable") and not st.get("isTriggerActive"):
+            self.updater.mark_alive()
+            self.updater.set_ready(True)
+
     def stop_query(self) -> None:
         if self.query is not None:
             try:
@@ -329,9 +349,13 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     backoff = 1.0
     try:
         while not stop.is_set():
-            query = job.start(available_now=once)
             started = time.monotonic()
-            failure = _watch(query, job, stop, cadence)
+            try:
+                query = job.start(available_now=once)
+            except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
+                failure = exc
+            else:
+                failure = _watch(query, job, stop, cadence)
             if failure is None or once:
                 code = 1 if failure is not None else 0
                 break
@@ -367,6 +391,7 @@ def _watch(query, job: "MonitorJob", stop: threading.Event, cadence: float):
         if time.monotonic() - last_log >= cadence:
             last_log = time.monotonic()
             _log_progress(query, job)
+        job.refresh_liveness()
         stop.wait(0.5)
     return None
 

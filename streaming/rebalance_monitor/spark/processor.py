@@ -68,7 +68,8 @@ class GroupProcessor(StatefulProcessor):
 
     def _schedule(self, g: GroupMonitor, pending: list, watermark: int) -> None:
         for t in list(self.handle.listTimers()):
-            self.handle.deleteTimer(t)
+            if t > watermark:  # timers at or below it have fired (or are firing) and are gone
+                self.handle.deleteTimer(t)
         cands = [pending[0][0]] if pending else []
         nxt = g.next_timer_ms()
         if nxt is not None:
@@ -106,7 +107,8 @@ class GroupProcessor(StatefulProcessor):
         if not pending and g.is_idle(watermark):
             self.state.clear()
             for t in list(self.handle.listTimers()):
-                self.handle.deleteTimer(t)
+                if t > watermark:
+                    self.handle.deleteTimer(t)
         else:
             self._save(g, pending, seq)
             self._schedule(g, pending, watermark)

@@ -1,0 +1,77 @@
+"""A sink that fails (here the history directory is replaced by a file, so writes fail) is counted, the batch
+is retried from the checkpoint with backoff, and once the sink is back nothing is missing."""
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "spark_job"))
+sys.path.insert(0, str(HERE.parent / "core"))
+sys.path.insert(0, str(HERE))
+from test_job import comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
+from test_kill_restart import HISTORY_KINDS, _ready, history, kill_hard, start_job, wait_for  # noqa: E402
+
+from rebalance_monitor.config import load_config  # noqa: E402
+from rebalance_monitor.testing.broker import free_port  # noqa: E402
+
+pytestmark = [pytest.mark.integration]
+
+
+def sink_errors(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith('rebalance_monitor_sink_errors_total{sink="history"}'))
+
+
+def test_history_sink_outage_is_counted_retried_and_loses_nothing(broker, unique, tmp_path):
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    base = int(time.time() * 1000) - 120_000
+    events = scripted_events(base)
+    port = free_port()
+    hist = tmp_path / "history"
+    conf = {
+        "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topic, "starting_offsets": "earliest",
+                  "connector": "python", "max_offsets_per_trigger": 20},
+        "spark": {"trigger_interval": "1s", "local_dir": str(tmp_path / "spark")},
+        "state": {"checkpoint_location": str(tmp_path / "ck"), "idle_clock": False},
+        "sinks": {"history": {"parquet_path": str(hist)}, "dead_letter": {"path": str(tmp_path / "dlq")}},
+        "exporter": {"port": port},
+        "lag": {"enabled": False},
+    }
+    config = tmp_path / "monitor.yaml"
+    config.write_text(yaml.safe_dump(conf))
+    cfg = load_config(config, env={})
+    proc = start_job(config, tmp_path / "job.log")
+    try:
+        wait_for(lambda: _ready(port), 180, "ready")
+        saved = tmp_path / "saved"
+        shutil.move(str(hist), str(saved))
+        hist.write_text("not a directory")  # the sink is now broken
+        produce(broker, topic, events)
+        wait_for(lambda: sink_errors(port) >= 1, 120, "a counted sink error")
+        time.sleep(4)
+        assert proc.poll() is None
+        hist.unlink()
+        shutil.move(str(saved), str(hist))  # the sink is back
+        produce(broker, topic, [sentinel(events)])  # moves event time to the last event
+        expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
+        wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
+                 "the history after the sink came back")
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            kill_hard(proc)
+    got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
+    assert comparable(got) == comparable(expected)
