@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,7 @@ import yaml
 
 from .broker import free_port
 from .prometheus import PrometheusServer
+from .processes import stop_process_group, wait_http_ready
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus-alertmanager)"
 
@@ -81,22 +81,13 @@ class AlertmanagerServer:
              f"--web.listen-address={self.address}", "--cluster.listen-address=", "--log.level=warn"],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                msg = self.log_tail()
-                self.stop()
-                raise AlertmanagerUnavailable(f"alertmanager exited with code {self.proc.returncode}: {msg}")
-            try:
-                with urllib.request.urlopen(self.url + "/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.2)
-        msg = self.log_tail()
-        self.stop()
-        raise AlertmanagerUnavailable(f"alertmanager not ready within {timeout_s}s: {msg}")
+        try:
+            wait_http_ready(self.proc, self.url + "/-/ready", timeout_s, "alertmanager", self.log_tail,
+                            AlertmanagerUnavailable)
+        except AlertmanagerUnavailable:
+            self.stop()
+            raise
+        return self
 
     def log_tail(self, n: int = 2000) -> str:
         if not self.dir:
@@ -108,16 +99,7 @@ class AlertmanagerServer:
             return ""
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        stop_process_group(self.proc)
         if self._log is not None:
             self._log.close()
             self._log = None

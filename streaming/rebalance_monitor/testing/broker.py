@@ -5,11 +5,12 @@ Used by the tests, the workloads and the demo. Users point the monitor at their 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
+
+from .processes import stop_process_group
 
 
 class BrokerUnavailable(RuntimeError):
@@ -68,18 +69,7 @@ class Broker:
         raise BrokerUnavailable(f"broker did not listen on {self.bootstrap} within {timeout_s}s")
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+        stop_process_group(self.proc)
         self.proc = None
 
     def create_topics(self, topics: dict[str, int]) -> None:

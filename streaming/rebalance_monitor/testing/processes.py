@@ -1,0 +1,41 @@
+"""Life cycle of the servers the tests and the demo start (broker, Prometheus, Alertmanager): wait until a
+child answers, and stop its whole process group."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+
+def stop_process_group(proc: subprocess.Popen | None, timeout_s: float = 10.0) -> None:
+    """SIGTERM the child's process group (it was started with start_new_session), SIGKILL if it lingers."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+def wait_http_ready(proc: subprocess.Popen, url: str, timeout_s: float, name: str, log_tail, error) -> None:
+    """Poll `url` until it answers 200; raise `error` with the log tail if the child exits or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise error(f"{name} exited with code {proc.returncode}: {log_tail()}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    raise error(f"{name} not ready within {timeout_s}s: {log_tail()}")
