@@ -153,6 +153,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     def _on_signal(signum, _frame):
         stop.set()
 
+    # installed again once Spark is up: PySpark replaces the SIGINT handler when its context starts
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     broker = exporter = job = prom = None
     workload = None
@@ -178,6 +179,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         print(f"starting Spark and the monitor job (metrics at {exporter.url}/metrics)...", flush=True)
         job = MonitorJob(cfg, updater=exporter.updater, on_records=board.on_records)
         query = job.start()
+        for s_ in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s_, _on_signal)
         if prometheus:
             prom = _start_prometheus(exporter, work)
         workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
@@ -210,6 +213,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             print(f"the monitor job failed: {exc}", file=sys.stderr)
             return 1
         print(f"demo stopping: {board.generations} generations reconstructed", flush=True)
+        return 0
+    except KeyboardInterrupt:  # a Ctrl-C before our handler was back in place
+        print("demo stopping (interrupted)", flush=True)
         return 0
     finally:
         stop.set()

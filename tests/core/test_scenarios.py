@@ -347,3 +347,18 @@ def test_cooperative_sticky_revoke_first_round_is_what_kafka_computes():
     assert g2["expected_assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2]], "c": []}
     assert g2["mismatched_partitions"] == 0
     assert g2["unassigned_partitions"] == 1
+
+
+def test_a_rebalance_seen_only_through_syncs_waits_for_every_live_member():
+    # A broker that rebalances when a static member comes back (Tansu does; Apache Kafka does not): the
+    # monitor sees no join for the new round, only syncs. The generation must hold both members.
+    events = [join(1000, "s1-a", group_instance_id="s1"), join(1010, "s2-a", group_instance_id="s2"),
+              sync(1500, "s1-a", 1, tps("t", 0, 1), "s1-a"), sync(1501, "s2-a", 1, tps("t", 2, 3), "s1-a")]
+    events += heartbeats(["s1-a", "s2-a"], 1, 3000, 6000)
+    events += [join(7000, "s2-b", group_instance_id="s2"),  # replaces s2-a without a rebalance (ours)
+               sync(8000, "s1-a", 2, tps("t", 0, 1), "s1-a"),  # ...but the broker formed generation 2
+               sync(8300, "s2-b", 2, tps("t", 2, 3), "s1-a")]
+    out = run(events)
+    gens = kinds(out, "generation")
+    assert [g["generation"] for g in gens] == [1, 2]
+    assert gens[1]["members"] == ["s1-a", "s2-b"] and gens[1]["completed_ms"] == 8300

@@ -39,6 +39,7 @@ def test_a_real_storm_fires_the_storm_alert_at_alertmanager(spark, broker, tmp_p
             generations.extend(r for r in recs if r["kind"] == "generation" and r["group"] == "full-storm")
 
     job = MonitorJob(cfg, spark=spark, updater=exporter.updater, on_records=keep)
+    (tmp_path / "rules").mkdir()
     rules = copy_rules_with_short_for(sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml"))),
                                       tmp_path / "rules", "1s")
     try:
@@ -52,7 +53,7 @@ def test_a_real_storm_fires_the_storm_alert_at_alertmanager(spark, broker, tmp_p
             # a rebalance is counted once per generation: Prometheus agrees with the job's records
             with lock:
                 n = len(generations)
-            assert n >= 9
+            assert n >= 4  # storm.min_rebalances generations inside the window
 
             def counted():
                 v = prom.values('kafka_consumergroup_generations_total{group="full-storm"}', "group")

@@ -198,3 +198,18 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
     timeouts = [r for r in got if r["kind"] == "member_timeout"]
     assert sorted(t["member_id"] for t in timeouts) == ["a", "b"]
     assert all(t["deadline_ms"] == t["last_seen_ms"] + 6000 for t in timeouts)
+
+
+def test_run_once_with_available_now_equals_replay(spark, broker, unique, tmp_path):
+    """`run --once` (Trigger.AvailableNow): process what is there, stop, and say what replay says."""
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    base = int(time.time() * 1000) - 120_000
+    events = scripted_events(base)
+    produce(broker, topic, events)
+    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 30})
+    got = []
+    job = MonitorJob(cfg, spark=spark, idle_clock=False, on_records=lambda b, recs, dead: got.extend(recs))
+    job.run_once(timeout_s=300)
+    assert job.query is not None and not job.query.isActive
+    assert comparable(got) == comparable(replay_records(events, cfg))

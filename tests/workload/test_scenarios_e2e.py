@@ -11,7 +11,7 @@ import pytest
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
-from rebalance_monitor.workload import SCENARIOS, run_scenario
+from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -49,10 +49,16 @@ def watched(spark, broker, tmp_path_factory):
 
     def lane(names):
         for name in names:
-            try:
-                results[name] = run_scenario(name, broker.bootstrap, events_topic, group=f"e2e-{name}")
-            except Exception as exc:  # noqa: BLE001 - reported per scenario below
-                errors[name] = exc
+            # A scenario that cannot drive the bundled broker to the state it needs (Tansu occasionally
+            # leaves members stuck in JoinGroup under load) is tried once more on a fresh group; the monitor
+            # is judged on the run that happened.
+            for attempt in (1, 2):
+                try:
+                    results[name] = run_scenario(name, broker.bootstrap, events_topic, group=f"e2e-{name}-{attempt}")
+                    errors.pop(name, None)
+                    break
+                except ScenarioError as exc:
+                    errors[name] = exc
 
     threads = [threading.Thread(target=lane, args=(names,)) for names in LANES]
     for t in threads:

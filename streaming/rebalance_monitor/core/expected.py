@@ -26,7 +26,7 @@ def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]
     for (t, p) in group.owners:
         if p + 1 > seen.get(t, 0):
             seen[t] = p + 1
-    for t in topics | set(seen):
+    for t in sorted(topics | set(seen)):
         if t in group.partitions:
             counts[t] = group.partitions[t]
         elif t in seen:

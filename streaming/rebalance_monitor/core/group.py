@@ -67,6 +67,7 @@ class GroupMonitor:
         self.partitions: dict[str, int] = {}  # explicit partition counts (topic_partitions events)
         self.coordinator_feed = False
         self.client_feed = False
+        self.membership_known = False  # from client events, or coordinator member lists
         self.coordinator_change_ms: int | None = None
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))
@@ -276,8 +277,9 @@ class GroupMonitor:
             self._complete(r.last_sync_ms or r.formed_ms or at, out)
             r = None
         if r is None:
-            if not self.members and cause not in (C.MEMBER_JOINED,):
-                # The last member went away: the group becomes Empty, nothing is reassigned.
+            if not self.members and self.membership_known and cause not in (C.MEMBER_JOINED,):
+                # The last member went away: the group becomes Empty, nothing is reassigned. (Only when we
+                # know the membership: broker log lines alone name members only as they come and go.)
                 self._go_empty()
                 return
             r = self.rebalance = Rebalance(at, self.generation)
@@ -314,7 +316,12 @@ class GroupMonitor:
             return  # coordinator facts win: wait for its word (or the settle timer)
         expected = r.expected_ids()
         if expected is None:
-            expected = {mid for mid in r.joined if mid in self.members} | set(r.synced)
+            if r.joined:
+                expected = {mid for mid in r.joined if mid in self.members} | set(r.synced)
+            else:
+                # No join seen for this round (it was triggered where we cannot see): every live member is
+                # expected to sync; one that does not is dropped when the settle timer fires.
+                expected = set(self.members) | set(r.synced)
             if r.anonymous_joins:
                 return  # someone joined before getting a member id and has not shown up with one yet
         if expected and expected.issubset(r.synced):
@@ -409,6 +416,7 @@ class GroupMonitor:
     # ------------------------------------------------------------------------------------------
     def _on_join(self, ev: Join, out: list) -> None:
         self.client_feed = True
+        self.membership_known = True
         ts = ev.ts
         who = {k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None}
         if not ev.member_id:
@@ -518,6 +526,7 @@ class GroupMonitor:
 
     def _on_sync(self, ev: Sync, out: list) -> None:
         self.client_feed = True
+        self.membership_known = True
         if ev.member_id in self.removed and ev.member_id not in self.members:
             self._count("stale_member_events")
             return
@@ -554,6 +563,7 @@ class GroupMonitor:
 
     def _on_heartbeat(self, ev: Heartbeat, out: list) -> None:
         self.client_feed = True
+        self.membership_known = True
         if ev.member_id not in self.members and ev.member_id in self.removed:
             self._count("stale_member_events")
             return
@@ -602,6 +612,7 @@ class GroupMonitor:
 
     def _on_leave(self, ev: Leave, out: list) -> None:
         self.client_feed = True
+        self.membership_known = True
         cause = C.classify_reason(ev.reason, default=C.MEMBER_LEFT)
         if cause in (C.MEMBER_JOINED, C.UNKNOWN):
             cause = C.MEMBER_LEFT
@@ -688,17 +699,18 @@ class GroupMonitor:
         if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
             r.last_sync_ms = ev.ts
         if ev.members is not None:
+            self.membership_known = True
             previous = set(self.members)
             infos = []
             for info in ev.members:
                 infos.append(self._apply_member_info(info, ev.ts, gen))
             r.coordinator_members = infos
             now_ids = {i["member_id"] for i in infos}
-            for mid in previous - now_ids:
+            for mid in sorted(previous - now_ids):  # sorted: output must not depend on hash order
                 if mid in self.members:
                     gone = self._remove_member(mid, ev.ts)
                     r.add_cause(C.UNKNOWN, gone.describe(), f"absent from generation {gen}")
-            for mid in now_ids - previous:
+            for mid in sorted(now_ids - previous):
                 m = self.members.get(mid)
                 if m is not None and mid not in r.joined:
                     r.add_cause(C.MEMBER_JOINED, m.describe())
@@ -789,7 +801,7 @@ class GroupMonitor:
             "rm": list(self.removed.items()),
             "rb": self.rebalance.to_state() if self.rebalance is not None else None,
             "o": [[t, p, k] for (t, p), k in self.owners.items()],
-            "tp": self.partitions, "cf": self.coordinator_feed, "kf": self.client_feed,
+            "tp": self.partitions, "cf": self.coordinator_feed, "kf": self.client_feed, "mk": self.membership_known,
             "cc": self.coordinator_change_ms, "s": self.storm.to_state(), "h": list(self.history),
             "t": self.timer_ms, "c": self.clock_ms, "le": self.last_event_ms, "r": list(self.recent),
             "n": self.counters,
@@ -812,6 +824,7 @@ class GroupMonitor:
         g.partitions = dict(state["tp"])
         g.coordinator_feed = state["cf"]
         g.client_feed = state["kf"]
+        g.membership_known = state.get("mk", g.client_feed)
         g.coordinator_change_ms = state["cc"]
         g.storm.load_state(state["s"])
         g.history.extend(state["h"])

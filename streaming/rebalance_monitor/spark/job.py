@@ -162,6 +162,28 @@ class MonitorJob:
             self.updater.set_up(True)
         return self.query
 
+    def run_once(self, timeout_s: float | None = None) -> None:
+        """`run --once`: process everything available now, then stop, leaving event time at the last event
+        (as replay's end of input does). Trigger.AvailableNow runs no trailing no-data batch, so this takes
+        three short runs: read everything; then a clock tick at the last event time plus the watermark delay;
+        then one more tick so that a batch runs with that watermark and releases what was pending."""
+        delay = int(self.cfg.state.watermark_delay)
+        max_seen = None
+        for step in range(3):
+            q = self.start(available_now=True)
+            q.awaitTermination(timeout_s)
+            if q.exception() is not None:
+                raise q.exception()
+            for p in q.recentProgress:
+                ev_max = (p.get("eventTime") or {}).get("max")
+                if ev_max and _kafka_rows(p) > 0:
+                    ms = _iso_ms(ev_max)
+                    max_seen = ms if max_seen is None else max(max_seen, ms)
+            if max_seen is None:
+                return
+            if step < 2:
+                write_tick(self.tick_path, max(read_tick(self.tick_path) + 1, max_seen + delay + step))
+
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
         t0 = time.monotonic()
@@ -342,6 +364,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
         log.info("signal %s: stopping", signal.Signals(signum).name)
         stop.set()
 
+    job._session()  # start Spark first: PySpark replaces the SIGINT handler when its context starts
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
@@ -350,14 +373,23 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     try:
         while not stop.is_set():
             started = time.monotonic()
+            if once:
+                try:
+                    job.run_once()
+                    failure = None
+                except Exception as exc:  # noqa: BLE001
+                    failure = exc
+                code = 1 if failure is not None else 0
+                if failure is not None:
+                    log.error("the run failed: %s", failure)
+                break
             try:
-                query = job.start(available_now=once)
+                query = job.start()
             except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
                 failure = exc
             else:
                 failure = _watch(query, job, stop, cadence)
-            if failure is None or once:
-                code = 1 if failure is not None else 0
+            if failure is None:
                 break
             # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
             # checkpoint. Nothing is lost: offsets and state are only committed with completed batches.
