@@ -44,7 +44,11 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                         batch_max = ev.ts
                     ords.append(order)
                     kinds.append("event")
-                    payloads.append(json.dumps(event_to_dict(ev), separators=(",", ":")))
+                    if source == "events" and len(events) == 1:
+                        # already canonical and validated: pass the record through, do not re-serialise
+                        payloads.append(value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else value)
+                    else:
+                        payloads.append(json.dumps(event_to_dict(ev), separators=(",", ":")))
                 for rej in rejects:
                     raw = rej.raw
                     if isinstance(raw, (bytes, bytearray)):
