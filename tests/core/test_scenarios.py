@@ -362,3 +362,23 @@ def test_a_rebalance_seen_only_through_syncs_waits_for_every_live_member():
     gens = kinds(out, "generation")
     assert [g["generation"] for g in gens] == [1, 2]
     assert gens[1]["members"] == ["s1-a", "s2-b"] and gens[1]["completed_ms"] == 8300
+
+
+def test_a_rebalance_shortly_after_a_coordinator_move_is_attributed_to_it():
+    from rebalance_monitor.core.coordinator_placement import offsets_partition_for
+
+    part = offsets_partition_for("g")
+    events = stable_group(("a", "b")) + heartbeats(["a", "b"], 1, 2000, 8000)
+    # the broker log says a new coordinator took over the group's __consumer_offsets partition (group "": it
+    # names only the partition), then the members rejoin
+    events += [ev("coordinator_change", 9000, group="", partition=part, action="elected", broker=3),
+               ev("coordinator_change", 9000, group="", partition=(part + 1) % 50, action="elected", broker=3),
+               hb(9500, "a", 1, error="NOT_COORDINATOR"),
+               join(12_000, "a", reason="rebalance failed due to the coordinator moved"),
+               join(12_010, "b"),
+               sync(12_500, "a", 2, tps("t", 0, 1), "a"), sync(12_501, "b", 2, tps("t", 2, 3), "a")]
+    out = run(events)
+    g2 = kinds(out, "generation")[1]
+    assert "coordinator_change" in causes_of(g2)
+    coord = kinds(out, "coordinator")
+    assert [(c["partition"], c["broker"], c["action"]) for c in coord] == [(part, 3, "elected")]
