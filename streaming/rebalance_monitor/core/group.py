@@ -249,6 +249,14 @@ class GroupMonitor:
             m.update_identity(ev)
         return m
 
+    def _live_member(self, ev) -> Member | None:
+        """The member a client event is about (created if new), or None for a straggling event of a member
+        already removed (counted) or one past the member cap."""
+        if ev.member_id not in self.members and ev.member_id in self.removed:
+            self._count("stale_member_events")
+            return None
+        return self._member(ev)
+
     def _remove_member(self, member_id: str, at: int) -> Member | None:
         m = self.members.pop(member_id, None)
         if m is not None:
@@ -527,10 +535,7 @@ class GroupMonitor:
     def _on_sync(self, ev: Sync, out: list) -> None:
         self.client_feed = True
         self.membership_known = True
-        if ev.member_id in self.removed and ev.member_id not in self.members:
-            self._count("stale_member_events")
-            return
-        m = self._member(ev)
+        m = self._live_member(ev)
         if m is None:
             return
         m.session_alive(ev.ts)
@@ -564,10 +569,7 @@ class GroupMonitor:
     def _on_heartbeat(self, ev: Heartbeat, out: list) -> None:
         self.client_feed = True
         self.membership_known = True
-        if ev.member_id not in self.members and ev.member_id in self.removed:
-            self._count("stale_member_events")
-            return
-        m = self._member(ev)
+        m = self._live_member(ev)
         if m is None:
             return
         first = not m.hb_tracked
@@ -598,10 +600,7 @@ class GroupMonitor:
             self.coordinator_change_ms = ev.ts
 
     def _on_poll(self, ev: Poll, out: list) -> None:
-        if ev.member_id not in self.members and ev.member_id in self.removed:
-            self._count("stale_member_events")
-            return
-        m = self._member(ev)
+        m = self._live_member(ev)
         if m is None:
             return
         first = not m.poll_tracked
