@@ -382,3 +382,23 @@ def test_a_rebalance_shortly_after_a_coordinator_move_is_attributed_to_it():
     assert "coordinator_change" in causes_of(g2)
     coord = kinds(out, "coordinator")
     assert [(c["partition"], c["broker"], c["action"]) for c in coord] == [(part, 3, "elected")]
+
+
+def test_an_abandoned_group_whose_members_all_time_out_goes_empty_and_is_pruned():
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.reconstruct import Reconstructor
+
+    events = stable_group(("a", "b", "c")) + heartbeats(["a", "b", "c"], 1, 2000, 5000)
+    # ...then nothing more from this group; another group keeps event time moving for a long while
+    events += stable_group(("x",), group="alive", start=6000) + heartbeats(["x"], 1, 8000, 400_000, group="alive")
+    events.sort(key=lambda e: e["ts"])
+    recon = Reconstructor(CoreSettings(group_idle_ttl_ms=120_000), max_disorder_ms=1000)
+    recon.prune_every = 50
+    out = []
+    for e in events:
+        out.extend(recon.feed(parse_event(e)))
+    out.extend(recon.finish())
+    assert sorted(t["member_id"] for t in kinds(out, "member_timeout") if t["group"] == "g") == ["a", "b", "c"]
+    assert "g" not in recon.groups, "the abandoned group must leave state after its idle TTL"
+    assert "alive" in recon.groups
+    assert len(kinds([r for r in out if r["group"] == "g"], "generation")) == 1

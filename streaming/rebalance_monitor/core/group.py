@@ -284,12 +284,13 @@ class GroupMonitor:
             # The current generation already formed: this trigger belongs to the next rebalance.
             self._complete(r.last_sync_ms or r.formed_ms or at, out)
             r = None
+        if not self.members and self.membership_known and cause not in (C.MEMBER_JOINED,):
+            # The last member went away (also in the middle of a rebalance): the group becomes Empty and
+            # nothing is reassigned. Only when we know the membership: broker log lines alone name members
+            # only as they come and go.
+            self._go_empty()
+            return
         if r is None:
-            if not self.members and self.membership_known and cause not in (C.MEMBER_JOINED,):
-                # The last member went away: the group becomes Empty, nothing is reassigned. (Only when we
-                # know the membership: broker log lines alone name members only as they come and go.)
-                self._go_empty()
-                return
             r = self.rebalance = Rebalance(at, self.generation)
             self.state = PREPARING
             if self.coordinator_change_ms is not None and at is not None and \
