@@ -173,7 +173,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "state.checkpoint_location": os.path.join(work, "checkpoint"),
             "sinks.history.parquet_path": os.path.join(work, "history"),
             "sinks.dead_letter.path": os.path.join(work, "dead-letter"),
-            "storm.window": "2m", "storm.min_rebalances": 4, "core.settle": "3s",
+            "storm.window": "2m", "storm.min_rebalances": 4,
             "spark.local_dir": os.path.join(work, "spark")})
         board = GroupBoard()
         print(f"starting Spark and the monitor job (metrics at {exporter.url}/metrics)...", flush=True)

@@ -34,7 +34,9 @@ def watched(spark, broker, tmp_path_factory):
         "kafka.starting_offsets": "earliest", "kafka.connector": "python",
         "state.checkpoint_location": str(tmp / "ck"), "state.watermark_delay": "1s",
         "sinks.history.parquet_path": str(tmp / "history"), "sinks.dead_letter.path": str(tmp / "dlq"),
-        "exporter.enabled": False, "spark.trigger_interval": "1s", "core.settle": "3s"})
+        "exporter.enabled": False, "spark.trigger_interval": "1s",
+        # the bundled broker takes ~3 s between the syncs of one rebalance: settle well beyond that
+        "core.settle": "10s"})
     records: list[dict] = []
     lock = threading.Lock()
 
