@@ -11,6 +11,11 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Union
 
+try:  # a faster JSON parser when installed; strict RFC 8259, so anything it refuses goes to `json`
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib parser is the fallback
+    _fast_loads = None
+
 SCHEMA_VERSION = 1
 DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
 
@@ -259,6 +264,29 @@ class _Bad(Exception):
         self.detail = detail
 
 
+class _NotJson:
+    __slots__ = ("detail",)
+
+    def __init__(self, detail: str):
+        self.detail = detail
+
+
+def loads_json(text: str):
+    """Parse JSON text; a `_NotJson` (with the parser's message) when it is not JSON.
+
+    orjson when installed; whatever it refuses (NaN, integers beyond 64 bits, lone surrogates, nesting
+    deeper than 1024) is parsed by `json`, so the result never depends on which parser is installed."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(text)
+        except ValueError:
+            pass
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return _NotJson(str(exc)[:200])
+
+
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -347,10 +375,26 @@ def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None
         if isinstance(value, str):
             if len(value) > max_bytes:
                 return Rejected(REASON_TOO_LARGE, raw, f"{len(value)} chars > {max_bytes}")
-            try:
-                value = json.loads(value)
-            except (ValueError, RecursionError) as exc:
-                return Rejected(REASON_NOT_JSON, raw, str(exc)[:200])
+            text = value
+            value = loads_json(text)
+            if isinstance(value, _NotJson):
+                return Rejected(REASON_NOT_JSON, raw, value.detail)
+            ev = _from_object(value, raw, now_ms, max_future_ms)
+            if _fast_loads is not None and type(ev) is Rejected and ev.reason.startswith(REASON_BAD_TYPE):
+                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers:
+                # a type error may be that; decide with `json` (rare: only for rejects)
+                try:
+                    ev = _from_object(json.loads(text), raw, now_ms, max_future_ms)
+                except (ValueError, RecursionError):
+                    pass
+            return ev
+        return _from_object(value, raw, now_ms, max_future_ms)
+    except RecursionError:
+        return Rejected(REASON_NOT_JSON, raw, "nesting too deep")
+
+
+def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
+    try:
         if not isinstance(value, dict):
             return Rejected(REASON_NOT_OBJECT, raw, type(value).__name__)
         for name in ("v", "type", "ts", "group"):
@@ -389,8 +433,6 @@ def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None
         return cls(**kwargs)
     except _Bad as bad:
         return Rejected(bad.reason, raw, bad.detail)
-    except RecursionError:
-        return Rejected(REASON_NOT_JSON, raw, "nesting too deep")
 
 
 # --- serialisation back to the canonical JSON form -----------------------------------------------

@@ -1,16 +1,26 @@
 """A tiny streaming source of clock ticks that keeps event time moving when no events arrive.
 
 Spark's watermark moves only with data. If every group goes silent (or the whole input does), nothing
-would move it and a crashed group would never get its session timeout. The job's driver therefore writes
-an event-time estimate into a tick file after each idle micro-batch: the highest event time seen plus the
-wall time elapsed since it was seen. Only when the input is idle (caught up), so a backlog being read
-never gets ahead of itself. This source emits that value as one row per new tick; the job unions it with
-the events and sets `spark.sql.streaming.multipleWatermarkPolicy=max`.
+would move it and a crashed group would never get its session timeout. The job's driver therefore keeps a
+clock file: the highest event time seen, the wall-clock time that event belongs to (its Kafka timestamp),
+and whether the Kafka input is idle (caught up). While it is idle, this source follows the wall clock: it
+emits one tick row per trigger whose event time is the highest event time plus the wall time elapsed since
+(plus the watermark delay, so that the watermark itself lands on the estimate). A backlog being read never
+gets ahead of itself, because ticks only move while the input is idle.
+
+Timing. The tick is computed when Spark asks for the source's latest offset, at the start of a trigger;
+the watermark it yields applies from the next micro-batch, which Spark starts at the next multiple of the
+trigger interval at the earliest. The tick names that instant: a batch then runs with a watermark equal to
+the wall-clock time of its own scheduled start, never ahead of the clock, and a silent member's timeout is
+reported by the first trigger at or after its deadline instead of two triggers later.
+
+The job unions the ticks with the events and sets `spark.sql.streaming.multipleWatermarkPolicy=max`.
 """
 from __future__ import annotations
 
 import json
 import os
+import time
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import LongType, StructField, StructType
@@ -19,19 +29,49 @@ FORMAT = "rmclock"
 SCHEMA = StructType([StructField("tick", LongType(), False)])
 
 
-def read_tick(path: str) -> int:
+def read_tick_file(path: str) -> dict:
     try:
         with open(path) as f:
-            return int(json.load(f)["tick"])
-    except (OSError, ValueError, KeyError, TypeError):
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def read_tick(path: str) -> int:
+    """The fixed tick of the file (the idle clock's moving one is `current_tick`)."""
+    try:
+        return int(read_tick_file(path).get("tick", 0))
+    except (TypeError, ValueError):
         return 0
 
 
-def write_tick(path: str, tick: int) -> None:
+def write_tick(path: str, tick: int, **extra) -> None:
+    """Write the clock file atomically: a fixed `tick`, and (from the job's idle clock) `event_ms`,
+    `wall_ms`, `idle`, `delay_ms` and `interval_ms`."""
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
-        json.dump({"tick": int(tick)}, f)
+        json.dump({"tick": int(tick), **extra}, f)
     os.replace(tmp, path)
+
+
+def next_trigger_ms(now_ms: int, interval_ms: int) -> int:
+    """When Spark's processing-time trigger starts the batch after one that starts at `now_ms`, at the
+    earliest (it schedules triggers at multiples of the interval)."""
+    return (now_ms // interval_ms + 1) * interval_ms
+
+
+def current_tick(clock: dict, now_ms: int) -> int:
+    """The tick for a trigger starting at `now_ms` (see the module docstring)."""
+    tick = int(clock.get("tick", 0))
+    try:
+        if clock.get("idle"):
+            applies_at = next_trigger_ms(now_ms, int(clock["interval_ms"]))
+            estimate = int(clock["event_ms"]) + applies_at - int(clock["wall_ms"])
+            tick = max(tick, estimate + int(clock["delay_ms"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        pass
+    return tick
 
 
 class _TickPartition(InputPartition):
@@ -42,12 +82,14 @@ class _TickPartition(InputPartition):
 class ClockReader(DataSourceStreamReader):
     def __init__(self, path: str):
         self.path = path
+        self.last = 0
 
     def initialOffset(self) -> dict:
         return {"tick": 0}
 
     def latestOffset(self) -> dict:
-        return {"tick": read_tick(self.path)}
+        self.last = max(self.last, current_tick(read_tick_file(self.path), int(time.time() * 1000)))
+        return {"tick": self.last}
 
     def partitions(self, start: dict, end: dict):
         if int(end["tick"]) > int(start["tick"]):

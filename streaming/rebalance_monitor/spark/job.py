@@ -1,6 +1,6 @@
 """`rebalance-monitor run`: the Spark Structured Streaming job.
 
-    Kafka (Spark's connector, or the Python source) ─► decode (mapInPandas) ─┐
+    Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow) ──┐
     clock ticks (rmclock, driver-written when idle) ─────────────────────────┴► union, watermark (max policy)
       ─► groupBy(group).transformWithStateInPandas(GroupProcessor, EventTime)
       ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
@@ -16,11 +16,14 @@ import time
 from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, redacted
-from .clock_source import ClockSource, write_tick, read_tick
-from .decode_stage import DECODED_SCHEMA, make_decoder
-from .processor import OUTPUT_SCHEMA, GroupProcessor
+from .clock_source import ClockSource, current_tick, read_tick, read_tick_file, write_tick
+from .decode_stage import DECODED_SCHEMA, HOT_COLUMNS, make_decoder
+from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
+
+TICK_CHECK_S = 0.25  # how often the idle clock looks at the query (cheap: no Spark job, one small file)
+
 
 class SinkUnavailable(RuntimeError):
     pass
@@ -97,6 +100,10 @@ class MonitorJob:
         self._clock_lock = threading.Lock()
         self._max_event_ms: int | None = None
         self._max_event_wall: float = 0.0
+        # after a restart, event time goes on from where the idle clock left it
+        saved = read_tick_file(self.tick_path)
+        if isinstance(saved.get("event_ms"), int) and isinstance(saved.get("wall_ms"), int):
+            self._max_event_ms, self._max_event_wall = saved["event_ms"], saved["wall_ms"] / 1000.0
         self._ticker: threading.Thread | None = None
         self._stopping = threading.Event()
 
@@ -125,19 +132,26 @@ class MonitorJob:
         decoder = make_decoder(topic_sources(cfg), cfg.kafka.max_record_bytes, int(cfg.kafka.max_future_skew))
         delay = f"{int(cfg.state.watermark_delay)} milliseconds"
         events = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
-                  .mapInPandas(decoder, DECODED_SCHEMA)
+                  .mapInArrow(decoder, DECODED_SCHEMA)
                   .withWatermark("et", delay))
-        if not os.path.exists(self.tick_path):
+        clock = read_tick_file(self.tick_path)
+        if not clock:
             write_tick(self.tick_path, 0)
+        elif clock.get("idle"):
+            # not idle until a batch shows it: a backlog produced while the job was down comes first
+            fixed = current_tick(clock, int(time.time() * 1000) - int(self.cfg.spark.trigger_interval))
+            write_tick(self.tick_path, fixed, **{**{k: v for k, v in clock.items() if k != "tick"}, "idle": False})
         ticks = (spark.readStream.format("rmclock").option("path", self.tick_path).load()
                  .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
                          F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
-                         F.lit("tick").alias("kind"), F.lit("").alias("payload"))
+                         F.lit("tick").alias("kind"), *[F.lit(None).cast(t).alias(n) for n, t in HOT_COLUMNS],
+                         F.lit("").alias("payload"))
                  .withWatermark("et", delay))
         unioned = events.unionByName(ticks)
         return (unioned.groupBy("group")
-                .transformWithStateInPandas(GroupProcessor(cfg.core_settings()), OUTPUT_SCHEMA, "Append",
-                                            "EventTime"))
+                .transformWithStateInPandas(
+                    GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay)),
+                    OUTPUT_SCHEMA, "Append", "EventTime"))
 
     def start(self, available_now: bool = False):
         from .sinks import Sinks
@@ -194,11 +208,12 @@ class MonitorJob:
                 dead.append(payload)
                 continue
             rec = json.loads(payload)
+            if kind == CLOCK_KIND:
+                self._saw_event_time(int(ts), rec.get("append_ms"))
+                continue
             records.append(rec)
             if kind in HISTORY_KINDS:
                 history.append((kind, group, ts, payload))
-            if kind != "dead_letter" and ts and ts > 0 and kind != "group_status":
-                self._saw_event_time(int(ts))
         reasons: dict[str, int] = {}
         for p in dead:
             reason = json.loads(p).get("reason", "unknown")
@@ -247,45 +262,46 @@ class MonitorJob:
             out["watermark_ms"] = _iso_ms(wm)
         return out
 
-    def _saw_event_time(self, ts: int) -> None:
+    def _saw_event_time(self, ts: int, append_ms: int | None = None) -> None:
+        """The highest event time so far, and the wall-clock time it belongs to: the Kafka timestamp of
+        its record when known (live input: about the event's own time), else now (when it was seen)."""
         with self._clock_lock:
             if self._max_event_ms is None or ts > self._max_event_ms:
                 self._max_event_ms = ts
-                self._max_event_wall = time.time()
+                now = time.time()
+                self._max_event_wall = now if append_ms is None else min(now, append_ms / 1000.0)
 
     # --- the idle clock -----------------------------------------------------------------------
     def _tick_loop(self) -> None:
-        interval = max(0.5, int(self.cfg.spark.trigger_interval) / 1000.0)
-        while not self._stopping.wait(interval):
+        while not self._stopping.wait(TICK_CHECK_S):
             try:
                 self.maybe_tick()
             except Exception as exc:  # noqa: BLE001
                 log.warning("clock tick failed: %s", exc)
 
-    def maybe_tick(self) -> None:
-        """When the Kafka input is idle, move event time on by the wall time elapsed (see clock_source).
+    def maybe_tick(self, now: float | None = None) -> None:
+        """Keep the clock file (see clock_source) in step: the highest event time, the wall-clock time it
+        belongs to, and whether the Kafka input is idle. While idle, the clock source follows the wall clock.
 
-        The highest event time comes from the progress of batches that read Kafka rows; "idle" is Spark's
-        own word that no source has data available, so a backlog being read is never overtaken."""
+        The highest event time comes from the decoded batches (`clock` rows); "idle" means the last batch
+        read no Kafka row or the last trigger found nothing new, so a backlog being read is never overtaken."""
         q = self.query
         if q is None:
             return
-        for p in q.recentProgress[-10:]:
-            if _kafka_rows(p) > 0:
-                ev_max = (p.get("eventTime") or {}).get("max")
-                if ev_max:
-                    self._saw_event_time(_iso_ms(ev_max))
-        if q.status.get("isDataAvailable"):
-            return
+        last = q.lastProgress
+        idle = not (last and _kafka_rows(last) > 0 and q.status.get("isDataAvailable"))
         with self._clock_lock:
             if self._max_event_ms is None:
                 return
-            estimate = self._max_event_ms + int((time.time() - self._max_event_wall) * 1000)
-        # Nothing is arriving, so there is no disorder to wait for: the tick carries the watermark delay,
-        # putting the watermark itself at the estimate.
-        tick = estimate + int(self.cfg.state.watermark_delay)
-        if tick > read_tick(self.tick_path) + 500:
-            write_tick(self.tick_path, tick)
+            event_ms, wall_ms = self._max_event_ms, int(self._max_event_wall * 1000)
+        clock = read_tick_file(self.tick_path)
+        wanted = {"event_ms": event_ms, "wall_ms": wall_ms, "idle": idle,
+                  "delay_ms": int(self.cfg.state.watermark_delay), "interval_ms": int(self.cfg.spark.trigger_interval)}
+        if all(clock.get(k) == v for k, v in wanted.items()):
+            return
+        now_ms = int((time.time() if now is None else now) * 1000)
+        # the fixed tick keeps what the clock had reached, so it never goes back when the input gets busy
+        write_tick(self.tick_path, current_tick(clock, now_ms - int(self.cfg.spark.trigger_interval)), **wanted)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:

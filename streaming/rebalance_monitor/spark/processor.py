@@ -1,30 +1,52 @@
 """The Spark stateful processor: the core's `GroupMonitor` per group key, on Spark's event-time watermark.
 
 Per group the state holds the monitor's snapshot and the events not yet released. An event is released
-(applied to the monitor) once the watermark reaches its timestamp, so disorder up to the watermark delay
-gives the same output as ordered input. An event older than what the group already processed is late: it
-becomes a dead-letter row with reason `late_event`. Event-time timers wake the group when its next deadline
-(session, poll, settle, storm end, or pending release) is passed, even if the group itself sends nothing.
+(applied to the monitor, in timestamp order) once the watermark reaches it, or once the group's own events
+are `release_delay_ms` past it: disorder up to that delay gives the same output as ordered input, and a
+backlog is processed in the batch that reads it instead of one batch later. An event older than what the
+group already processed is late: it becomes a dead-letter row with reason `late_event`. Event-time timers
+wake the group when its next deadline (session, poll, settle, storm end, or pending release) is passed, even
+if the group itself sends nothing.
 
+Rows in: see `decode_stage` (heartbeats and polls as columns, other events as JSON text).
 Rows out: `kind` (a record kind, or `dead_letter`), `group`, `ts`, `payload` (the record as JSON).
-The key "" carries cluster-wide rows: clock ticks (ignored), `end_offsets` and `coordinator_change`
-events (passed through as records), and the decoder's dead letters (passed through).
+The key "" carries cluster-wide rows: clock ticks (a decoded batch's one becomes a `clock` row for the
+driver's idle clock), `end_offsets` and `coordinator_change` events (passed through as records), and the
+decoder's dead letters (passed through).
 """
 from __future__ import annotations
 
-import heapq
 import json
 
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-from ..core.events import Rejected, parse_event
+from ..core.events import Rejected, event_to_dict, loads_json, parse_event
 from ..core.group import GroupMonitor
 from ..core.settings import CoreSettings
+from ..event_columns import hot_event
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; json is the fallback
+    orjson = None
 
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 STATE_SCHEMA = "state string"
 CLUSTER_KEY = ""
+# driver-only record: the highest event time of a decoded batch and the Kafka timestamp of its record
+CLOCK_KIND = "clock"
+_IN_COLUMNS = ("kind", "ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
+
+
+def dumps(obj) -> str:
+    """Compact JSON text (orjson when installed)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
+        except TypeError:
+            pass
+    return json.dumps(obj, separators=(",", ":"))
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
@@ -32,8 +54,21 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def _record_rows(records: list[dict]) -> list[tuple]:
-    return [(r["kind"], r["group"], int(r.get("ts") or 0), json.dumps(r, separators=(",", ":")))
-            for r in records]
+    return [(r["kind"], r["group"], int(r.get("ts") or 0), dumps(r)) for r in records]
+
+
+def _raw_text(item, ts: int, group: str) -> str:
+    """A pending item as the canonical JSON text of its event (for dead letters)."""
+    if isinstance(item, str):
+        return item
+    return dumps(event_to_dict(_event(item, ts, group)))
+
+
+def _event(item, ts: int, group: str):
+    """The event of a pending item: JSON text, or the columns of a heartbeat / poll."""
+    if isinstance(item, str):
+        return parse_event(item)
+    return hot_event(item[0], ts, group, *item[1:])
 
 
 def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", origin: dict | None = None) -> tuple:
@@ -48,9 +83,12 @@ def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", ori
 
 
 class GroupProcessor(StatefulProcessor):
-    def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True):
+    def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
+                 release_delay_ms: int | None = None):
         self.settings = settings or CoreSettings()
         self.emit_status = emit_status
+        # events of a group this far behind its newest event are released without waiting for the watermark
+        self.release_delay_ms = release_delay_ms
 
     def init(self, handle) -> None:
         self.handle = handle
@@ -58,13 +96,17 @@ class GroupProcessor(StatefulProcessor):
 
     # --- state ------------------------------------------------------------------------------
     def _load(self, group: str):
+        """(monitor, pending events sorted by (ts, seq), last seq, newest event time seen)"""
         if self.state.exists():
-            snap = json.loads(self.state.get()[0])
-            return GroupMonitor.from_state(snap["g"], self.settings), snap["p"], snap["q"]
-        return GroupMonitor(group, self.settings), [], 0
+            snap = loads_json(self.state.get()[0])
+            g = GroupMonitor.from_state(snap["g"], self.settings)
+            pending = [list(p) for p in snap["p"]]
+            pending.sort(key=lambda p: (p[0], p[1]))  # older snapshots kept a heap, not a sorted list
+            return g, pending, snap["q"], snap.get("m", g.clock_ms)
+        return GroupMonitor(group, self.settings), [], 0, 0
 
-    def _save(self, g: GroupMonitor, pending: list, seq: int) -> None:
-        self.state.update((json.dumps({"g": g.to_state(), "p": pending, "q": seq}, separators=(",", ":")),))
+    def _save(self, g: GroupMonitor, pending: list, seq: int, newest: int) -> None:
+        self.state.update((dumps({"g": g.to_state(), "p": pending, "q": seq, "m": newest}),))
 
     def _schedule(self, g: GroupMonitor, pending: list, watermark: int) -> None:
         for t in list(self.handle.listTimers()):
@@ -81,24 +123,41 @@ class GroupProcessor(StatefulProcessor):
             self.handle.registerTimer(max(min(cands), watermark + 1))
 
     def _run(self, group: str, new_rows: list[tuple], watermark: int) -> list[tuple]:
-        g, pending, seq = self._load(group)
+        """`new_rows`: (ts, item) in timestamp order (ties in source order)."""
+        g, pending, seq, newest = self._load(group)
         out: list[tuple] = []
         frontier = g.clock_ms
-        for ts, payload in new_rows:
+        added = False
+        for ts, item in new_rows:
             if ts < frontier:
-                out.append(dead_letter_row(group, ts, "late_event", payload,
+                out.append(dead_letter_row(group, ts, "late_event", _raw_text(item, ts, group),
                                            f"ts {ts} is behind what the group already processed ({frontier})"))
                 continue
             seq += 1
-            heapq.heappush(pending, [ts, seq, payload])
+            pending.append([ts, seq, item])
+            added = True
+            if ts > newest:
+                newest = ts
+        if added:
+            pending.sort(key=lambda p: (p[0], p[1]))
+        release = watermark
+        if self.release_delay_ms is not None and newest - self.release_delay_ms > release:
+            release = newest - self.release_delay_ms
         records: list[dict] = []
-        while pending and pending[0][0] <= watermark:
-            ts, _, payload = heapq.heappop(pending)
-            ev = parse_event(payload)
+        done = 0
+        process = g.process
+        for entry in pending:
+            ts = entry[0]
+            if ts > release:
+                break
+            done += 1
+            ev = _event(entry[2], ts, group)
             if isinstance(ev, Rejected):  # cannot happen for rows the decoder produced; keep it safe
-                out.append(dead_letter_row(group, ts, ev.reason, payload, ev.detail))
+                out.append(dead_letter_row(group, ts, ev.reason, entry[2], ev.detail))
                 continue
-            records.extend(g.process(ev))
+            records.extend(process(ev))
+        if done:
+            del pending[:done]
         if watermark > 0:
             records.extend(g.advance_to(watermark))
         if self.emit_status and g.dirty:
@@ -110,7 +169,7 @@ class GroupProcessor(StatefulProcessor):
                 if t > watermark:
                     self.handle.deleteTimer(t)
         else:
-            self._save(g, pending, seq)
+            self._save(g, pending, seq, newest)
             self._schedule(g, pending, watermark)
         return out
 
@@ -124,13 +183,19 @@ class GroupProcessor(StatefulProcessor):
         new_rows = []
         out = []
         for pdf in rows:
-            for kind, ts, order, payload in zip(pdf["kind"], pdf["ts"], pdf["ord"], pdf["payload"]):
+            cols = [pdf[c].tolist() for c in _IN_COLUMNS]
+            for kind, ts, order, etype, member, num, err, inst, client, host, payload in zip(*cols):
                 if kind == "event":
-                    new_rows.append((int(ts), int(order), payload))
+                    if etype is None:
+                        new_rows.append((ts, order, payload))
+                    else:
+                        if type(num) is float:  # an int column with nulls reaches pandas as float64
+                            num = None if num != num else int(num)
+                        new_rows.append((ts, order, [etype, member, num, err, inst, client, host]))
                 elif kind == "dead_letter":
-                    out.append(("dead_letter", group, int(ts), payload))
-        new_rows.sort()  # by time, ties in source order (partition, offset)
-        out.extend(self._run(group, [(ts, payload) for ts, _, payload in new_rows], watermark))
+                    out.append(("dead_letter", group, ts, payload))
+        new_rows.sort(key=lambda r: (r[0], r[1]))  # by time, ties in source order (partition, offset)
+        out.extend(self._run(group, [(ts, item) for ts, _, item in new_rows], watermark))
         if out:
             yield _frame(out)
 
@@ -145,12 +210,19 @@ class GroupProcessor(StatefulProcessor):
     def _cluster(self, rows):
         out = []
         for pdf in rows:
-            for kind, ts, payload in zip(pdf["kind"], pdf["ts"], pdf["payload"]):
-                if kind == "dead_letter":
+            for kind, ts, num, payload in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["num"].tolist(),
+                                              pdf["payload"].tolist()):
+                if kind == "tick":
+                    if num is not None and num == num:  # a decoded batch's clock (the idle clock's ticks have none)
+                        out.append((CLOCK_KIND, CLUSTER_KEY, int(ts),
+                                    dumps({"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": int(num)})))
+                elif kind == "dead_letter":
                     out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
-                elif kind == "event":
+                elif kind == "event" and payload:  # (a heartbeat or poll without a group has nothing to say)
                     ev = parse_event(payload)
-                    if ev.type == "end_offsets":
+                    if isinstance(ev, Rejected):
+                        out.append(dead_letter_row(CLUSTER_KEY, int(ts), ev.reason, payload, ev.detail))
+                    elif ev.type == "end_offsets":
                         rec = {"kind": "end_offsets", "group": "", "ts": ev.ts,
                                "offsets": [list(o) for o in ev.offsets]}
                     elif ev.type == "coordinator_change":
