@@ -74,9 +74,10 @@ def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | N
 
 
 def hot_event(etype: str, ts: int, group: str, member: str, num, err, inst, client, host):
-    """The event `parse_event` gives for the same fields (`num` may arrive as a float from pandas)."""
+    """The event `parse_event` gives for the same fields (`num` may arrive as a float from pandas).
+    Positional arguments in the dataclasses' field order: this runs once per heartbeat."""
+    if type(num) is float:  # an int column with nulls reaches pandas as float64
+        num = None if num != num else int(num)
     if etype == HEARTBEAT:
-        return Heartbeat(type=HEARTBEAT, ts=ts, group=group, member_id=member, group_instance_id=inst,
-                         client_id=client, host=host, generation=int(num), error=err)
-    return Poll(type=POLL, ts=ts, group=group, member_id=member, group_instance_id=inst, client_id=client,
-                host=host, records=None if num is None or num != num else int(num))
+        return Heartbeat(HEARTBEAT, ts, group, SCHEMA_VERSION, member, inst, client, host, num, err)
+    return Poll(POLL, ts, group, SCHEMA_VERSION, member, inst, client, host, num)

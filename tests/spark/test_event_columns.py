@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.decode import decode_record
 from rebalance_monitor.event_columns import hot_event, hot_fields
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
 
 NOW = 1_700_000_100_000
 FUTURE = 3_600_000
@@ -102,7 +102,10 @@ def test_decode_stage_rows_match_decode_record():
         "timestamp": pa.array([NOW * 1000] * n, pa.timestamp("us", tz="UTC")),
         "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
     out = list(make_decoder({"ev": "events"}, MAX, FUTURE)(iter([batch])))[0].to_pylist()
-    events = [r for r in out if r["kind"] == "event"]
+    packs = [r for r in out if r["kind"] == "events"]
+    assert [p["group"] for p in packs] == ["g"]  # one row per group, its events packed
+    events = [dict(zip(PACK_COLUMNS, row)) for p in packs for row in zip(*unpack_events(p["packed"]))]
+    assert packs[0]["num"] == len(events)
     dead = [r for r in out if r["kind"] == "dead_letter"]
     ticks = [r for r in out if r["kind"] == "tick"]
     expected_events, expected_rejects = [], []
@@ -116,11 +119,13 @@ def test_decode_stage_rows_match_decode_record():
     rebuilt = []
     for r in events:
         if r["etype"] is not None:
-            rebuilt.append(hot_event(r["etype"], r["ts"], r["group"], r["member"], r["num"], r["err"], r["inst"],
+            rebuilt.append(hot_event(r["etype"], r["ts"], "g", r["member"], r["num"], r["err"], r["inst"],
                                      r["client"], r["host"]))
         else:
             rebuilt.append(parse_event(r["payload"]))
     assert rebuilt == expected_events
     assert sum(r["etype"] is not None for r in events) == len(COMMON_FORMS)
+    assert [r["ord"] for r in events] == [(1 << 40) | o for o in (0, 1, 2, 3, 4, 7)]  # source order
     assert len(ticks) == 1 and ticks[0]["ts"] == max(e.ts for e in expected_events)
-    assert all(r["et"] is None for r in events)
+    assert ticks[0]["num"] == NOW and ticks[0]["et"] is not None
+    assert all(r["et"] is None for r in packs + dead)

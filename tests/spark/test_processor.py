@@ -14,7 +14,7 @@ import pyarrow as pa
 from rebalance_monitor.core.events import event_to_dict, parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
 from rebalance_monitor.spark.processor import GroupProcessor
 
 
@@ -84,7 +84,7 @@ def _rows(evs, first_offset=0):
         "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
         "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
     out = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pandas()
-    return out[out["kind"] != "tick"]
+    return out[out["kind"] != "tick"].reset_index(drop=True)
 
 
 def _processor(delay=2000):
@@ -105,11 +105,13 @@ def _records(rows):
     return [json.loads(r.payload) for r in rows if r.kind != "dead_letter"]
 
 
-def _replay(evs, delay=2000):
+def _replay(evs, delay=2000, finish=False):
     rec = Reconstructor(CoreSettings(), max_disorder_ms=delay)
     out = []
     for e in evs:
         out.extend(rec.feed(parse_event(json.dumps(e))))
+    if finish:
+        out.extend(rec.finish())
     return out
 
 
@@ -158,11 +160,14 @@ def test_without_a_release_delay_only_the_watermark_releases():
     assert any(r["kind"] == "generation" for r in recs)
 
 
-def test_heartbeats_as_columns_become_the_parsers_events():
+def test_heartbeats_travel_as_columns_and_become_the_parsers_events():
     evs = _events(seconds=3)
     rows = _rows(evs)
-    hot = rows[rows["etype"].notna()]
-    assert len(hot) == 8  # 2 heartbeats + 2 polls per second for 2 members, seconds 1..2
-    assert set(hot["payload"].isna()) == {True}
-    assert [event_to_dict(parse_event(json.dumps(e))) for e in evs][:4] == \
-        [event_to_dict(parse_event(p)) for p in rows["payload"][:4]]
+    assert list(rows["kind"]) == ["events"]
+    cols = dict(zip(PACK_COLUMNS, unpack_events(rows["packed"].iloc[0])))
+    assert sum(e is not None for e in cols["etype"]) == 8  # 2 heartbeats + 2 polls per second, seconds 1..2
+    assert all(p is None for e, p in zip(cols["etype"], cols["payload"]) if e is not None)
+    p = _processor()
+    got = [json.loads(r.payload) for r in _run(p, evs, watermark=evs[-1]["ts"])]
+    assert [r for r in got if r["kind"] != "group_status"] == \
+        [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]

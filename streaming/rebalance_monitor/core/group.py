@@ -89,17 +89,21 @@ class GroupMonitor:
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
                 or self.storm.started_ms is not None:
             self._fire_timers(ts, out, inclusive=False)
-        fp = _fingerprint(ev)
-        if fp in self.recent_set:
-            self._count("duplicates")
-            return out
-        self._remember(fp)
+        kind = type(ev)
+        # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
+        # and polls are idempotent in the state machine, so they skip the check: most events, no effect.
+        if not (kind is Poll or (kind is Heartbeat and ev.error is None)):
+            fp = _fingerprint(ev)
+            if fp in self.recent_set:
+                self._count("duplicates")
+                return out
+            self._remember(fp)
         if ts > self.clock_ms:
             self.clock_ms = ts
         if ts > self.last_event_ms:
             self.last_event_ms = ts
         self.dirty = True
-        handler = _HANDLERS.get(type(ev))
+        handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, ev, out)
         return out

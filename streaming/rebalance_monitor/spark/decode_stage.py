@@ -1,12 +1,15 @@
 """The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInArrow.
 
-Rows out: `event` rows, `dead_letter` rows (group ""), and one `tick` row per input batch whose `et` is
-the batch's highest event time (and `num` the Kafka timestamp of the record that carried it, so the driver
-can tell how event time relates to the wall clock). Only tick rows carry event time, so they alone move the
-watermark, and Spark never drops an event row as late: lateness is the processor's call.
+Rows out (DECODED_SCHEMA):
+- `events`: one row per group and input batch, its events packed in `packed` (see `pack_events`): the
+  shuffle and the sort before the stateful operator then handle a row per group, not a row per event;
+- `dead_letter`: one per rejected record (group "", the dead-letter record as JSON in `payload`);
+- `tick`: one per input batch, `et` its highest event time and `num` the Kafka timestamp of the record that
+  carried it (so the driver can relate event time to the wall clock). Only tick rows carry event time, so
+  they alone move the watermark, and Spark never drops events as late: lateness is the processor's call.
 
-An event row is either a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other
-event as its canonical JSON text in `payload` (`etype` null).
+A packed event is a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other event as
+its canonical JSON text (`payload`).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import json
 import time
 from typing import Iterator
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -21,16 +25,23 @@ from ..core.events import event_to_dict
 from ..decode import decode_record
 from ..event_columns import hot_fields
 
-DECODED_SCHEMA = ("group string, ts long, et timestamp, ord long, kind string, etype string, member string, "
-                  "num long, err string, inst string, client string, host string, payload string")
-HOT_COLUMNS = (("etype", "string"), ("member", "string"), ("num", "long"), ("err", "string"), ("inst", "string"),
-               ("client", "string"), ("host", "string"))
+DECODED_SCHEMA = "group string, ts long, et timestamp, ord long, kind string, num long, payload string, packed binary"
 _ARROW_SCHEMA = pa.schema([
     ("group", pa.string()), ("ts", pa.int64()), ("et", pa.timestamp("us", tz="UTC")), ("ord", pa.int64()),
-    ("kind", pa.string()), ("etype", pa.string()), ("member", pa.string()), ("num", pa.int64()),
-    ("err", pa.string()), ("inst", pa.string()), ("client", pa.string()), ("host", pa.string()),
-    ("payload", pa.string()),
+    ("kind", pa.string()), ("num", pa.int64()), ("payload", pa.string()), ("packed", pa.binary()),
 ])
+# the columns of a pack, in order
+PACK_COLUMNS = ("ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
+
+
+def pack_events(rows: list[tuple]) -> bytes:
+    """One group's events (tuples in PACK_COLUMNS order) as JSON: a list per column."""
+    return orjson.dumps(list(zip(*rows)))
+
+
+def unpack_events(packed: bytes) -> list[list]:
+    """The columns (PACK_COLUMNS order) of a pack."""
+    return orjson.loads(packed)
 
 
 def _kafka_ts_ms(column: pa.Array) -> list[int | None]:
@@ -43,34 +54,20 @@ def _kafka_ts_ms(column: pa.Array) -> list[int | None]:
 
 
 class _Rows:
-    """The output columns of one batch, appended row by row."""
+    """The output rows of one input batch: events gathered per group, dead letters, the clock row."""
 
     def __init__(self):
-        self.cols = {name: [] for name in _ARROW_SCHEMA.names}
+        self.groups: dict[str, list] = {}
+        self.dead: list[tuple] = []
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
 
-    def add(self, group, ts, order, kind, payload=None, hot=None, et=None, num=None):
-        c = self.cols
-        c["group"].append(group)
-        c["ts"].append(ts)
-        c["et"].append(et)
-        c["ord"].append(order)
-        c["kind"].append(kind)
-        c["payload"].append(payload)
-        if hot is None:
-            for name in ("etype", "member", "err", "inst", "client", "host"):
-                c[name].append(None)
-            c["num"].append(num)
+    def event(self, group: str, row: tuple) -> None:
+        rows = self.groups.get(group)
+        if rows is None:
+            self.groups[group] = [row]
         else:
-            etype, _, _, member, num, err, inst, client, host = hot
-            c["etype"].append(etype)
-            c["member"].append(member)
-            c["num"].append(num)
-            c["err"].append(err)
-            c["inst"].append(inst)
-            c["client"].append(client)
-            c["host"].append(host)
+            rows.append(row)
 
     def saw(self, ts: int, append_ms: int | None) -> None:
         if self.batch_max is None or ts > self.batch_max:
@@ -78,10 +75,20 @@ class _Rows:
             self.batch_max_append = append_ms
 
     def to_batch(self) -> pa.RecordBatch:
+        cols: dict[str, list] = {name: [] for name in _ARROW_SCHEMA.names}
+
+        def add(group, ts, et, order, kind, num, payload, packed):
+            for name, value in zip(_ARROW_SCHEMA.names, (group, ts, et, order, kind, num, payload, packed)):
+                cols[name].append(value)
+
+        for group, rows in self.groups.items():
+            add(group, max(r[0] for r in rows), None, 0, "events", len(rows), None, pack_events(rows))
+        for group, ts, order, payload in self.dead:
+            add(group, ts, None, order, "dead_letter", None, payload, None)
         if self.batch_max is not None:
             # one clock row per batch carries its highest event time: it alone moves the watermark
-            self.add("", self.batch_max, 0, "tick", payload="", et=self.batch_max * 1000, num=self.batch_max_append)
-        return pa.RecordBatch.from_arrays([pa.array(self.cols[n], type=f.type)
+            add("", self.batch_max, self.batch_max * 1000, 0, "tick", self.batch_max_append, "", None)
+        return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],
                                           schema=_ARROW_SCHEMA)
 
@@ -106,8 +113,9 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                 if source == "events":
                     hot = hot_fields(value, max_bytes, now, max_future_ms)
                     if hot is not None:
-                        out.add(hot[2], hot[1], order, "event", hot=hot)
-                        out.saw(hot[1], kafka_ts[i])
+                        etype, ts, group, member, num, err, inst, client, host = hot
+                        out.event(group, (ts, order, etype, member, num, err, inst, client, host, None))
+                        out.saw(ts, kafka_ts[i])
                         continue
                 _decode_slow(out, source, topic, partitions[i], offsets[i], order, kafka_ts[i], now, keys[i],
                              value, max_bytes, max_future_ms)
@@ -129,7 +137,7 @@ def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms,
             payload = json.dumps(event_to_dict(ev), separators=(",", ":"))
         # No event time on event rows: Spark would silently drop rows behind its watermark;
         # the processor decides lateness itself and dead-letters late events.
-        out.add(ev.group, ev.ts, order, "event", payload=payload)
+        out.event(ev.group, (ev.ts, order, None, None, None, None, None, None, None, payload))
         out.saw(ev.ts, append_ms)
     for rej in rejects:
         raw = rej.raw
@@ -140,4 +148,4 @@ def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms,
         rec = {"kind": "dead_letter", "group": "", "ts": kafka_ts, "reason": rej.reason,
                "detail": rej.detail, "raw": raw[:max_bytes], "topic": topic, "partition": int(partition),
                "offset": int(offset)}
-        out.add("", kafka_ts, order, "dead_letter", payload=json.dumps(rec, separators=(",", ":")))
+        out.dead.append(("", kafka_ts, order, json.dumps(rec, separators=(",", ":"))))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, redacted
 from .clock_source import ClockSource, current_tick, read_tick, read_tick_file, write_tick
-from .decode_stage import DECODED_SCHEMA, HOT_COLUMNS, make_decoder
+from .decode_stage import DECODED_SCHEMA, make_decoder
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
@@ -144,8 +144,8 @@ class MonitorJob:
         ticks = (spark.readStream.format("rmclock").option("path", self.tick_path).load()
                  .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
                          F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
-                         F.lit("tick").alias("kind"), *[F.lit(None).cast(t).alias(n) for n, t in HOT_COLUMNS],
-                         F.lit("").alias("payload"))
+                         F.lit("tick").alias("kind"), F.lit(None).cast("long").alias("num"),
+                         F.lit("").alias("payload"), F.lit(None).cast("binary").alias("packed"))
                  .withWatermark("et", delay))
         unioned = events.unionByName(ticks)
         return (unioned.groupBy("group")

@@ -16,6 +16,7 @@ decoder's dead letters (passed through).
 """
 from __future__ import annotations
 
+import bisect
 import json
 
 import pandas as pd
@@ -25,6 +26,7 @@ from ..core.events import Rejected, event_to_dict, loads_json, parse_event
 from ..core.group import GroupMonitor
 from ..core.settings import CoreSettings
 from ..event_columns import hot_event
+from .decode_stage import PACK_COLUMNS, unpack_events
 
 try:
     import orjson
@@ -36,7 +38,6 @@ STATE_SCHEMA = "state string"
 CLUSTER_KEY = ""
 # driver-only record: the highest event time of a decoded batch and the Kafka timestamp of its record
 CLOCK_KIND = "clock"
-_IN_COLUMNS = ("kind", "ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
 
 
 def dumps(obj) -> str:
@@ -71,6 +72,46 @@ def _event(item, ts: int, group: str):
     return hot_event(item[0], ts, group, *item[1:])
 
 
+def _entry_order(entry: list) -> tuple:
+    return entry[0], entry[1]
+
+
+class _NewRows:
+    """The rows of one handleInputRows call: the unpacked events column-wise (PACK_COLUMNS), `keys` the
+    (ts, source order, index) of each event sorted (ties in source order: partition, offset), and `dead`
+    the decoder's dead letters as (ts, payload)."""
+
+    def __init__(self, frames):
+        cols: list[list] = [[] for _ in PACK_COLUMNS]
+        self.dead: list[tuple] = []
+        for pdf in frames:
+            for kind, ts, payload, packed in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["payload"].tolist(),
+                                                 pdf["packed"].tolist()):
+                if kind == "events":
+                    for col, part in zip(cols, unpack_events(packed)):
+                        col.extend(part)
+                elif kind == "dead_letter":
+                    self.dead.append((ts, payload))
+        (self.ts, self.ord, self.etype, self.member, self.num, self.err, self.inst, self.client, self.host,
+         self.payload) = cols
+        self.keys = list(zip(self.ts, self.ord, range(len(self.ts))))
+        self.keys.sort()
+
+    def event(self, i: int, ts: int, group: str):
+        etype = self.etype[i]
+        if etype is None:
+            return parse_event(self.payload[i])
+        return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
+                         self.host[i])
+
+    def item(self, i: int):
+        """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll."""
+        etype = self.etype[i]
+        if etype is None:
+            return self.payload[i]
+        return [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
+
+
 def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", origin: dict | None = None) -> tuple:
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", "backslashreplace")
@@ -101,7 +142,7 @@ class GroupProcessor(StatefulProcessor):
             snap = loads_json(self.state.get()[0])
             g = GroupMonitor.from_state(snap["g"], self.settings)
             pending = [list(p) for p in snap["p"]]
-            pending.sort(key=lambda p: (p[0], p[1]))  # older snapshots kept a heap, not a sorted list
+            pending.sort(key=_entry_order)  # older snapshots kept a heap, not a sorted list
             return g, pending, snap["q"], snap.get("m", g.clock_ms)
         return GroupMonitor(group, self.settings), [], 0, 0
 
@@ -122,42 +163,57 @@ class GroupProcessor(StatefulProcessor):
             # Spark fires a timer once the watermark passes it; never register one already behind.
             self.handle.registerTimer(max(min(cands), watermark + 1))
 
-    def _run(self, group: str, new_rows: list[tuple], watermark: int) -> list[tuple]:
-        """`new_rows`: (ts, item) in timestamp order (ties in source order)."""
+    def _run(self, group: str, new: "_NewRows | None", watermark: int) -> list[tuple]:
+        """Apply a group's new rows (if any) and the watermark; returns the output rows."""
         g, pending, seq, newest = self._load(group)
         out: list[tuple] = []
-        frontier = g.clock_ms
-        added = False
-        for ts, item in new_rows:
-            if ts < frontier:
-                out.append(dead_letter_row(group, ts, "late_event", _raw_text(item, ts, group),
-                                           f"ts {ts} is behind what the group already processed ({frontier})"))
-                continue
-            seq += 1
-            pending.append([ts, seq, item])
-            added = True
-            if ts > newest:
-                newest = ts
-        if added:
-            pending.sort(key=lambda p: (p[0], p[1]))
+        keys: list = []
+        if new is not None and new.keys:
+            keys = new.keys
+            frontier = g.clock_ms
+            if keys[0][0] < frontier:  # late: behind what the group already processed (a sorted prefix)
+                k = bisect.bisect_left(keys, (frontier,))
+                for ts, _, i in keys[:k]:
+                    out.append(dead_letter_row(group, ts, "late_event", _raw_text(new.item(i), ts, group),
+                                               f"ts {ts} is behind what the group already processed ({frontier})"))
+                keys = keys[k:]
+            if keys and keys[-1][0] > newest:
+                newest = keys[-1][0]
         release = watermark
         if self.release_delay_ms is not None and newest - self.release_delay_ms > release:
             release = newest - self.release_delay_ms
         records: list[dict] = []
-        done = 0
         process = g.process
-        for entry in pending:
-            ts = entry[0]
-            if ts > release:
+        # merge the pending events (sorted, older) with the new ones (sorted), releasing up to `release`
+        pi = ki = 0
+        n_pending, n_keys = len(pending), len(keys)
+        while True:
+            if pi < n_pending and (ki >= n_keys or pending[pi][0] <= keys[ki][0]):
+                ts, _, item = pending[pi]
+                if ts > release:
+                    break
+                pi += 1
+                ev = _event(item, ts, group)
+            elif ki < n_keys:
+                ts, _, i = keys[ki]
+                if ts > release:
+                    break
+                ki += 1
+                ev = new.event(i, ts, group)
+            else:
                 break
-            done += 1
-            ev = _event(entry[2], ts, group)
-            if isinstance(ev, Rejected):  # cannot happen for rows the decoder produced; keep it safe
-                out.append(dead_letter_row(group, ts, ev.reason, entry[2], ev.detail))
+            if type(ev) is Rejected:  # cannot happen for rows the decoder produced; keep it safe
+                out.append(dead_letter_row(group, ts, ev.reason, ev.raw, ev.detail))
                 continue
             records.extend(process(ev))
-        if done:
-            del pending[:done]
+        rest = pending[pi:]
+        if ki < n_keys:
+            for ts, _, i in keys[ki:]:
+                seq += 1
+                rest.append([ts, seq, new.item(i)])
+            if pi < n_pending:
+                rest.sort(key=_entry_order)
+        pending = rest
         if watermark > 0:
             records.extend(g.advance_to(watermark))
         if self.emit_status and g.dirty:
@@ -180,22 +236,9 @@ class GroupProcessor(StatefulProcessor):
         if group == CLUSTER_KEY:
             yield from self._cluster(rows)
             return
-        new_rows = []
-        out = []
-        for pdf in rows:
-            cols = [pdf[c].tolist() for c in _IN_COLUMNS]
-            for kind, ts, order, etype, member, num, err, inst, client, host, payload in zip(*cols):
-                if kind == "event":
-                    if etype is None:
-                        new_rows.append((ts, order, payload))
-                    else:
-                        if type(num) is float:  # an int column with nulls reaches pandas as float64
-                            num = None if num != num else int(num)
-                        new_rows.append((ts, order, [etype, member, num, err, inst, client, host]))
-                elif kind == "dead_letter":
-                    out.append(("dead_letter", group, ts, payload))
-        new_rows.sort(key=lambda r: (r[0], r[1]))  # by time, ties in source order (partition, offset)
-        out.extend(self._run(group, [(ts, item) for ts, _, item in new_rows], watermark))
+        new = _NewRows(rows)
+        out = [("dead_letter", group, ts, payload) for ts, payload in new.dead]
+        out.extend(self._run(group, new, watermark))
         if out:
             yield _frame(out)
 
@@ -203,38 +246,43 @@ class GroupProcessor(StatefulProcessor):
         group = key[0]
         if group == CLUSTER_KEY:
             return
-        out = self._run(group, [], timerValues.getCurrentWatermarkInMs())
+        out = self._run(group, None, timerValues.getCurrentWatermarkInMs())
         if out:
             yield _frame(out)
 
     def _cluster(self, rows):
         out = []
         for pdf in rows:
-            for kind, ts, num, payload in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["num"].tolist(),
-                                              pdf["payload"].tolist()):
+            for kind, ts, num, payload, packed in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["num"].tolist(),
+                                                      pdf["payload"].tolist(), pdf["packed"].tolist()):
                 if kind == "tick":
                     if num is not None and num == num:  # a decoded batch's clock (the idle clock's ticks have none)
                         out.append((CLOCK_KIND, CLUSTER_KEY, int(ts),
                                     dumps({"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": int(num)})))
                 elif kind == "dead_letter":
                     out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
-                elif kind == "event" and payload:  # (a heartbeat or poll without a group has nothing to say)
-                    ev = parse_event(payload)
-                    if isinstance(ev, Rejected):
-                        out.append(dead_letter_row(CLUSTER_KEY, int(ts), ev.reason, payload, ev.detail))
-                    elif ev.type == "end_offsets":
-                        rec = {"kind": "end_offsets", "group": "", "ts": ev.ts,
-                               "offsets": [list(o) for o in ev.offsets]}
-                    elif ev.type == "coordinator_change":
-                        rec = {"kind": "coordinator", "group": "", "ts": ev.ts, "partition": ev.partition,
-                               "broker": ev.broker, "action": ev.action}
-                    elif ev.type == "topic_partitions":
-                        rec = {"kind": "topic_partitions", "group": "", "ts": ev.ts, "topics": dict(ev.topics)}
-                    else:
-                        continue
-                    out.extend(_record_rows([rec]))
+                elif kind == "events":
+                    # cluster-wide events travel as JSON text (a heartbeat or poll without a group says nothing)
+                    for text in unpack_events(packed)[PACK_COLUMNS.index("payload")]:
+                        if text is not None:
+                            out.extend(self._cluster_event(text))
         if out:
             yield _frame(out)
+
+    def _cluster_event(self, text: str) -> list[tuple]:
+        ev = parse_event(text)
+        if isinstance(ev, Rejected):
+            return [dead_letter_row(CLUSTER_KEY, 0, ev.reason, text, ev.detail)]
+        if ev.type == "end_offsets":
+            rec = {"kind": "end_offsets", "group": "", "ts": ev.ts, "offsets": [list(o) for o in ev.offsets]}
+        elif ev.type == "coordinator_change":
+            rec = {"kind": "coordinator", "group": "", "ts": ev.ts, "partition": ev.partition,
+                   "broker": ev.broker, "action": ev.action}
+        elif ev.type == "topic_partitions":
+            rec = {"kind": "topic_partitions", "group": "", "ts": ev.ts, "topics": dict(ev.topics)}
+        else:
+            return []
+        return _record_rows([rec])
 
     def close(self) -> None:
         pass
