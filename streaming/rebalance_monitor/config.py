@@ -83,6 +83,7 @@ class KafkaConfig:
     max_offsets_per_trigger: int = 500_000
     client: str = choice("auto", "confluent", "kafka-python", default="auto")
     connector: str = choice("auto", "spark", "python", default="auto")
+    decode_in_source: bool = True
     max_record_bytes: int = 1 << 20
     max_future_skew: Duration = Duration(3_600_000)
     security: SecurityConfig = field(default_factory=SecurityConfig)

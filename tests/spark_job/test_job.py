@@ -126,6 +126,8 @@ def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, un
     events = scripted_events(base)
     produce(broker, topic, events[: len(events) // 2] + BAD + events[len(events) // 2:])
     cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 20})
+    # the Python source decodes as it reads: no separate decode stage in the plan
+    assert "MapInArrow" not in MonitorJob(cfg, spark=spark).build()._jdf.queryExecution().logical().toString()
     collected = []
     # at the end, move event time to exactly the last event (what replay's end of input does)
     run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in events) + int(cfg.state.watermark_delay))
@@ -201,15 +203,19 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
 
 
 def test_run_once_with_available_now_equals_replay(spark, broker, unique, tmp_path):
-    """`run --once` (Trigger.AvailableNow): process what is there, stop, and say what replay says."""
+    """`run --once` (Trigger.AvailableNow): process what is there, stop, and say what replay says.
+    This one decodes in a separate mapInArrow stage (as with Spark's own Kafka connector), the others in
+    the Python source."""
     topic = f"events-{unique}"
     broker.create_topics({topic: 1})
     base = int(time.time() * 1000) - 120_000
     events = scripted_events(base)
     produce(broker, topic, events)
-    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 30})
+    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 30,
+                                               "kafka.decode_in_source": False})
     got = []
     job = MonitorJob(cfg, spark=spark, idle_clock=False, on_records=lambda b, recs, dead: got.extend(recs))
+    assert "MapInArrow" in job.build()._jdf.queryExecution().logical().toString()
     job.run_once(timeout_s=300)
     assert job.query is not None and not job.query.isActive
     assert comparable(got) == comparable(replay_records(events, cfg))

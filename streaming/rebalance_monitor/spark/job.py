@@ -124,16 +124,25 @@ class MonitorJob:
     def build(self):
         from pyspark.sql import functions as F
 
-        from .kafka_source import kafka_stream
+        from .kafka_source import is_decoded, kafka_stream
 
         spark = self._session()
         cfg = self.cfg
-        raw = kafka_stream(spark, source_options(cfg), prefer=cfg.kafka.connector)
-        decoder = make_decoder(topic_sources(cfg), cfg.kafka.max_record_bytes, int(cfg.kafka.max_future_skew))
+        options = source_options(cfg)
+        decode = {"topics": topic_sources(cfg), "max_bytes": cfg.kafka.max_record_bytes,
+                  "max_future_ms": int(cfg.kafka.max_future_skew)}
+        if cfg.kafka.decode_in_source:
+            options["decode"] = json.dumps(decode)
+        raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
         delay = f"{int(cfg.state.watermark_delay)} milliseconds"
-        events = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
-                  .mapInArrow(decoder, DECODED_SCHEMA)
-                  .withWatermark("et", delay))
+        if is_decoded(raw):
+            decoded = raw
+        else:
+            decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"])
+            decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
+                       .mapInArrow(decoder, DECODED_SCHEMA))
+        log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
+        events = decoded.withWatermark("et", delay)
         clock = read_tick_file(self.tick_path)
         if not clock:
             write_tick(self.tick_path, 0)

@@ -132,6 +132,7 @@ class SourceOptions:
     group_id_prefix: str = "rmkafka"
     include_headers: bool = False
     arrow_batch_rows: int = 20_000
+    decode: dict | None = None  # option "decode": emit decoded rows (see decode_stage) instead of records
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "SourceOptions":
@@ -172,6 +173,11 @@ class SourceOptions:
         o.group_id_prefix = str(opts.get("groupidprefix", "rmkafka"))
         o.include_headers = _truthy(opts.get("includeheaders", "false"))
         o.arrow_batch_rows = max(1, int(opts.get("arrowbatchrows", 20_000)))
+        if opts.get("decode"):
+            o.decode = json.loads(opts["decode"])
+            if not isinstance(o.decode, dict) or not isinstance(o.decode.get("topics"), dict):
+                raise ValueError('option decode must be JSON {"topics": {topic: format}, "max_bytes": n, '
+                                 '"max_future_ms": n}')
         return o
 
     def topic_selected(self, topic: str) -> bool:
@@ -767,7 +773,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return plan_ranges(eff, ends, self.opts.min_partitions)
 
     def read(self, partition: KafkaRange) -> Iterator:
-        return read_range(self.opts, self.client, partition)
+        batches = read_range(self.opts, self.client, partition)
+        d = self.opts.decode
+        if d is None:
+            return batches
+        # decode where the records are read: the JVM then carries a row per group, not a row per record
+        from .decode_stage import make_decoder
+
+        return make_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)), int(d.get("max_future_ms", 3_600_000)))(batches)
 
     def commit(self, end: dict) -> None:
         # Spark's checkpoint owns the offsets; forget start offsets of partitions now in the offsets.
@@ -791,8 +804,13 @@ class KafkaDataSource(DataSource):
     def name(cls) -> str:
         return FORMAT
 
-    def schema(self) -> StructType:
-        return output_schema(_truthy(self.options.get("includeHeaders", "false")))
+    def schema(self):
+        opts = {str(k).lower(): v for k, v in self.options.items()}
+        if opts.get("decode"):
+            from .decode_stage import DECODED_SCHEMA
+
+            return DECODED_SCHEMA
+        return output_schema(_truthy(opts.get("includeheaders", "false")))
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         return KafkaStreamReader(self.options)
@@ -801,7 +819,7 @@ class KafkaDataSource(DataSource):
 # ----------------------------------------------------------------------------------------------
 # choose between Spark's connector and this source
 
-_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows")
+_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode")
 
 
 def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
@@ -809,7 +827,8 @@ def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
     classpath and `prefer` is "auto" or "spark", else this module's "rmkafka" format.
 
     Options are the Spark Kafka connector's (plus this source's own); for Spark's connector the
-    security settings are translated to Java client properties (sasl.jaas.config etc.).
+    security settings are translated to Java client properties (sasl.jaas.config etc.). The "rmkafka"
+    option "decode" makes it emit decoded rows; Spark's connector ignores it: check `is_decoded(df)`.
     """
     from rebalance_monitor.spark.session import kafka_connector_available
 
@@ -837,3 +856,8 @@ def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
     log.info("Kafka source: format %r (%s), %s client (%s); options %s", FORMAT, why, client, reason,
              kafka_clients.redacted(dict(options)))
     return spark.readStream.format(FORMAT).options(**{k: str(v) for k, v in options.items()}).load()
+
+
+def is_decoded(df) -> bool:
+    """True when a `kafka_stream` frame already carries decoded rows (the "decode" option took effect)."""
+    return "packed" in df.columns
