@@ -127,5 +127,5 @@ def test_decode_stage_rows_match_decode_record():
     assert sum(r["etype"] is not None for r in events) == len(COMMON_FORMS)
     assert [r["ord"] for r in events] == [(1 << 40) | o for o in (0, 1, 2, 3, 4, 7)]  # source order
     assert len(ticks) == 1 and ticks[0]["ts"] == max(e.ts for e in expected_events)
-    assert ticks[0]["num"] == NOW and ticks[0]["et"] is not None
+    assert ticks[0]["num"] == NOW and ticks[0]["et"] is not None and ticks[0]["ord"] == n  # records read
     assert all(r["et"] is None for r in packs + dead)

@@ -4,9 +4,10 @@ Rows out (DECODED_SCHEMA):
 - `events`: one row per group and input batch, its events packed in `packed` (see `pack_events`): the
   shuffle and the sort before the stateful operator then handle a row per group, not a row per event;
 - `dead_letter`: one per rejected record (group "", the dead-letter record as JSON in `payload`);
-- `tick`: one per input batch, `et` its highest event time and `num` the Kafka timestamp of the record that
-  carried it (so the driver can relate event time to the wall clock). Only tick rows carry event time, so
-  they alone move the watermark, and Spark never drops events as late: lateness is the processor's call.
+- `tick`: one per input batch, `et` its highest event time, `num` the Kafka timestamp of the record that
+  carried it (so the driver can relate event time to the wall clock) and `ord` the number of records read.
+  Only tick rows carry event time, so they alone move the watermark, and Spark never drops events as
+  late: lateness is the processor's call.
 
 A packed event is a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other event as
 its canonical JSON text (`payload`).
@@ -59,6 +60,7 @@ class _Rows:
     def __init__(self):
         self.groups: dict[str, list] = {}
         self.dead: list[tuple] = []
+        self.records = 0  # Kafka records read
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
 
@@ -85,9 +87,11 @@ class _Rows:
             add(group, max(r[0] for r in rows), None, 0, "events", len(rows), None, pack_events(rows))
         for group, ts, order, payload in self.dead:
             add(group, ts, None, order, "dead_letter", None, payload, None)
-        if self.batch_max is not None:
-            # one clock row per batch carries its highest event time: it alone moves the watermark
-            add("", self.batch_max, self.batch_max * 1000, 0, "tick", self.batch_max_append, "", None)
+        if self.records:
+            # one clock row per batch: its highest event time (it alone moves the watermark), the Kafka
+            # timestamp of that event's record, and how many records the batch read
+            et = None if self.batch_max is None else self.batch_max * 1000
+            add("", self.batch_max or 0, et, self.records, "tick", self.batch_max_append, "", None)
         return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],
                                           schema=_ARROW_SCHEMA)
@@ -100,6 +104,7 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
         for batch in batches:
             now = int(time.time() * 1000)
             out = _Rows()
+            out.records = batch.num_rows
             topics = batch.column("topic").to_pylist()
             partitions = batch.column("partition").to_pylist()
             offsets = batch.column("offset").to_pylist()

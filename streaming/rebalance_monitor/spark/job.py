@@ -80,6 +80,7 @@ class JobStats:
     records: dict = field(default_factory=dict)
     dead_letters: dict = field(default_factory=dict)
     last_batch_id: int = -1
+    records_read: int = 0
 
 
 class MonitorJob:
@@ -212,13 +213,16 @@ class MonitorJob:
         t0 = time.monotonic()
         rows = [(r.kind, r.group, r.ts, r.payload) for r in df.collect()]
         records, dead, history = [], [], []
+        read = 0
         for kind, group, ts, payload in rows:
             if kind == "dead_letter":
                 dead.append(payload)
                 continue
             rec = json.loads(payload)
             if kind == CLOCK_KIND:
-                self._saw_event_time(int(ts), rec.get("append_ms"))
+                read += int(rec.get("records") or 0)
+                if ts and ts > 0:
+                    self._saw_event_time(int(ts), rec.get("append_ms"))
                 continue
             records.append(rec)
             if kind in HISTORY_KINDS:
@@ -245,11 +249,12 @@ class MonitorJob:
         if self.updater is not None:
             self.updater.apply(records)
             self.updater.record_batch(batch_id, rejects=reasons, duration_s=time.monotonic() - t0,
-                                      output_counts=counts, **self._progress_figures())
+                                      output_counts=counts, events_read={"kafka": read}, **self._progress_figures())
             self.updater.set_ready(True)
         st = self.stats
         st.batches += 1
         st.last_batch_id = batch_id
+        st.records_read += read
         for k, v in counts.items():
             st.records[k] = st.records.get(k, 0) + v
         for k, v in reasons.items():
@@ -262,7 +267,7 @@ class MonitorJob:
         lp = q.lastProgress if q is not None else None
         if not lp:
             return {}
-        out = {"events_read": {"kafka": _kafka_rows(lp)}}
+        out = {}
         ops = lp.get("stateOperators") or []
         if ops:
             out["state_rows"] = int(ops[0].get("numRowsTotal", 0))
@@ -462,9 +467,10 @@ def _log_progress(query, job: MonitorJob) -> None:
         log.info("no batch yet")
         return
     ops = lp.get("stateOperators") or [{}]
-    log.info("batch %s: %s input rows, %.0f rows/s, state rows %s, watermark %s, records %s, dead letters %s",
-             lp.get("batchId"), lp.get("numInputRows"), lp.get("processedRowsPerSecond") or 0.0,
-             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"),
+    dur = (lp.get("durationMs") or {}).get("triggerExecution") or 0
+    log.info("batch %s: %s decoded rows in %.1f s, %s Kafka records read so far, state rows %s, watermark %s, "
+             "records %s, dead letters %s", lp.get("batchId"), lp.get("numInputRows"), dur / 1000.0,
+             job.stats.records_read, ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"),
              job.stats.records, job.stats.dead_letters)
 
 

@@ -36,7 +36,8 @@ except ImportError:  # pragma: no cover - a dependency; json is the fallback
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 STATE_SCHEMA = "state string"
 CLUSTER_KEY = ""
-# driver-only record: the highest event time of a decoded batch and the Kafka timestamp of its record
+# driver-only record: a decoded batch's highest event time (ts; 0: none), the Kafka timestamp of that
+# event's record (append_ms) and the number of records it read
 CLOCK_KIND = "clock"
 
 
@@ -253,12 +254,14 @@ class GroupProcessor(StatefulProcessor):
     def _cluster(self, rows):
         out = []
         for pdf in rows:
-            for kind, ts, num, payload, packed in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["num"].tolist(),
-                                                      pdf["payload"].tolist(), pdf["packed"].tolist()):
+            for kind, ts, order, num, payload, packed in zip(
+                    pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["ord"].tolist(), pdf["num"].tolist(),
+                    pdf["payload"].tolist(), pdf["packed"].tolist()):
                 if kind == "tick":
-                    if num is not None and num == num:  # a decoded batch's clock (the idle clock's ticks have none)
-                        out.append((CLOCK_KIND, CLUSTER_KEY, int(ts),
-                                    dumps({"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": int(num)})))
+                    if order:  # a decoded batch's clock row (the idle clock's ticks read no record)
+                        append = None if num is None or num != num else int(num)
+                        out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(
+                            {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order})))
                 elif kind == "dead_letter":
                     out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
                 elif kind == "events":
