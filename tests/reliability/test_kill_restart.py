@@ -225,9 +225,11 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
     assert text.count("exported metrics restored as of micro-batch") == sum(s >= 0 for s, _ in windows) >= 2
 
     print(f"killed run done at {time.monotonic() - t_start:.0f} s")
-    # the same input, uninterrupted, into a checkpoint of its own
+    # the same input, uninterrupted, into a checkpoint of its own; read in one micro-batch rather than 15
+    # records at a time (quicker, and what is compared must not depend on how the input is cut anyway)
     port_a = free_port()
-    conf_a = dict(conf, state=dict(conf["state"], checkpoint_location=str(tmp_path / "ck-a")),
+    conf_a = dict(conf, kafka=dict(conf["kafka"], max_offsets_per_trigger=100_000),
+                  state=dict(conf["state"], checkpoint_location=str(tmp_path / "ck-a")),
                   sinks={"history": {"parquet_path": str(tmp_path / "history-a")},
                          "dead_letter": {"path": str(tmp_path / "dlq-a")}},
                   exporter={"host": "127.0.0.1", "port": port_a})
@@ -236,11 +238,8 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
     proc = start_job(config_a, tmp_path / "job-a.log")
     try:
         straight_metrics = wait_for(lambda: metrics_complete(port_a, expected), 180, "the uninterrupted run")
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, (tmp_path / "job-a.log").read_text()[-3000:]
     finally:
-        if proc.poll() is None:
-            kill_hard(proc)
+        kill_hard(proc)     # its own shutdown is not under test (the killed run's last stop above is)
     print(f"uninterrupted run done at {time.monotonic() - t_start:.0f} s")
     killed, straight = counted(killed_metrics, gauges=True), counted(straight_metrics, gauges=True)
     assert killed == straight, {k: (killed.get(k), straight.get(k)) for k in set(killed) | set(straight)
