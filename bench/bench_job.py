@@ -66,6 +66,31 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
         "sinks.dead_letter.path": os.path.join(work, f"d-{topic}"), "spark.trigger_interval": trigger, **extra})
 
 
+def tree_cpu_s(root: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by the live processes under `root` (this process's
+    children: the JVM and its Python workers; the broker is excluded)."""
+    root = os.getpid() if root is None else root
+    hz = os.sysconf("SC_CLK_TCK")
+    procs = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                st = f.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        procs[int(pid)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / hz, b"tansu" in cmd)
+    mine, frontier = set(), {root}
+    while frontier:
+        frontier = {p for p, (ppid, _, _) in procs.items() if ppid in frontier and p not in mine}
+        mine |= frontier
+    return sum(procs[p][1] for p in mine if not procs[p][2])
+
+
 def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> dict:
     """The job as it runs in production (5 s processing-time trigger) on a backlog of `n` events, at most
     `per_trigger` per micro-batch. Sustained rate: rows / trigger-execution time over the batches after the
@@ -82,12 +107,14 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
 
     job._process_batch = process_batch
     t0 = time.perf_counter()
+    cpu0 = tree_cpu_s()
     q = job.start()
     batches: dict[int, dict] = {}
     deadline = time.time() + 1800
     while time.time() < deadline and job.stats.records_read < n:
         time.sleep(0.5)
     wall = time.perf_counter() - t0
+    cpu = tree_cpu_s() - cpu0
     for p in q.recentProgress:
         batches[p["batchId"]] = p
     job.stop()
@@ -97,7 +124,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
     steady = data[1:] or data
     rows = sum(r for _, r in steady)
     secs = sum(p["durationMs"]["triggerExecution"] for p, _ in steady) / 1000.0
-    return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall,
+    return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall, "cpu_s": cpu,
             "steady_rate": rows / secs if secs else float("nan"),
             "first": (data[0][1], data[0][0]["durationMs"]["triggerExecution"] / 1000.0) if data else None,
             "per_batch": [(r, p["durationMs"]["triggerExecution"] / 1000.0,
@@ -121,7 +148,14 @@ def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
     job = MonitorJob(cfg_for(broker.bootstrap, topic, work, trigger="5s", **{"state.watermark_delay": "2s"}),
                      spark=spark, on_records=on_records)
     job.start()
-    time.sleep(8)
+    # a long-running job is warm: let a first event go through (Python workers, state store) before measuring
+    now = int(time.time() * 1000)
+    produce(broker.bootstrap, topic, [json.dumps({"v": 1, "type": "join", "ts": now, "group": "warm-up",
+                                                  "member_id": "w", "protocols": ["range"], "topics": ["t"]}).encode()], 1)
+    t_warm = time.time() + 120
+    while time.time() < t_warm and job.stats.records_read < 1:
+        time.sleep(0.2)
+    time.sleep(6)
     deadlines: dict[str, float] = {}
     produced: dict[str, float] = {}
     for i in range(samples):
@@ -171,6 +205,9 @@ def main() -> None:
               f"({r['steady_rate'] / plain:.2f}x of the ceiling; batches after the first)")
         print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first batch "
               f"{r['first'][0]:,} rows in {r['first'][1]:.1f} s")
+        print(f"  CPU of the job's processes (JVM + Python workers): {r['cpu_s']:.1f} s = "
+              f"{r['cpu_s'] / r['rows'] * 1e6:.1f} us/event, so at most {2 * r['rows'] / r['cpu_s']:,.0f} events/s "
+              f"on 2 free cores (the machine's load during the run: {os.getloadavg()[0]:.1f})")
         print("  per batch (rows, s, of which planning s): " +
               ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]))
         gen_delay, timeouts = latency(spark, broker, work)

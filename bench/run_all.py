@@ -10,6 +10,7 @@ BENCHES = [
     ("core reconstruction", ["bench_core.py"]),
     ("assignors vs kafka-python", ["bench_assignors.py"]),
     ("exporter scrape", ["bench_exporter.py"]),
+    ("exported-metrics snapshot", ["bench_metrics_state.py"]),
     ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),
     ("whole job vs plain consumer", ["bench_job.py"]),
 ]

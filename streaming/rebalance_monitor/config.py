@@ -143,6 +143,8 @@ class ExporterConfig:
     basic_auth_password_file: str | None = None
     idle_group_ttl: Duration = Duration(86_400_000)
     ready_max_batch_age: Duration = Duration(120_000)
+    # Keep counters and group gauges across restarts in <state.checkpoint_location>/metrics-state.json.
+    persist_state: bool = True
 
 
 @dataclass(frozen=True)

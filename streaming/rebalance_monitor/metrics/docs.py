@@ -137,14 +137,26 @@ SEMANTICS = """## Semantics
 
 ### Counters across restarts
 
-Counters live in the exporter process and start at 0 when it starts. They never go backwards within a
-process. After a restart they start again from 0, which Prometheus handles as a counter reset (`rate`,
-`increase` and `resets` account for it); they are deliberately *not* rebuilt from the streaming state,
-because the job re-emits the micro-batch it was processing when it stopped and rebuilding would count
-that batch twice. Within one process, a replayed record does not count twice: generations are
-deduplicated on `(group, generation, completed_ms)`, rebalance starts on `(group, generation, started_ms)`,
-member timeouts on `(group, member_id, timeout, detected_ms)`, storms on `(group, started_ms)` and
-micro-batches on their batch id (the most recent 256 keys per group and 1024 batch ids are remembered).
+Counters never go backwards, also across restarts of the job: with `exporter.persist_state` (the default)
+the job writes the exporter's state to `<state.checkpoint_location>/metrics-state.json` after every
+micro-batch, tagged with the micro-batch id, and loads it when it starts. A restarted job therefore exports
+the same counters as a run that never stopped: each micro-batch is counted exactly once (a batch Spark runs
+again after a crash is skipped when the snapshot already holds it), and a counter is exported only once it
+is in the snapshot, so a crash never takes back a value Prometheus scraped (which it would count again as a
+reset). Kept: every counter and histogram of the groups, the events read, rejects, output records, batches,
+batch durations and dropped groups, and the gauges records set on a group (generation, state, members,
+protocol, assignment gauges, storm, coordinator, ...), so quiet groups are exported again at once. Per
+process, from scratch at each start: `up`, `ready`, the last batch time, state rows, watermark delay,
+`sink_errors_total` (a counter reset on restart) and the offsets (committed and end offsets, lag), which the
+next commit record or broker poll brings back. `persist_state: false` restores the old behaviour: counters
+start at 0 in each process, a counter reset for Prometheus. Details and crash windows: docs/reliability.md.
+
+Within one process, a replayed record does not count twice either: generations are deduplicated on
+`(group, generation, completed_ms)`, rebalance starts on `(group, generation, started_ms)`, member timeouts
+on `(group, member_id, timeout, detected_ms)`, storms on `(group, started_ms)` and micro-batches on their
+batch id (the most recent 256 keys per group and 1024 batch ids are remembered). Of these keys only the
+storms' are kept across restarts, because a storm's end record repeats its start's key; the job emits the
+other records once, and a micro-batch it runs again is skipped whole.
 
 ### Group lifecycle and cardinality
 

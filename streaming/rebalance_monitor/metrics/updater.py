@@ -11,11 +11,11 @@ Series of a group disappear with it: on a ``group_deleted`` record, and when the
 (regular expressions, full match) and groups beyond ``max_groups`` are not exported, and each such group is
 counted once in ``rebalance_monitor_groups_dropped_total{reason="denied"|"max_groups"}``.
 
-Counters and restarts: every counter lives in this process and starts at 0 when the process starts; it never
-goes backwards within a process. After a restart the counters start again from 0, which Prometheus treats as
-a counter reset (``rate``/``increase`` handle it). They are not rebuilt from the streaming state: the job
-re-emits only the batch it was processing when it stopped, so rebuilding would double count. Within one
-process a replayed record does not count twice: generations are deduplicated on
+Counters and restarts: every counter starts at 0 in a new updater and never goes backwards. The streaming
+job (``spark/job.py``) feeds each micro-batch through :meth:`apply_batch`, which applies a ``batch_id`` once
+(a batch re-run after a crash is skipped) and, with a ``persist`` callback (``state_file.MetricsStateFile``),
+keeps the counters and the group gauges across restarts: see ``state_file.py`` for the crash windows.
+Within one process a replayed record does not count twice either: generations are deduplicated on
 ``(group, generation, completed_ms)``, member timeouts on ``(group, member_id, timeout, detected_ms)``,
 storms on ``(group, started_ms)`` and batches (``record_batch``) on ``batch_id``. A group dropped by
 ``group_deleted`` or the idle TTL loses its counters: if it comes back its series start again from 0.
@@ -23,6 +23,7 @@ storms on ``(group, started_ms)`` and batches (``record_batch``) on ``batch_id``
 from __future__ import annotations
 
 import gzip
+import json
 import math
 import re
 import threading
@@ -36,6 +37,8 @@ from .lag import EndOffsetTable, offset_lag
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
 DEDUPE_KEYS_PER_GROUP = 256
+STATE_VERSION = 1            # of state_text(); load_state() refuses another
+_JSON_SEP = (",", ":")
 
 # group families whose lines depend on offsets (re-rendered when an end offset moves)
 LAG_FAMILIES = ("kafka_consumergroup_lag", "kafka_consumergroup_lag_sum", "kafka_consumergroup_lag_seconds",
@@ -85,6 +88,10 @@ def header(spec: MetricSpec) -> str:
     return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
 
 
+def _labelled(name: str, label: str, d: dict) -> str:
+    return "".join(f'{name}{{{label}="{escape_label(k)}"}} {d[k]}\n' for k in sorted(d))
+
+
 class Histogram:
     """Cumulative-bucket histogram state."""
 
@@ -118,6 +125,17 @@ class Histogram:
         out.append(f"{name}_sum{lbl} {fmt_value(self.sum)}\n")
         return out
 
+    def to_state(self) -> list:
+        return [self.counts, self.sum, self.count]
+
+    def load_state(self, state) -> bool:
+        """Restore :meth:`to_state`; False (and nothing changed) when the bucket layout differs."""
+        counts, sum_, count = state
+        if len(counts) != len(self.bounds):
+            return False
+        self.counts, self.sum, self.count = [int(c) for c in counts], float(sum_), int(count)
+        return True
+
 
 class _Dedupe:
     """A bounded set of recently seen keys (oldest forgotten first)."""
@@ -138,6 +156,15 @@ class _Dedupe:
 
 
 # ------------------------------------------------------------------------------------------------------------
+# What of a group outlives the process (state_file.py): counters, the gauges its records set, the storm keys.
+# Offsets (committed, end, time-lag samples) are not kept: the next commit or broker poll brings them back.
+_STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total")      # default 0
+_STATE_GAUGES = ("generation", "state", "members", "protocol", "in_progress", "last_rebalance_ts",
+                 "last_rebalance_start_ts", "lag_at_rebalance_start", "mismatched", "unassigned", "imbalance",
+                 "needless_moves", "heartbeat_gap_ratio", "storm", "storm_started_ms")  # default None
+_STATE_FLAGS = ("has_status",)                                                         # default False
+
+
 class _Group:
     """Everything exported about one consumer group."""
 
@@ -186,6 +213,53 @@ class _Group:
         self.tp_keys: list[tuple[str, int]] | None = None
         self.tp_prefix: dict[tuple[str, int], str] = {}
         self.lag_sum: int | None = None
+
+    # -- persistence -----------------------------------------------------------------------------------------
+    def to_state(self) -> dict:
+        """The group's counters and record-fed gauges as JSON-ready data (defaults left out)."""
+        d: dict = {"t": self.last_activity_ms}
+        for k in _STATE_COUNTERS:
+            v = getattr(self, k)
+            if v:
+                d[k] = v
+        for k in _STATE_GAUGES:
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        for k in _STATE_FLAGS:
+            if getattr(self, k):
+                d[k] = True
+        if self.rebalances:
+            d["rebalances"] = self.rebalances
+        if self.duration.count:
+            d["duration"] = self.duration.to_state()
+        if self.member_timeouts:
+            d["member_timeouts"] = [[*k, n] for k, n in self.member_timeouts.items()]
+        if self.coordinator is not None:
+            d["coordinator"] = list(self.coordinator)
+        if self.seen_storms.keys:
+            # a storm's end record repeats its start's key: it must not count the storm again after a restart
+            d["seen_storms"] = list(self.seen_storms.keys)
+        return d
+
+    @classmethod
+    def from_state(cls, name: str, d: dict) -> "_Group":
+        g = cls(name, int(d["t"]))
+        for k in _STATE_COUNTERS:
+            setattr(g, k, int(d.get(k, 0)))
+        for k in _STATE_GAUGES:
+            setattr(g, k, d.get(k))
+        for k in _STATE_FLAGS:
+            setattr(g, k, bool(d.get(k, False)))
+        g.rebalances = {str(c): int(n) for c, n in (d.get("rebalances") or {}).items()}
+        if "duration" in d:
+            g.duration.load_state(d["duration"])
+        g.member_timeouts = {(str(t), str(c), str(h)): int(n) for t, c, h, n in d.get("member_timeouts") or ()}
+        if d.get("coordinator") is not None:
+            g.coordinator = tuple(d["coordinator"])
+        for key in d.get("seen_storms") or ():
+            g.seen_storms.first_time(key)
+        return g
 
     # -- rendering -------------------------------------------------------------------------------------------
     def render_meta(self) -> dict[str, str]:
@@ -365,12 +439,19 @@ class MetricsUpdater:
         self._output_records: dict[str, int] = {}
         self._sink_errors: dict[str, int] = {}
         self._seen_batches = _Dedupe(1024)
+        # exactly-once across restarts (apply_batch, state_text, load_state; see state_file.py)
+        self.applied_batch_id = -1                         # highest micro-batch whose records are applied
+        self._frozen: list | None = None                   # [body text, bytes, gzip, self counter lines]
+        self._state_frags: dict[str, str] = {}             # group -> its serialized state (cache)
+        self._state_dirty: set[str] = set()                # groups whose cached state is stale
+        self._dropped_frag: str | None = None              # serialized _dropped_names (cache)
 
     # ---- group admission -----------------------------------------------------------------------------------
     def _group(self, name: str, now_ms: int) -> _Group | None:
         g = self._groups.get(name)
         if g is not None:
             g.last_activity_ms = max(g.last_activity_ms, now_ms)
+            self._state_dirty.add(name)
             return g
         if (self.group_allow is not None and not self.group_allow.fullmatch(name)) or \
                 (self.group_deny is not None and self.group_deny.fullmatch(name)):
@@ -381,14 +462,17 @@ class MetricsUpdater:
             if len(self._groups) >= self.max_groups:
                 self._note_dropped(name, "max_groups")
                 return None
-        self._dropped_names.pop(name, None)
+        if self._dropped_names.pop(name, None) is not None:
+            self._dropped_frag = None
         g = self._groups[name] = _Group(name, now_ms)
+        self._state_dirty.add(name)
         return g
 
     def _note_dropped(self, name: str, reason: str) -> None:
         if self._dropped_names.get(name) == reason:
             return
         self._dropped_names[name] = reason
+        self._dropped_frag = None
         self._dropped[reason] += 1
         if len(self._dropped_names) > self._dropped_cap:
             self._dropped_names.popitem(last=False)
@@ -397,6 +481,7 @@ class MetricsUpdater:
         g = self._groups.pop(name, None)
         if g is None:
             return
+        self._state_dirty.add(name)
         for (t, _p) in g.committed:
             gs = self._topic_groups.get(t)
             if gs is not None:
@@ -445,6 +530,113 @@ class MetricsUpdater:
                 self._expire(now_ms)
             if self.prerender:
                 self._render_body()
+
+    # ---- micro-batches of the streaming job: exactly once, durable before visible ------------------------
+    def apply_batch(self, batch_id: int, records: Iterable[dict], persist=None, **figures) -> bool:
+        """Apply one micro-batch of the streaming job exactly once; returns True when its records were applied.
+
+        * ``batch_id <= applied_batch_id``: the batch is already in this state (Spark runs a batch it did not
+          commit again, with the same records; after a restart the restored state may hold it): skipped.
+        * Otherwise the records are applied and the batch accounted (:meth:`record_batch` with ``figures``).
+        * With ``persist`` (``persist(updater, batch_id)``, e.g. ``MetricsStateFile.save``), scrapes keep
+          seeing the exposition as it was before the batch until ``persist`` has returned: a counter is never
+          exported before it is durable, so a crash cannot make it go back (which Prometheus would take for a
+          reset and count again). If ``persist`` raises, the exposition stays as it was, the error is counted
+          (``rebalance_monitor_sink_errors_total{sink="metrics_state"}``), the job turns not ready and the
+          exception propagates: the batch fails, Spark runs it again, and only ``persist`` is retried.
+        """
+        with self._lock:
+            fresh = batch_id > self.applied_batch_id
+            if fresh:
+                if persist is not None and self._frozen is None:
+                    self._freeze()
+                self.apply(records)
+                self.record_batch(batch_id, **figures)
+                self.applied_batch_id = batch_id
+        if persist is not None:
+            try:
+                persist(self, batch_id)
+            except Exception:
+                self.note_sink_error("metrics_state")
+                self.set_ready(False)
+                raise
+            with self._lock:
+                self._frozen = None
+        return fresh
+
+    def _freeze(self) -> None:
+        """Scrapes show the current groups and counters until the next ``_frozen = None``."""
+        self._frozen = [self._render_body(), None, None, self._self_counter_frags()]
+
+    # ---- persistence (state_file.py) -----------------------------------------------------------------------
+    def state_text(self, batch_id: int, **meta) -> str:
+        """The state that outlives the process, as JSON: ``version``, ``batch_id``, ``meta``, the non-process
+        counters, every group's counters and record-fed gauges, and the dropped group names.
+
+        A group is serialized again only when a record touched it since the previous call; the rest of the
+        cost is one string join, so a call stays cheap with thousands of quiet groups."""
+        with self._lock:
+            frags = self._state_frags
+            for name in self._state_dirty:
+                g = self._groups.get(name)
+                if g is None:
+                    frags.pop(name, None)
+                else:
+                    frags[name] = f"{json.dumps(name)}:{json.dumps(g.to_state(), separators=_JSON_SEP)}"
+            self._state_dirty.clear()
+            if self._dropped_frag is None:
+                self._dropped_frag = json.dumps(list(self._dropped_names.items()), separators=_JSON_SEP)
+            head = json.dumps({
+                "version": STATE_VERSION, "batch_id": batch_id, **meta,
+                "counters": {"events_read": self._events_read, "rejects": self._rejects, "batches": self._batches,
+                             "batch_duration": self._batch_duration.to_state(),
+                             "output_records": self._output_records, "groups_dropped": self._dropped},
+            }, separators=_JSON_SEP)
+            return "".join((head[:-1], ',"groups":{', ",".join([frags[n] for n in self._groups]),
+                            '},"dropped_names":', self._dropped_frag, "}"))
+
+    def load_state(self, data: dict) -> int:
+        """Restore what :meth:`state_text` wrote (parsed) into a fresh updater; returns the groups restored.
+
+        ``applied_batch_id`` becomes the state's ``batch_id``. Groups the current ``group_allow``,
+        ``group_deny`` or ``max_groups`` would not admit are left out. Raises (ValueError, TypeError, KeyError)
+        and changes nothing when the data is not a state of this version."""
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(f"unsupported metrics state version {data.get('version')!r}")
+        batch_id = int(data["batch_id"])
+        c = data.get("counters") or {}
+
+        def counts(d) -> dict[str, int]:
+            return {str(k): int(v) for k, v in (d or {}).items()}
+
+        events_read, rejects = counts(c.get("events_read")), counts(c.get("rejects"))
+        output_records, dropped = counts(c.get("output_records")), counts(c.get("groups_dropped"))
+        batches = int(c.get("batches", 0))
+        duration = Histogram(BATCH_DURATION_BUCKETS)
+        if c.get("batch_duration"):
+            duration.load_state(c["batch_duration"])
+        dropped_names = [(str(n), str(r)) for n, r in data.get("dropped_names") or ()][-self._dropped_cap:]
+        groups: dict[str, _Group] = {}
+        for name, d in (data.get("groups") or {}).items():
+            if (self.group_allow is not None and not self.group_allow.fullmatch(name)) or \
+                    (self.group_deny is not None and self.group_deny.fullmatch(name)):
+                continue
+            if len(groups) >= self.max_groups:
+                break
+            groups[name] = _Group.from_state(name, d)
+        with self._lock:
+            self._events_read, self._rejects, self._output_records = events_read, rejects, output_records
+            self._batches, self._batch_duration = batches, duration
+            self._dropped.update(dropped)
+            self._dropped_names = OrderedDict(dropped_names)
+            self._dropped_frag = None
+            self._groups = groups
+            self._state_frags.clear()
+            self._state_dirty = set(groups)
+            self._topic_groups.clear()
+            self.applied_batch_id = batch_id
+            self._body = None
+            return len(groups)
 
     def _on_generation(self, g: _Group, r: dict) -> None:
         gen = r.get("generation")
@@ -678,7 +870,8 @@ class MetricsUpdater:
     def render(self) -> str:
         """The whole text exposition (format 0.0.4)."""
         with self._lock:
-            return self._render_body() + self._render_self()
+            body = self._frozen[0] if self._frozen is not None else self._render_body()
+            return body + self._render_self()
 
     def render_bytes(self, gzip_ok: bool = False) -> tuple[bytes, str | None]:
         """The exposition as bytes for HTTP, gzip-compressed when ``gzip_ok``: ``(body, content_encoding)``.
@@ -687,15 +880,28 @@ class MetricsUpdater:
         gzip members (groups, then the self metrics), which gzip readers, Prometheus' included, concatenate.
         """
         with self._lock:
-            body = self._render_body()
-            if self._body_bytes is None:
-                self._body_bytes = body.encode("utf-8")
+            fr = self._frozen
+            if fr is not None:       # a micro-batch is being applied and persisted: the exposition before it
+                if fr[1] is None:
+                    fr[1] = fr[0].encode("utf-8")
+                body_bytes = fr[1]
+            else:
+                body = self._render_body()
+                if self._body_bytes is None:
+                    self._body_bytes = body.encode("utf-8")
+                body_bytes = self._body_bytes
             tail = self._render_self().encode("utf-8")
             if not gzip_ok:
-                return self._body_bytes + tail, None
-            if self._body_gzip is None:
-                self._body_gzip = gzip.compress(self._body_bytes, compresslevel=1)
-            return self._body_gzip + gzip.compress(tail, compresslevel=1), "gzip"
+                return body_bytes + tail, None
+            if fr is not None:
+                if fr[2] is None:
+                    fr[2] = gzip.compress(body_bytes, compresslevel=1)
+                body_gzip = fr[2]
+            else:
+                if self._body_gzip is None:
+                    self._body_gzip = gzip.compress(body_bytes, compresslevel=1)
+                body_gzip = self._body_gzip
+            return body_gzip + gzip.compress(tail, compresslevel=1), "gzip"
 
     def _render_body(self) -> str:
         now_ms = int(self.clock() * 1000)
@@ -759,21 +965,26 @@ class MetricsUpdater:
             out.append(selfm.get(spec.name, ""))
         return "".join(out)
 
-    def _self_frags(self) -> dict[str, str]:
+    def _self_counter_frags(self) -> dict[str, str]:
+        """The self metrics kept across restarts (state_text): counters of what the job read and wrote."""
         f: dict[str, str] = {}
-        f["rebalance_monitor_up"] = f"rebalance_monitor_up {self._up}\n"
-        ready = self._ready and self.is_ready()
-        f["rebalance_monitor_ready"] = f"rebalance_monitor_ready {1 if ready else 0}\n"
-
-        def labelled(name, label, d):
-            return "".join(f'{name}{{{label}="{escape_label(k)}"}} {d[k]}\n' for k in sorted(d))
-
-        f["rebalance_monitor_events_read_total"] = labelled("rebalance_monitor_events_read_total", "source",
-                                                            self._events_read)
-        f["rebalance_monitor_rejects_total"] = labelled("rebalance_monitor_rejects_total", "reason", self._rejects)
+        f["rebalance_monitor_events_read_total"] = _labelled("rebalance_monitor_events_read_total", "source",
+                                                             self._events_read)
+        f["rebalance_monitor_rejects_total"] = _labelled("rebalance_monitor_rejects_total", "reason", self._rejects)
         f["rebalance_monitor_batches_total"] = f"rebalance_monitor_batches_total {self._batches}\n"
         f["rebalance_monitor_batch_duration_seconds"] = "".join(
             self._batch_duration.lines("rebalance_monitor_batch_duration_seconds", ""))
+        f["rebalance_monitor_groups_dropped_total"] = _labelled("rebalance_monitor_groups_dropped_total", "reason",
+                                                                self._dropped)
+        f["rebalance_monitor_output_records_total"] = _labelled("rebalance_monitor_output_records_total", "kind",
+                                                                self._output_records)
+        return f
+
+    def _self_frags(self) -> dict[str, str]:
+        f = dict(self._frozen[3]) if self._frozen is not None else self._self_counter_frags()
+        f["rebalance_monitor_up"] = f"rebalance_monitor_up {self._up}\n"
+        ready = self._ready and self.is_ready()
+        f["rebalance_monitor_ready"] = f"rebalance_monitor_ready {1 if ready else 0}\n"
         if self._state_rows is not None:
             f["rebalance_monitor_state_rows"] = f"rebalance_monitor_state_rows {self._state_rows}\n"
         if self._watermark_delay is not None:
@@ -783,12 +994,8 @@ class MetricsUpdater:
             f["rebalance_monitor_last_batch_timestamp_seconds"] = \
                 f"rebalance_monitor_last_batch_timestamp_seconds {fmt_value(self._last_batch_ts)}\n"
         f["rebalance_monitor_groups_tracked"] = f"rebalance_monitor_groups_tracked {len(self._groups)}\n"
-        f["rebalance_monitor_groups_dropped_total"] = labelled("rebalance_monitor_groups_dropped_total", "reason",
-                                                               self._dropped)
-        f["rebalance_monitor_output_records_total"] = labelled("rebalance_monitor_output_records_total", "kind",
-                                                               self._output_records)
-        f["rebalance_monitor_sink_errors_total"] = labelled("rebalance_monitor_sink_errors_total", "sink",
-                                                            self._sink_errors)
+        f["rebalance_monitor_sink_errors_total"] = _labelled("rebalance_monitor_sink_errors_total", "sink",
+                                                             self._sink_errors)
         return f
 
     # ---- prometheus_client Collector protocol --------------------------------------------------------------

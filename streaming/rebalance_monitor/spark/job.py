@@ -107,6 +107,14 @@ class MonitorJob:
             self._max_event_ms, self._max_event_wall = saved["event_ms"], saved["wall_ms"] / 1000.0
         self._ticker: threading.Thread | None = None
         self._stopping = threading.Event()
+        # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py)
+        self.metrics_state = None
+        if updater is not None and cfg.exporter.persist_state:
+            from ..metrics.state_file import METRICS_STATE_FILE, MetricsStateFile
+
+            self.metrics_state = MetricsStateFile(os.path.join(cfg.state.checkpoint_location, METRICS_STATE_FILE),
+                                                  os.path.join(cfg.state.checkpoint_location, "query"))
+            self.metrics_state.load(updater)
 
     # --- building -----------------------------------------------------------------------------
     def _session(self):
@@ -247,9 +255,10 @@ class MonitorJob:
         for rec in records:
             counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
         if self.updater is not None:
-            self.updater.apply(records)
-            self.updater.record_batch(batch_id, rejects=reasons, duration_s=time.monotonic() - t0,
-                                      output_counts=counts, events_read={"kafka": read}, **self._progress_figures())
+            # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
+            self.updater.apply_batch(batch_id, records, self.metrics_state and self.metrics_state.save,
+                                     rejects=reasons, duration_s=time.monotonic() - t0, output_counts=counts,
+                                     events_read={"kafka": read}, **self._progress_figures())
             self.updater.set_ready(True)
         st = self.stats
         st.batches += 1
@@ -384,13 +393,15 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
             group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
             idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
             ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0)
-        exporter = MetricsExporter(settings).start()
+        exporter = MetricsExporter(settings)
         updater = exporter.updater
+    job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
+    if exporter is not None:
+        exporter.start()
         log.info("metrics at %s/metrics", exporter.url)
     lag = None
     if cfg.lag.enabled and updater is not None:
         lag = _start_lag_poller(cfg, updater)
-    job = MonitorJob(cfg, updater=updater)
     stop = threading.Event()
 
     def _on_signal(signum, _frame):
