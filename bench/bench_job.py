@@ -14,7 +14,6 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))

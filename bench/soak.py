@@ -50,6 +50,26 @@ def jvm_pids() -> list[int]:
     return out
 
 
+def python_worker_pids() -> list[int]:
+    """Spark's Python workers (the daemon's forks and the streaming source runners) under this process."""
+    procs = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().split(")")[1].split()[1])
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            procs[int(d)] = (ppid, cmd)
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, (pp, _) in procs.items() if pp in frontier and p not in mine}
+        mine |= frontier
+    return [p for p in mine if b"pyspark" in procs[p][1]]
+
+
 def synthetic(bootstrap: str, topic: str, stop: threading.Event, groups: int = 300, rate: int = 3000) -> None:
     """Heartbeats for `groups` groups with churn: members come and go, groups are renamed over time."""
     from confluent_kafka import Producer
@@ -122,8 +142,8 @@ def main() -> None:
                    threading.Thread(target=scenarios, args=(broker.bootstrap, topic, stop), daemon=True)]
         for t in threads:
             t.start()
-        print(f"{'min':>5} {'driver MB':>10} {'JVM MB':>8} {'state rows':>11} {'batch ms':>9} {'rows/s':>9} "
-              f"{'records':>9}", flush=True)
+        print(f"{'min':>5} {'driver MB':>10} {'JVM MB':>8} {'workers MB':>10} {'state rows':>11} {'batch ms':>9} "
+              f"{'read':>9} {'records':>9}", flush=True)
         samples = []
         t_end = time.time() + args.minutes * 60
         t_start = time.time()
@@ -132,12 +152,13 @@ def main() -> None:
             lp = q.lastProgress or {}
             ops = lp.get("stateOperators") or [{}]
             jvm = sum(rss_mb(p) for p in jvm_pids())
+            workers = sum(rss_mb(p) for p in python_worker_pids())
             row = ((time.time() - t_start) / 60, rss_mb(os.getpid()), jvm, ops[0].get("numRowsTotal"),
-                   (lp.get("durationMs") or {}).get("triggerExecution"), lp.get("processedRowsPerSecond") or 0,
-                   sum(job.stats.records.values()))
+                   (lp.get("durationMs") or {}).get("triggerExecution"), job.stats.records_read,
+                   sum(job.stats.records.values()), workers)
             samples.append(row)
-            print(f"{row[0]:5.1f} {row[1]:10.0f} {row[2]:8.0f} {str(row[3]):>11} {str(row[4]):>9} {row[5]:9.0f} "
-                  f"{row[6]:9d}", flush=True)
+            print(f"{row[0]:5.1f} {row[1]:10.0f} {row[2]:8.0f} {row[7]:10.0f} {str(row[3]):>11} {str(row[4]):>9} "
+                  f"{row[5]:9d} {row[6]:9d}", flush=True)
         stop.set()
         for t in threads:
             t.join(timeout=120)
@@ -149,7 +170,8 @@ def main() -> None:
             def avg(i, part):
                 vals = [s[i] for s in part if isinstance(s[i], (int, float))]
                 return sum(vals) / len(vals) if vals else float("nan")
-            for i, name in ((1, "driver MB"), (2, "JVM MB"), (3, "state rows"), (4, "batch ms")):
+            for i, name in ((1, "driver MB"), (2, "JVM MB"), (7, "Python workers MB"), (3, "state rows"),
+                            (4, "batch ms")):
                 print(f"{name}: first half {avg(i, samples[:half]):.0f}, second half {avg(i, samples[half:]):.0f}")
 
 

@@ -11,7 +11,7 @@ import json
 
 import pyarrow as pa
 
-from rebalance_monitor.core.events import event_to_dict, parse_event
+from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
