@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_core import workload  # noqa: E402
+from proc_tree import descendants  # noqa: E402
 
 from rebalance_monitor.config import load_config  # noqa: E402
 from rebalance_monitor.spark.job import MonitorJob  # noqa: E402
@@ -65,29 +66,10 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
         "sinks.dead_letter.path": os.path.join(work, f"d-{topic}"), "spark.trigger_interval": trigger, **extra})
 
 
-def tree_cpu_s(root: int | None = None) -> float:
-    """CPU seconds (user + system) used so far by the live processes under `root` (this process's
-    children: the JVM and its Python workers; the broker is excluded)."""
-    root = os.getpid() if root is None else root
-    hz = os.sysconf("SC_CLK_TCK")
-    procs = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                st = f.read()
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        fields = st[st.rindex(")") + 2:].split()
-        procs[int(pid)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / hz, b"tansu" in cmd)
-    mine, frontier = set(), {root}
-    while frontier:
-        frontier = {p for p, (ppid, _, _) in procs.items() if ppid in frontier and p not in mine}
-        mine |= frontier
-    return sum(procs[p][1] for p in mine if not procs[p][2])
+def tree_cpu_s() -> float:
+    """CPU seconds used so far by this process's live descendants (the JVM and its Python workers), the
+    bundled broker excepted."""
+    return sum(p.cpu_s for p in descendants() if b"tansu" not in p.cmd)
 
 
 def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> dict:

@@ -15,6 +15,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
+from proc_tree import descendants  # noqa: E402
+
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 from rebalance_monitor.spark.job import MonitorJob
@@ -34,40 +37,12 @@ def rss_mb(pid: int) -> float:
 
 
 def jvm_pids() -> list[int]:
-    me = os.getpid()
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().split(")")[1].split()[1])
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            if ppid == me and b"java" in cmd:
-                out.append(int(d))
-    return out
+    return [p.pid for p in descendants() if p.ppid == os.getpid() and b"java" in p.cmd]
 
 
 def python_worker_pids() -> list[int]:
     """Spark's Python workers (the daemon's forks and the streaming source runners) under this process."""
-    procs = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().split(")")[1].split()[1])
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            procs[int(d)] = (ppid, cmd)
-    mine, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {p for p, (pp, _) in procs.items() if pp in frontier and p not in mine}
-        mine |= frontier
-    return [p for p in mine if b"pyspark" in procs[p][1]]
+    return [p.pid for p in descendants() if b"pyspark" in p.cmd]
 
 
 def synthetic(bootstrap: str, topic: str, stop: threading.Event, groups: int = 300, rate: int = 3000) -> None:

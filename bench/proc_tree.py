@@ -1,0 +1,45 @@
+"""This process's descendants from /proc (Linux): CPU time and memory of the JVM and Spark's Python workers,
+for the benchmarks and the soak."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class Proc:
+    pid: int
+    ppid: int
+    cmd: bytes
+    cpu_s: float  # user + system so far
+    rss_mb: float
+
+
+def process_table() -> dict[int, Proc]:
+    hz = os.sysconf("SC_CLK_TCK")
+    page_mb = os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        out[int(d)] = Proc(int(d), int(fields[1]), cmd, (int(fields[11]) + int(fields[12])) / hz,
+                           int(fields[21]) * page_mb)
+    return out
+
+
+def descendants(root: int | None = None) -> list[Proc]:
+    """The live processes under `root` (default: this process)."""
+    table = process_table()
+    mine, frontier = set(), {os.getpid() if root is None else root}
+    while frontier:
+        frontier = {p.pid for p in table.values() if p.ppid in frontier and p.pid not in mine}
+        mine |= frontier
+    return [table[p] for p in mine]
