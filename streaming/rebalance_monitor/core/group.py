@@ -251,10 +251,16 @@ class GroupMonitor:
 
     def _live_member(self, ev) -> Member | None:
         """The member a client event is about (created if new), or None for a straggling event of a member
-        already removed (counted) or one past the member cap."""
-        if ev.member_id not in self.members and ev.member_id in self.removed:
-            self._count("stale_member_events")
-            return None
+        already removed (counted) or one past the member cap. The first event under a new member id of a
+        static member that is rejoining (its instance sent a JoinGroup without an id) is the same member:
+        the coordinator handed the instance a new id."""
+        if ev.member_id not in self.members:
+            if ev.member_id in self.removed:
+                self._count("stale_member_events")
+                return None
+            twin = self._static_twin(ev)
+            if twin is not None and twin.joining_ms is not None:
+                self._rename_static(twin, ev)
         return self._member(ev)
 
     def _remove_member(self, member_id: str, at: int) -> Member | None:
@@ -375,6 +381,11 @@ class GroupMonitor:
         started = r.started_ms
         if completed_ms is None:
             completed_ms = settled_at if settled_at is not None else self.clock_ms
+        for mid in ids:  # the join phase is over: the session timers of its members run again
+            m = self.members.get(mid)
+            if m is not None and m.joining_ms is not None:
+                m.join_done(completed_ms)
+                self._lower_timer(m)
         duration = completed_ms - started if started is not None and completed_ms >= started else None
         protocol = r.protocol
         judged = judge_generation(self, ids, assignment, protocol, gen)
@@ -429,6 +440,10 @@ class GroupMonitor:
         ts = ev.ts
         who = {k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None}
         if not ev.member_id:
+            twin = self._static_twin(ev)
+            if twin is not None:
+                self._static_rejoin(twin, ev, out)
+                return
             r = self.rebalance
             if r is None or r.generation is not None:
                 self._trigger(C.MEMBER_JOINED, ts, out, who=who or None, reason=ev.reason)
@@ -499,6 +514,7 @@ class GroupMonitor:
             r = self._ensure_rebalance(ts)
             r.trigger(ts)
         r.joined[m.member_id] = ts
+        m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
         self._lower_timer(m)
 
     def _match_anonymous(self, ev: Join) -> bool:
@@ -518,20 +534,63 @@ class GroupMonitor:
 
     def _replace_static(self, old: Member, ev: Join) -> None:
         """A static member restarted within its session timeout: same partitions, no rebalance."""
-        self.members.pop(old.member_id, None)
-        self.removed[old.member_id] = ev.ts
-        old.member_id = ev.member_id
-        old.update_identity(ev)
+        self._rename_static(old, ev)
         old.topics = ev.topics
         old.joined_ms = ev.ts
-        old.session_alive(ev.ts)
+        old.join_sent(ev.ts)
         old.polled(ev.ts)
         for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
             val = getattr(ev, attr)
             if val is not None:
                 setattr(old, attr, val)
+
+    def _rename_static(self, old: Member, ev) -> None:
+        """The coordinator gave a static member's instance a new member id: the same member (its partitions,
+        its deadlines, its place in the rebalance) goes on under the new id."""
+        old_id = old.member_id
+        self.members.pop(old_id, None)
+        self.removed[old_id] = ev.ts
+        while len(self.removed) > self.settings.removed_members_kept:
+            self.removed.popitem(last=False)
+        r = self.rebalance
+        if r is not None:
+            for seen in (r.joined, r.synced):
+                if old_id in seen:
+                    seen[ev.member_id] = seen.pop(old_id)
+        old.member_id = ev.member_id
+        old.update_identity(ev)
         self.members[ev.member_id] = old
         self._count("static_replacements")
+
+    def _static_rejoin(self, twin: Member, ev: Join, out: list) -> None:
+        """A static member's instance sent a JoinGroup without a member id (a restarted process) while the
+        group still holds the instance. The coordinator keeps the instance's membership while it rejoins, and
+        one that honours static membership hands it its assignment back without a rebalance (KIP-345): this
+        is no trigger by itself. The member waits on its join until it syncs (under a new member id on
+        Apache Kafka: see `_live_member`)."""
+        r = self.rebalance
+        if r is not None and r.generation is not None:
+            # the round that formed is over (a restart comes after it), even if it has not settled yet
+            self._complete(r.last_sync_ms or r.formed_ms or ev.ts, out)
+        changed = twin.topics is not None and set(twin.topics) != set(ev.topics)
+        twin.update_identity(ev)
+        twin.protocols = ev.protocols
+        twin.topics = ev.topics
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(twin, attr, val)
+        twin.joined_ms = ev.ts
+        twin.session_alive(ev.ts)
+        twin.polled(ev.ts)
+        self._count("static_rejoins")
+        if changed:
+            self._trigger(C.SUBSCRIPTION_CHANGE, ev.ts, out, who=twin.describe(),
+                          reason=ev.reason or f"group instance id {ev.group_instance_id} rejoined with other topics")
+        r = self.rebalance
+        if r is not None and r.generation is None:
+            r.joined[twin.member_id] = ev.ts  # a rebalance is under way: the instance joins it
+        twin.join_sent(ev.ts)
 
     def _on_sync(self, ev: Sync, out: list) -> None:
         self.client_feed = True
@@ -539,8 +598,11 @@ class GroupMonitor:
         m = self._live_member(ev)
         if m is None:
             return
+        rejoined_ms = m.joining_ms if self.rebalance is None or m.member_id not in self.rebalance.joined else None
         m.session_alive(ev.ts)
         m.polled(ev.ts)
+        m.join_done(ev.ts)
+        self._lower_timer(m)
         gen = ev.generation
         if self.generation is not None and gen <= self.generation:
             if gen == self.generation:  # a late sync or a replaced static member syncing the current generation
@@ -553,6 +615,12 @@ class GroupMonitor:
             r = None
         if r is None:
             r = self._ensure_rebalance(None)
+        if rejoined_ms is not None and m.group_instance_id:
+            # a static member rejoined without a member id (nothing else seen started this round) and the
+            # coordinator answered with a new generation: its rejoin is what we know of the cause
+            r.trigger(rejoined_ms)
+            r.add_cause(C.STATIC_MEMBER_REPLACED, m.describe(),
+                        f"group instance id {m.group_instance_id} rejoined and the coordinator rebalanced")
         if r.generation is None:
             r.generation = gen
         r.protocol = ev.protocol or r.protocol
