@@ -158,3 +158,58 @@ def test_a_pending_join_survives_the_state_round_trip_and_older_state_loads():
     state["m"] = [values[:-1] for values in state["m"]]
     old = GroupMonitor.from_state(state, settings)
     assert old.members and all(m.joining_ms is None for m in old.members.values())
+
+
+def _anonymous(ts, client, **kw):
+    return join(ts, "", session=SESSION, client_id=client, host="/10.0.0.1", reason="initial join", **kw)
+
+
+def test_members_answered_with_an_id_straight_away_take_what_their_id_less_join_declared():
+    # Tansu (and Apache Kafka for static members) answers the first JoinGroup with a member id: the
+    # monitor sees the id first on a poll or the sync. The generation completes at the last sync (no wait for
+    # the settle timer), with the members' subscriptions (so the expected assignment is recomputed) and their
+    # session timeouts (so a silent member times out).
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.group import GroupMonitor
+
+    events = [_anonymous(1000, "c-a", protocols=("roundrobin", "range")),
+              _anonymous(1010, "c-b", protocols=("range", "roundrobin")),
+              ev("poll", 1200, member_id="a", client_id="c-a", host="/10.0.0.1", records=0),
+              sync(1500, "a", 0, tps("t", 0, 2), "a", protocol="roundrobin", client_id="c-a", host="/10.0.0.1"),
+              sync(1510, "b", 0, tps("t", 1, 3), "a", protocol="roundrobin", client_id="c-b", host="/10.0.0.1")]
+    events += heartbeats(["a", "b"], 0, 2500, 4500, every=1000) + heartbeats(["a"], 0, 5500, 20_500, every=1000)
+    g = GroupMonitor("g", CoreSettings(settle_ms=10_000))
+    emitted_at = {}
+    out = []
+    for e in events:
+        recs = g.process(parse_event(e))
+        for r in recs:
+            emitted_at.setdefault(r["kind"], e["ts"])
+        out.extend(recs)
+    out.extend(g.advance_to(21_000))
+    gen = kinds(out, "generation")[0]
+    assert emitted_at["generation"] == 1510  # at the last sync, not when the settle timer fires
+    assert gen["members"] == ["a", "b"] and gen["protocol"] == "roundrobin"
+    assert sorted((c["cause"], c.get("member_id")) for c in gen["causes"]) == [("member_joined", "a"),
+                                                                               ("member_joined", "b")]
+    assert gen["expected_assignment"] is not None and gen["mismatched_partitions"] == 0
+    assert gen["expected_reason"].startswith("partition counts inferred")  # no topic_partitions events here
+    assert g.members["a"].protocols == ("roundrobin", "range") and g.members["a"].topics == ("t",)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["deadline_ms"]) for t in timeouts] == [("b", 4501 + SESSION)]
+
+
+def test_a_static_member_first_seen_on_its_sync_is_tracked_from_its_join():
+    events = [_anonymous(1000, "c-s1", group_instance_id="s1"), _anonymous(1010, "c-s2", group_instance_id="s2"),
+              sync(4000, "s2-a", 0, tps("t", 2, 3), "s1-a", client_id="c-s2", host="/10.0.0.1",
+                   group_instance_id="s2"),
+              sync(4010, "s1-a", 0, tps("t", 0, 1), "s1-a", client_id="c-s1", host="/10.0.0.1",
+                   group_instance_id="s1")]
+    events += heartbeats(["s1-a", "s2-a"], 0, 5000, 20_000, every=1000)
+    out = run(events)
+    gen = kinds(out, "generation")[0]
+    # matched by instance id and client: s2's sync came first but answers s2's join
+    assert {c.get("member_id"): c.get("client_id") for c in gen["causes"]} == {"s1-a": "c-s1", "s2-a": "c-s2"}
+    assert gen["expected_assignment"] is not None and gen["mismatched_partitions"] == 0
+    assert gen["expected_reason"].startswith("partition counts inferred")  # no topic_partitions events here
+    assert not kinds(out, "member_timeout")

@@ -38,6 +38,19 @@ def _sorted_tps(tps) -> list:
     return sorted([list(tp) for tp in tps])
 
 
+def _join_details(ev: Join) -> dict:
+    """What an id-less join declared, kept until the member shows up under its id (compact: it is state)."""
+    d = {"ts": ev.ts, "topics": list(ev.topics), "protocols": list(ev.protocols)}
+    for key, val in (("gi", ev.group_instance_id), ("st", ev.session_timeout_ms), ("rt", ev.rebalance_timeout_ms),
+                     ("hi", ev.heartbeat_interval_ms), ("rack", ev.rack), ("reason", ev.reason)):
+        if val is not None:
+            d[key] = val
+    if ev.owned:
+        d["owned"] = [list(tp) for tp in ev.owned]
+        d["og"] = ev.generation
+    return d
+
+
 def _fingerprint(ev: Event):
     """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
     if type(ev) is Heartbeat:
@@ -261,6 +274,12 @@ class GroupMonitor:
             twin = self._static_twin(ev)
             if twin is not None and twin.joining_ms is not None:
                 self._rename_static(twin, ev)
+            elif self.rebalance is not None and self.rebalance.anonymous_joins:
+                details = self._match_anonymous(ev)
+                m = self._member(ev)
+                if m is not None and details:
+                    self._adopt_anonymous_join(m, details)
+                return m
         return self._member(ev)
 
     def _remove_member(self, member_id: str, at: int) -> Member | None:
@@ -452,7 +471,7 @@ class GroupMonitor:
                 r.trigger(ts)
                 r.add_cause(C.MEMBER_JOINED, who or None, ev.reason)
             if r is not None:
-                r.anonymous_joins.append([ev.client_id, ev.host])
+                r.anonymous_joins.append([ev.client_id, ev.host, _join_details(ev)])
             return
         existing = self.members.get(ev.member_id)
         cause = None
@@ -469,7 +488,7 @@ class GroupMonitor:
                 reason = reason or f"group instance id {ev.group_instance_id} rejoined with a new member id"
             else:
                 cause = C.MEMBER_JOINED
-                if self._match_anonymous(ev):
+                if self._match_anonymous(ev) is not None:
                     cause = None  # already counted when it joined without an id
         else:
             changed = existing.topics is not None and set(existing.topics) != set(ev.topics)
@@ -517,20 +536,53 @@ class GroupMonitor:
         m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
         self._lower_timer(m)
 
-    def _match_anonymous(self, ev: Join) -> bool:
+    def _match_anonymous(self, ev) -> dict | None:
+        """The id-less join of this round that `ev` (the first event under a new member id) answers, taken off
+        the list: its details ({} if unknown), or None when no such join is pending."""
         r = self.rebalance
         if r is None:
-            return False
-        for i, (cid, host) in enumerate(r.anonymous_joins):
+            return None
+        for i, entry in enumerate(r.anonymous_joins):
+            cid, host = entry[0], entry[1]
+            details = entry[2] if len(entry) > 2 and entry[2] else {}
+            instance = details.get("gi")
             if (cid is None or ev.client_id is None or cid == ev.client_id) and \
-                    (host is None or ev.host is None or host == ev.host):
+                    (host is None or ev.host is None or host == ev.host) and \
+                    (instance is None or ev.group_instance_id is None or instance == ev.group_instance_id):
                 del r.anonymous_joins[i]
                 # name the member on the cause recorded for its id-less join
                 r.add_cause(C.MEMBER_JOINED, {"member_id": ev.member_id,
                                                **({"client_id": ev.client_id} if ev.client_id else {}),
-                                               **({"host": ev.host} if ev.host else {})}, ev.reason)
-                return True
-        return False
+                                               **({"host": ev.host} if ev.host else {})},
+                            getattr(ev, "reason", None) or details.get("reason"))
+                return details
+        return None
+
+    def _adopt_anonymous_join(self, m: Member, details: dict) -> None:
+        """A member first seen after its id-less join (the coordinator answered it with an id straight away:
+        static members on Apache Kafka, every member on some brokers): it joined this round with what that join
+        declared."""
+        ts = details.get("ts")
+        if "topics" in details:
+            m.topics = tuple(details["topics"])
+        if "protocols" in details:
+            m.protocols = tuple(details["protocols"])
+        if details.get("owned"):
+            m.owned = tuple(tuple(tp) for tp in details["owned"])
+            m.owned_generation = details.get("og")
+        if details.get("rack") is not None:
+            m.rack = details["rack"]
+        for key, attr in (("st", "session_timeout_ms"), ("rt", "rebalance_timeout_ms"),
+                          ("hi", "heartbeat_interval_ms")):
+            if details.get(key) is not None:
+                setattr(m, attr, details[key])
+        if ts is not None:
+            m.joined_ms = ts
+            m.polled(ts)
+            m.join_sent(ts)
+            r = self.rebalance
+            if r is not None and r.generation is None:
+                r.joined.setdefault(m.member_id, ts)
 
     def _replace_static(self, old: Member, ev: Join) -> None:
         """A static member restarted within its session timeout: same partitions, no rebalance."""
