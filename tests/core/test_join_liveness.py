@@ -153,11 +153,11 @@ def test_a_pending_join_survives_the_state_round_trip_and_older_state_loads():
         g = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), settings)
         b.extend(g.process(p))
     assert a == b and kinds(a, "generation")
-    # state written before members had `joining_ms` (one field fewer per member) still loads
+    # state written before members had `joining_ms` and `rejoin_cause` (two fields fewer) still loads
     state = json.loads(json.dumps(straight.to_state()))
-    state["m"] = [values[:-1] for values in state["m"]]
+    state["m"] = [values[:-2] for values in state["m"]]
     old = GroupMonitor.from_state(state, settings)
-    assert old.members and all(m.joining_ms is None for m in old.members.values())
+    assert old.members and all(m.joining_ms is None and m.rejoin_cause is None for m in old.members.values())
 
 
 def _anonymous(ts, client, **kw):
@@ -213,3 +213,40 @@ def test_a_static_member_first_seen_on_its_sync_is_tracked_from_its_join():
     assert gen["expected_assignment"] is not None and gen["mismatched_partitions"] == 0
     assert gen["expected_reason"].startswith("partition counts inferred")  # no topic_partitions events here
     assert not kinds(out, "member_timeout")
+
+
+def _three_way_round():
+    """a, b, c form generation 1; a (the leader) syncs first, c last."""
+    events = [join(1000, "a", session=SESSION), join(1010, "b", session=SESSION), join(1020, "c", session=SESSION),
+              sync(4000, "a", 1, tps("t", 0, 1), "a"), sync(4005, "b", 1, tps("t", 2, 3), "a")]
+    return events
+
+
+def test_an_unprompted_rejoin_after_the_sync_is_answered_with_the_generation_being_completed():
+    # kafka-python rejoins right after its sync when its metadata snapshot moved (no reason, same
+    # subscription); seen on Tansu in the mixed_assignors workload. The coordinator answers with the same
+    # generation: the generation keeps every member's assignment, and no rebalance starts.
+    events = _three_way_round() + [join(4006, "b", session=SESSION), sync(4010, "c", 1, tps("t", 4, 5), "a"),
+                                   sync(7010, "b", 1, tps("t", 2, 3), "a")]
+    events += heartbeats(["a", "b", "c"], 1, 8000, 20_000, every=1000)
+    out = run(sorted(events, key=lambda e: e["ts"]))
+    gens = kinds(out, "generation")
+    assert [(g["generation"], g["completed_ms"]) for g in gens] == [(1, 4010)]
+    assert gens[0]["assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2], ["t", 3]], "c": [["t", 4], ["t", 5]]}
+    assert gens[0]["mismatched_partitions"] == 0
+    assert [r["generation"] for r in kinds(out, "rebalance_started")] == [None]
+    assert not kinds(out, "member_timeout")
+
+
+def test_an_unprompted_rejoin_answered_with_a_new_generation_is_its_cause():
+    events = _three_way_round() + [join(4006, "a", session=SESSION), sync(4010, "c", 1, tps("t", 4, 5), "a"),
+                                   hb(5000, "b", 1, error="REBALANCE_IN_PROGRESS"),
+                                   hb(5001, "c", 1, error="REBALANCE_IN_PROGRESS"),
+                                   sync(8000, "a", 2, tps("t", 0, 1), "a"), sync(8001, "b", 2, tps("t", 2, 3), "a"),
+                                   sync(8002, "c", 2, tps("t", 4, 5), "a")]
+    out = run(sorted(events, key=lambda e: e["ts"]))
+    gens = kinds(out, "generation")
+    assert [g["generation"] for g in gens] == [1, 2]
+    assert gens[0]["assignment"] is not None and gens[0]["completed_ms"] == 4010
+    assert [(c["cause"], c.get("member_id")) for c in gens[1]["causes"]] == [("leader_rejoin", "a")]
+    assert gens[1]["started_ms"] == 4006

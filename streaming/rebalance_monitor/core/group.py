@@ -402,7 +402,7 @@ class GroupMonitor:
             completed_ms = settled_at if settled_at is not None else self.clock_ms
         for mid in ids:  # the join phase is over: the session timers of its members run again
             m = self.members.get(mid)
-            if m is not None and m.joining_ms is not None:
+            if m is not None and m.joining_ms is not None and m.rejoin_cause is None:
                 m.join_done(completed_ms)
                 self._lower_timer(m)
         duration = completed_ms - started if started is not None and completed_ms >= started else None
@@ -493,6 +493,12 @@ class GroupMonitor:
         else:
             changed = existing.topics is not None and set(existing.topics) != set(ev.topics)
             classified = C.classify_reason(ev.reason, default=None) if ev.reason else None
+            r = self.rebalance
+            if r is not None and r.generation is not None and ev.member_id in r.synced and not ev.reason \
+                    and existing.topics is not None and not changed \
+                    and tuple(existing.protocols) == tuple(ev.protocols):
+                self._defer_rejoin(existing, ev)
+                return
             if self.rebalance is None or self.rebalance.generation is not None:
                 if changed:
                     cause = C.SUBSCRIPTION_CHANGE
@@ -535,6 +541,30 @@ class GroupMonitor:
         r.joined[m.member_id] = ts
         m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
         self._lower_timer(m)
+
+    def _defer_rejoin(self, m: Member, ev: Join) -> None:
+        """A member that already synced the generation being completed sends a JoinGroup again, unprompted
+        (no reason; kafka-python does so right after a sync when its metadata snapshot moved) and with the
+        same subscription and assignors. While a generation completes, the coordinator answers such a join
+        with that generation (no new round), so it neither ends the generation nor starts a rebalance here;
+        the member waits on it until its next sync. Should a new generation answer it instead, the rejoin
+        is that round's cause (see `_on_sync`)."""
+        if ev.owned:
+            m.owned = ev.owned
+        if ev.generation is not None:
+            m.owned_generation = ev.generation
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(m, attr, val)
+        m.joined_ms = ev.ts
+        m.polled(ev.ts)
+        m.join_sent(ev.ts, rejoin_cause=C.LEADER_REJOIN if ev.member_id == self._leader_of_round() else C.UNKNOWN)
+        self._count("deferred_rejoins")
+
+    def _leader_of_round(self) -> str | None:
+        r = self.rebalance
+        return (r.leader if r is not None and r.leader else None) or self.leader
 
     def _match_anonymous(self, ev) -> dict | None:
         """The id-less join of this round that `ev` (the first event under a new member id) answers, taken off
@@ -620,10 +650,6 @@ class GroupMonitor:
         one that honours static membership hands it its assignment back without a rebalance (KIP-345): this
         is no trigger by itself. The member waits on its join until it syncs (under a new member id on
         Apache Kafka: see `_live_member`)."""
-        r = self.rebalance
-        if r is not None and r.generation is not None:
-            # the round that formed is over (a restart comes after it), even if it has not settled yet
-            self._complete(r.last_sync_ms or r.formed_ms or ev.ts, out)
         changed = twin.topics is not None and set(twin.topics) != set(ev.topics)
         twin.update_identity(ev)
         twin.protocols = ev.protocols
@@ -642,7 +668,9 @@ class GroupMonitor:
         r = self.rebalance
         if r is not None and r.generation is None:
             r.joined[twin.member_id] = ev.ts  # a rebalance is under way: the instance joins it
-        twin.join_sent(ev.ts)
+            twin.join_sent(ev.ts)
+        else:
+            twin.join_sent(ev.ts, rejoin_cause=C.STATIC_MEMBER_REPLACED)
 
     def _on_sync(self, ev: Sync, out: list) -> None:
         self.client_feed = True
@@ -650,7 +678,7 @@ class GroupMonitor:
         m = self._live_member(ev)
         if m is None:
             return
-        rejoined_ms = m.joining_ms if self.rebalance is None or m.member_id not in self.rebalance.joined else None
+        rejoined = (m.joining_ms, m.rejoin_cause) if m.rejoin_cause is not None else None
         m.session_alive(ev.ts)
         m.polled(ev.ts)
         m.join_done(ev.ts)
@@ -662,17 +690,27 @@ class GroupMonitor:
                 m.assignment = ev.assignment
             return
         r = self.rebalance
+        if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:
+            # its rejoin was answered with the generation it had synced already: nothing new for the round
+            r.synced[ev.member_id] = ev.assignment
+            m.sync_generation = gen
+            m.assignment = ev.assignment
+            return
         if r is not None and r.generation is not None and gen > r.generation:
             self._complete(r.last_sync_ms or r.formed_ms, out)
             r = None
         if r is None:
             r = self._ensure_rebalance(None)
-        if rejoined_ms is not None and m.group_instance_id:
-            # a static member rejoined without a member id (nothing else seen started this round) and the
-            # coordinator answered with a new generation: its rejoin is what we know of the cause
-            r.trigger(rejoined_ms)
-            r.add_cause(C.STATIC_MEMBER_REPLACED, m.describe(),
-                        f"group instance id {m.group_instance_id} rejoined and the coordinator rebalanced")
+        if rejoined is not None and not any(c["cause"] != C.UNKNOWN for c in r.causes):
+            # a rejoin that belonged to no round was answered with a new generation, and nothing else seen
+            # started this round: the rejoin is what we know of its cause
+            at, cause = rejoined
+            r.trigger(at)
+            if cause == C.STATIC_MEMBER_REPLACED:
+                why = f"group instance id {m.group_instance_id} rejoined and the coordinator rebalanced"
+            else:
+                why = "the member rejoined and the coordinator rebalanced"
+            r.add_cause(cause, m.describe(), why)
         if r.generation is None:
             r.generation = gen
         r.protocol = ev.protocol or r.protocol
