@@ -165,8 +165,8 @@ def _anonymous(ts, client, **kw):
 
 
 def test_members_answered_with_an_id_straight_away_take_what_their_id_less_join_declared():
-    # Tansu (and Apache Kafka for static members) answers the first JoinGroup with a member id: the
-    # monitor sees the id first on a poll or the sync. The generation completes at the last sync (no wait for
+    # A coordinator that answers the first JoinGroup with a member id straight away (static members, on Apache
+    # Kafka and Tansu): the monitor sees the id first on a poll or the sync. The generation completes at the last sync (no wait for
     # the settle timer), with the members' subscriptions (so the expected assignment is recomputed) and their
     # session timeouts (so a silent member times out).
     from rebalance_monitor.core.events import parse_event

@@ -589,9 +589,8 @@ class GroupMonitor:
         return None
 
     def _adopt_anonymous_join(self, m: Member, details: dict) -> None:
-        """A member first seen after its id-less join (the coordinator answered it with an id straight away:
-        static members on Apache Kafka, every member on some brokers): it joined this round with what that join
-        declared."""
+        """A member first seen after its id-less join (the coordinator answered it with an id straight away, as
+        for static members): it joined this round with what that join declared."""
         ts = details.get("ts")
         if "topics" in details:
             m.topics = tuple(details["topics"])
