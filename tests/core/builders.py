@@ -21,9 +21,9 @@ def join(ts, member, topics=("t",), group="g", protocols=("range",), owned=(), s
               host=kw.pop("host", f"/10.0.0.{abs(hash(member)) % 200}"), **kw)
 
 
-def sync(ts, member, gen, assignment, leader, group="g", protocol="range"):
+def sync(ts, member, gen, assignment, leader, group="g", protocol="range", **kw):
     return ev("sync", ts, group, member_id=member, generation=gen, protocol=protocol, leader=leader,
-              assignment=[list(tp) for tp in assignment])
+              assignment=[list(tp) for tp in assignment], **kw)
 
 
 def hb(ts, member, gen, group="g", error=None):

@@ -1,11 +1,11 @@
 """End to end: every workload scenario runs real consumer groups on the real broker while the real Spark job
 watches; the records it outputs must show what each scenario promises (generations, causes, timeouts,
-storms, final membership)."""
+storms, final membership, assignors and expected assignments)."""
 from __future__ import annotations
 
-import os
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -15,19 +15,16 @@ from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-# partition_change needs CreatePartitions, which the bundled Tansu 0.6 broker refuses; its fallback (a new
-# topic matching the members' pattern) stalls JoinGroup on Tansu in about half of the runs. It runs against
-# a real Apache Kafka cluster (`rebalance-monitor workload partition_change --bootstrap ...`), not here.
+# partition_change needs CreatePartitions, which the bundled Tansu 0.6 broker does not implement; with its
+# fallback (a new topic matching the members' pattern subscription) the group does not get back to one stable
+# generation in about half of the runs on Tansu (a member falls silent mid-rebalance, or the members rejoin
+# after every sync), so the scenario fails before the monitor is involved. It runs against a real Apache
+# Kafka cluster (`rebalance-monitor workload partition_change --bootstrap ...`), not here.
 UNRELIABLE_ON_TANSU = {"partition_change"}
-# Two more depend on Tansu behaviour that is not deterministic under load (seen in full CI runs on this
-# 2-core machine, not when run alone): on a static member's restart Tansu runs one or two extra rebalances
-# whose timing decides the last membership before clean-up (static_restart), and it answers
-# INCONSISTENT_GROUP_PROTOCOL to some joins of a mixed-assignor group, stalling the scenario before the
-# monitor is even involved (mixed_assignors). They run with RM_E2E_ALL=1 (and pass when run alone).
-if not os.environ.get("RM_E2E_ALL"):
-    UNRELIABLE_ON_TANSU |= {"static_restart", "mixed_assignors"}
-LANES = [[n for n in ("storm", "crash", "steady", "mixed_assignors", "static_restart") if n not in UNRELIABLE_ON_TANSU],
-         [n for n in ("rolling_restart", "slow_consumer", "scale_out", "scale_in") if n not in UNRELIABLE_ON_TANSU]]
+# two lanes of about the same length (estimated_s), run side by side
+LANES = [["storm", "crash", "steady", "static_restart"],
+         ["rolling_restart", "slow_consumer", "scale_out", "scale_in", "mixed_assignors"]]
+assert sorted(n for lane in LANES for n in lane) == sorted(set(SCENARIOS) - UNRELIABLE_ON_TANSU)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +61,8 @@ def watched(spark, broker, tmp_path_factory):
             for attempt in (1, 2):
                 try:
                     results[name] = run_scenario(name, broker.bootstrap, events_topic, group=f"e2e-{name}-{attempt}")
-                    errors.pop(name, None)
+                    if name in errors:
+                        results[name].notes.append(f"E2E: attempt 1 failed: {errors.pop(name)!r}")
                     break
                 except ScenarioError as exc:
                     errors[name] = exc
@@ -92,6 +90,9 @@ def test_scenario_is_reported_as_promised(watched, name):
     results, errors, records = watched
     assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
     res = results[name]
+    for note in res.notes:
+        if note.startswith("E2E:"):
+            warnings.warn(f"{name}: {note}")  # a retry is visible in the run's summary
     exp = res.expect
     cutoff = res.cleanup_ms or res.ended_ms
     mine = [r for r in records if r["group"] == res.group and _before(r, cutoff)]
@@ -112,11 +113,24 @@ def test_scenario_is_reported_as_promised(watched, name):
             got[t["timeout"]] = got.get(t["timeout"], 0) + 1
         assert got == want, (got, want)
     if "storm" in exp:
-        storms = [r for r in records if r["group"] == res.group and r["kind"] == "storm"]
+        storms = [r for r in mine if r["kind"] == "storm"]  # started before the teardown
         assert bool(storms) == exp["storm"], storms
     if "members_final" in exp:
         assert len(gens[-1]["members"]) == exp["members_final"], gens[-1]["members"]
+    if exp.get("members_final_as_clients"):
+        # the clients' own view at the scenario's last stable point (their generation and member ids)
+        last = [a for a in res.actions if a["action"] == "stable"][-1]
+        assert (gens[-1]["generation"], sorted(gens[-1]["members"])) == (last["generation"], sorted(last["member_ids"]))
     if "protocol_first" in exp:
         assert gens[0]["protocol"] == exp["protocol_first"]
+    if "protocols" in exp:
+        assert {g["protocol"] for g in gens} == set(exp["protocols"]), [g["protocol"] for g in gens]
+    if exp.get("expected_assignment_matches"):
+        # recomputed with the group's assignor from what the members declared, and equal to what they got
+        assert gens[-1]["expected_assignment"] is not None, gens[-1]["expected_reason"]
+        judged = [g for g in gens if g["mismatched_partitions"] is not None]
+        assert gens[-1] in judged
+        assert all(g["mismatched_partitions"] == 0 for g in judged), \
+            [(g["generation"], g["assignment"], g["expected_assignment"]) for g in judged]
     # every generation the monitor reconstructed carries who caused it
     assert all(g["causes"] for g in gens)

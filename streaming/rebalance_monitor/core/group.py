@@ -38,6 +38,19 @@ def _sorted_tps(tps) -> list:
     return sorted([list(tp) for tp in tps])
 
 
+def _join_details(ev: Join) -> dict:
+    """What an id-less join declared, kept until the member shows up under its id (compact: it is state)."""
+    d = {"ts": ev.ts, "topics": list(ev.topics), "protocols": list(ev.protocols)}
+    for key, val in (("gi", ev.group_instance_id), ("st", ev.session_timeout_ms), ("rt", ev.rebalance_timeout_ms),
+                     ("hi", ev.heartbeat_interval_ms), ("rack", ev.rack), ("reason", ev.reason)):
+        if val is not None:
+            d[key] = val
+    if ev.owned:
+        d["owned"] = [list(tp) for tp in ev.owned]
+        d["og"] = ev.generation
+    return d
+
+
 def _fingerprint(ev: Event):
     """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
     if type(ev) is Heartbeat:
@@ -255,10 +268,22 @@ class GroupMonitor:
 
     def _live_member(self, ev) -> Member | None:
         """The member a client event is about (created if new), or None for a straggling event of a member
-        already removed (counted) or one past the member cap."""
-        if ev.member_id not in self.members and ev.member_id in self.removed:
-            self._count("stale_member_events")
-            return None
+        already removed (counted) or one past the member cap. The first event under a new member id of a
+        static member that is rejoining (its instance sent a JoinGroup without an id) is the same member:
+        the coordinator handed the instance a new id."""
+        if ev.member_id not in self.members:
+            if ev.member_id in self.removed:
+                self._count("stale_member_events")
+                return None
+            twin = self._static_twin(ev)
+            if twin is not None and twin.joining_ms is not None:
+                self._rename_static(twin, ev)
+            elif self.rebalance is not None and self.rebalance.anonymous_joins:
+                details = self._match_anonymous(ev)
+                m = self._member(ev)
+                if m is not None and details:
+                    self._adopt_anonymous_join(m, details)
+                return m
         return self._member(ev)
 
     def _remove_member(self, member_id: str, at: int) -> Member | None:
@@ -379,6 +404,11 @@ class GroupMonitor:
         started = r.started_ms
         if completed_ms is None:
             completed_ms = settled_at if settled_at is not None else self.clock_ms
+        for mid in ids:  # the join phase is over: the session timers of its members run again
+            m = self.members.get(mid)
+            if m is not None and m.joining_ms is not None and m.rejoin_cause is None:
+                m.join_done(completed_ms)
+                self._lower_timer(m)
         duration = completed_ms - started if started is not None and completed_ms >= started else None
         protocol = r.protocol
         judged = judge_generation(self, ids, assignment, protocol, gen)
@@ -433,6 +463,10 @@ class GroupMonitor:
         ts = ev.ts
         who = {k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None}
         if not ev.member_id:
+            twin = self._static_twin(ev)
+            if twin is not None:
+                self._static_rejoin(twin, ev, out)
+                return
             r = self.rebalance
             if r is None or r.generation is not None:
                 self._trigger(C.MEMBER_JOINED, ts, out, who=who or None, reason=ev.reason)
@@ -441,7 +475,7 @@ class GroupMonitor:
                 r.trigger(ts)
                 r.add_cause(C.MEMBER_JOINED, who or None, ev.reason)
             if r is not None:
-                r.anonymous_joins.append([ev.client_id, ev.host])
+                r.anonymous_joins.append([ev.client_id, ev.host, _join_details(ev)])
             return
         existing = self.members.get(ev.member_id)
         cause = None
@@ -458,11 +492,17 @@ class GroupMonitor:
                 reason = reason or f"group instance id {ev.group_instance_id} rejoined with a new member id"
             else:
                 cause = C.MEMBER_JOINED
-                if self._match_anonymous(ev):
+                if self._match_anonymous(ev) is not None:
                     cause = None  # already counted when it joined without an id
         else:
             changed = existing.topics is not None and set(existing.topics) != set(ev.topics)
             classified = C.classify_reason(ev.reason, default=None) if ev.reason else None
+            r = self.rebalance
+            if r is not None and r.generation is not None and ev.member_id in r.synced and not ev.reason \
+                    and existing.topics is not None and not changed \
+                    and tuple(existing.protocols) == tuple(ev.protocols):
+                self._defer_rejoin(existing, ev)
+                return
             if self.rebalance is None or self.rebalance.generation is not None:
                 if changed:
                     cause = C.SUBSCRIPTION_CHANGE
@@ -503,39 +543,137 @@ class GroupMonitor:
             r = self._ensure_rebalance(ts)
             r.trigger(ts)
         r.joined[m.member_id] = ts
+        m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
         self._lower_timer(m)
 
-    def _match_anonymous(self, ev: Join) -> bool:
+    def _defer_rejoin(self, m: Member, ev: Join) -> None:
+        """A member that already synced the generation being completed sends a JoinGroup again, unprompted
+        (no reason; kafka-python does so right after a sync when its metadata snapshot moved) and with the
+        same subscription and assignors. While a generation completes, the coordinator answers such a join
+        with that generation (no new round), so it neither ends the generation nor starts a rebalance here;
+        the member waits on it until its next sync. Should a new generation answer it instead, the rejoin
+        is that round's cause (see `_on_sync`)."""
+        if ev.owned:
+            m.owned = ev.owned
+        if ev.generation is not None:
+            m.owned_generation = ev.generation
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(m, attr, val)
+        m.joined_ms = ev.ts
+        m.polled(ev.ts)
+        m.join_sent(ev.ts, rejoin_cause=C.LEADER_REJOIN if ev.member_id == self._leader_of_round() else C.UNKNOWN)
+        self._count("deferred_rejoins")
+
+    def _leader_of_round(self) -> str | None:
+        r = self.rebalance
+        return (r.leader if r is not None and r.leader else None) or self.leader
+
+    def _match_anonymous(self, ev) -> dict | None:
+        """The id-less join of this round that `ev` (the first event under a new member id) answers, taken off
+        the list: its details ({} if unknown), or None when no such join is pending."""
         r = self.rebalance
         if r is None:
-            return False
-        for i, (cid, host) in enumerate(r.anonymous_joins):
+            return None
+        for i, entry in enumerate(r.anonymous_joins):
+            cid, host = entry[0], entry[1]
+            details = entry[2] if len(entry) > 2 and entry[2] else {}
+            instance = details.get("gi")
             if (cid is None or ev.client_id is None or cid == ev.client_id) and \
-                    (host is None or ev.host is None or host == ev.host):
+                    (host is None or ev.host is None or host == ev.host) and \
+                    (instance is None or ev.group_instance_id is None or instance == ev.group_instance_id):
                 del r.anonymous_joins[i]
                 # name the member on the cause recorded for its id-less join
                 r.add_cause(C.MEMBER_JOINED, {"member_id": ev.member_id,
                                                **({"client_id": ev.client_id} if ev.client_id else {}),
-                                               **({"host": ev.host} if ev.host else {})}, ev.reason)
-                return True
-        return False
+                                               **({"host": ev.host} if ev.host else {})},
+                            getattr(ev, "reason", None) or details.get("reason"))
+                return details
+        return None
+
+    def _adopt_anonymous_join(self, m: Member, details: dict) -> None:
+        """A member first seen after its id-less join (the coordinator answered it with an id straight away, as
+        for static members): it joined this round with what that join declared."""
+        ts = details.get("ts")
+        if "topics" in details:
+            m.topics = tuple(details["topics"])
+        if "protocols" in details:
+            m.protocols = tuple(details["protocols"])
+        if details.get("owned"):
+            m.owned = tuple(tuple(tp) for tp in details["owned"])
+            m.owned_generation = details.get("og")
+        if details.get("rack") is not None:
+            m.rack = details["rack"]
+        for key, attr in (("st", "session_timeout_ms"), ("rt", "rebalance_timeout_ms"),
+                          ("hi", "heartbeat_interval_ms")):
+            if details.get(key) is not None:
+                setattr(m, attr, details[key])
+        if ts is not None:
+            m.joined_ms = ts
+            m.polled(ts)
+            m.join_sent(ts)
+            r = self.rebalance
+            if r is not None and r.generation is None:
+                r.joined.setdefault(m.member_id, ts)
 
     def _replace_static(self, old: Member, ev: Join) -> None:
         """A static member restarted within its session timeout: same partitions, no rebalance."""
-        self.members.pop(old.member_id, None)
-        self.removed[old.member_id] = ev.ts
-        old.member_id = ev.member_id
-        old.update_identity(ev)
+        self._rename_static(old, ev)
         old.topics = ev.topics
         old.joined_ms = ev.ts
-        old.session_alive(ev.ts)
+        old.join_sent(ev.ts)
         old.polled(ev.ts)
         for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
             val = getattr(ev, attr)
             if val is not None:
                 setattr(old, attr, val)
+
+    def _rename_static(self, old: Member, ev) -> None:
+        """The coordinator gave a static member's instance a new member id: the same member (its partitions,
+        its deadlines, its place in the rebalance) goes on under the new id."""
+        old_id = old.member_id
+        self.members.pop(old_id, None)
+        self.removed[old_id] = ev.ts
+        while len(self.removed) > self.settings.removed_members_kept:
+            self.removed.popitem(last=False)
+        r = self.rebalance
+        if r is not None:
+            for seen in (r.joined, r.synced):
+                if old_id in seen:
+                    seen[ev.member_id] = seen.pop(old_id)
+        old.member_id = ev.member_id
+        old.update_identity(ev)
         self.members[ev.member_id] = old
         self._count("static_replacements")
+
+    def _static_rejoin(self, twin: Member, ev: Join, out: list) -> None:
+        """A static member's instance sent a JoinGroup without a member id (a restarted process) while the
+        group still holds the instance. The coordinator keeps the instance's membership while it rejoins, and
+        one that honours static membership hands it its assignment back without a rebalance (KIP-345): this
+        is no trigger by itself. The member waits on its join until it syncs (under a new member id on
+        Apache Kafka: see `_live_member`)."""
+        changed = twin.topics is not None and set(twin.topics) != set(ev.topics)
+        twin.update_identity(ev)
+        twin.protocols = ev.protocols
+        twin.topics = ev.topics
+        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+            val = getattr(ev, attr)
+            if val is not None:
+                setattr(twin, attr, val)
+        twin.joined_ms = ev.ts
+        twin.session_alive(ev.ts)
+        twin.polled(ev.ts)
+        self._count("static_rejoins")
+        if changed:
+            self._trigger(C.SUBSCRIPTION_CHANGE, ev.ts, out, who=twin.describe(),
+                          reason=ev.reason or f"group instance id {ev.group_instance_id} rejoined with other topics")
+        r = self.rebalance
+        if r is not None and r.generation is None:
+            r.joined[twin.member_id] = ev.ts  # a rebalance is under way: the instance joins it
+            twin.join_sent(ev.ts)
+        else:
+            twin.join_sent(ev.ts, rejoin_cause=C.STATIC_MEMBER_REPLACED)
 
     def _on_sync(self, ev: Sync, out: list) -> None:
         self.client_feed = True
@@ -543,8 +681,11 @@ class GroupMonitor:
         m = self._live_member(ev)
         if m is None:
             return
+        rejoined = (m.joining_ms, m.rejoin_cause) if m.rejoin_cause is not None else None
         m.session_alive(ev.ts)
         m.polled(ev.ts)
+        m.join_done(ev.ts)
+        self._lower_timer(m)
         gen = ev.generation
         if self.generation is not None and gen <= self.generation:
             if gen == self.generation:  # a late sync or a replaced static member syncing the current generation
@@ -552,11 +693,27 @@ class GroupMonitor:
                 m.assignment = ev.assignment
             return
         r = self.rebalance
+        if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:
+            # its rejoin was answered with the generation it had synced already: nothing new for the round
+            r.synced[ev.member_id] = ev.assignment
+            m.sync_generation = gen
+            m.assignment = ev.assignment
+            return
         if r is not None and r.generation is not None and gen > r.generation:
             self._complete(r.last_sync_ms or r.formed_ms, out)
             r = None
         if r is None:
             r = self._ensure_rebalance(None)
+        if rejoined is not None and not any(c["cause"] != C.UNKNOWN for c in r.causes):
+            # a rejoin that belonged to no round was answered with a new generation, and nothing else seen
+            # started this round: the rejoin is what we know of its cause
+            at, cause = rejoined
+            r.trigger(at)
+            if cause == C.STATIC_MEMBER_REPLACED:
+                why = f"group instance id {m.group_instance_id} rejoined and the coordinator rebalanced"
+            else:
+                why = "the member rejoined and the coordinator rebalanced"
+            r.add_cause(cause, m.describe(), why)
         if r.generation is None:
             r.generation = gen
         r.protocol = ev.protocol or r.protocol

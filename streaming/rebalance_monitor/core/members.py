@@ -13,8 +13,10 @@ class Member:
         "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-        "hb_tracked", "poll_tracked", "joined_ms",
+        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause",
     )
+    # slots added later: their value when loading state written before they existed
+    _LATER_SLOTS = {"joining_ms": None, "rejoin_cause": None}
 
     def __init__(self, member_id: str):
         self.member_id = member_id
@@ -38,6 +40,12 @@ class Member:
         self.hb_tracked = False
         self.poll_tracked = False
         self.joined_ms: int | None = None
+        # when the member sent the JoinGroup it still waits on (None: not joining). The coordinator keeps a
+        # member alive while its join (and then its sync) is pending: the session timer does not run then.
+        self.joining_ms: int | None = None
+        # for a join that belongs to no round under way (a rejoin answered, as a rule, with the current
+        # generation): the cause to give the round if the coordinator starts one for it instead
+        self.rejoin_cause: str | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:
@@ -81,9 +89,31 @@ class Member:
         if ts > self.last_seen_ms:
             self.last_seen_ms = ts
 
+    def join_sent(self, ts: int, rejoin_cause: str | None = None) -> None:
+        """The member sent a JoinGroup: from now on it waits for the rebalance, not on its session.
+        `rejoin_cause`: see the attribute (None for a join that takes part in the round under way)."""
+        self.joining_ms = ts
+        self.rejoin_cause = rejoin_cause
+        self.session_alive(ts)
+
+    def join_done(self, ts: int) -> None:
+        """Its join round is over (it synced, or the generation it joined completed): the session timer
+        runs again from `ts`."""
+        if self.joining_ms is None:
+            return
+        self.joining_ms = None
+        self.rejoin_cause = None
+        if self.last_heartbeat_ms is None or ts > self.last_heartbeat_ms:
+            self.last_heartbeat_ms = ts
+
     def session_deadline(self) -> int | None:
         if not self.hb_tracked or self.session_timeout_ms is None or self.last_heartbeat_ms is None:
             return None
+        if self.joining_ms is not None:
+            # Waiting in JoinGroup / SyncGroup: the coordinator ends the join phase within the rebalance
+            # timeout and restarts the session timer then. A member silent for longer than both is gone.
+            since = max(self.joining_ms, self.last_heartbeat_ms)
+            return since + (self.rebalance_timeout_ms or 0) + self.session_timeout_ms
         return self.last_heartbeat_ms + self.session_timeout_ms
 
     def poll_deadline(self) -> int | None:
@@ -114,6 +144,8 @@ class Member:
     @classmethod
     def from_state(cls, values: list) -> "Member":
         m = cls.__new__(cls)
+        for slot, value in cls._LATER_SLOTS.items():
+            setattr(m, slot, value)
         for slot, value in zip(cls.__slots__, values):
             if isinstance(value, list) and slot in ("protocols", "topics", "owned", "assignment"):
                 value = tuple(tuple(x) if isinstance(x, list) else x for x in value)

@@ -16,7 +16,7 @@ class Rebalance:
         self.from_generation = from_generation
         self.causes: list[dict] = []
         self.joined: dict[str, int] = {}  # member id -> join time, for members that (re)joined this round
-        self.anonymous_joins: list[list] = []  # [client_id, host] of joins sent before a member id was assigned
+        self.anonymous_joins: list[list] = []  # [client_id, host, details] of joins sent before a member id was assigned
         self.synced: dict[str, tuple | None] = {}  # member id -> assignment (None: synced, assignment unknown)
         self.generation: int | None = None  # the generation this rebalance formed, once known
         self.protocol: str | None = None
