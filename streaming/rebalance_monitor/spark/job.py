@@ -81,6 +81,8 @@ class JobStats:
     dead_letters: dict = field(default_factory=dict)
     last_batch_id: int = -1
     records_read: int = 0
+    last_read: int = 0  # Kafka records of the last batch
+    last_duration_s: float = 0.0  # of the last batch's driver step
 
 
 class MonitorJob:
@@ -264,6 +266,8 @@ class MonitorJob:
         st.batches += 1
         st.last_batch_id = batch_id
         st.records_read += read
+        st.last_read = read
+        st.last_duration_s = time.monotonic() - t0
         for k, v in counts.items():
             st.records[k] = st.records.get(k, 0) + v
         for k, v in reasons.items():
@@ -478,11 +482,12 @@ def _log_progress(query, job: MonitorJob) -> None:
         log.info("no batch yet")
         return
     ops = lp.get("stateOperators") or [{}]
-    dur = (lp.get("durationMs") or {}).get("triggerExecution") or 0
-    log.info("batch %s: %s decoded rows in %.1f s, %s Kafka records read so far, state rows %s, watermark %s, "
-             "records %s, dead letters %s", lp.get("batchId"), lp.get("numInputRows"), dur / 1000.0,
-             job.stats.records_read, ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"),
-             job.stats.records, job.stats.dead_letters)
+    st = job.stats
+    dur = st.last_duration_s or 0.0
+    log.info("batch %s: %s input records (%s decoded rows) in %.1f s, %.0f records/s; %s records read so far; "
+             "state rows %s, watermark %s, output records %s, dead letters %s", st.last_batch_id, st.last_read,
+             lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
+             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters)
 
 
 def _start_lag_poller(cfg: MonitorConfig, updater):
