@@ -102,7 +102,8 @@ def main() -> None:
     with Broker(log_path=os.path.join(work, "broker.log")) as broker:
         topic = "soak-events"
         broker.create_topics({topic: 2})
-        exporter = MetricsExporter(ExporterSettings(port=free_port())).start()
+        # group names rotate: the exporter forgets idle groups after the same TTL as the job's state
+        exporter = MetricsExporter(ExporterSettings(port=free_port(), idle_group_ttl_s=180)).start()
         cfg = load_config(env={}, overrides={
             "kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": topic,
             "kafka.connector": "python", "kafka.starting_offsets": "earliest",
@@ -118,7 +119,7 @@ def main() -> None:
         for t in threads:
             t.start()
         print(f"{'min':>5} {'driver MB':>10} {'JVM MB':>8} {'workers MB':>10} {'state rows':>11} {'batch ms':>9} "
-              f"{'read':>9} {'records':>9}", flush=True)
+              f"{'read':>9} {'records':>9} {'exported groups':>15}", flush=True)
         samples = []
         t_end = time.time() + args.minutes * 60
         t_start = time.time()
@@ -130,10 +131,10 @@ def main() -> None:
             workers = sum(rss_mb(p) for p in python_worker_pids())
             row = ((time.time() - t_start) / 60, rss_mb(os.getpid()), jvm, ops[0].get("numRowsTotal"),
                    (lp.get("durationMs") or {}).get("triggerExecution"), job.stats.records_read,
-                   sum(job.stats.records.values()), workers)
+                   sum(job.stats.records.values()), workers, len(exporter.updater.groups()))
             samples.append(row)
             print(f"{row[0]:5.1f} {row[1]:10.0f} {row[2]:8.0f} {row[7]:10.0f} {str(row[3]):>11} {str(row[4]):>9} "
-                  f"{row[5]:9d} {row[6]:9d}", flush=True)
+                  f"{row[5]:9d} {row[6]:9d} {row[8]:15d}", flush=True)
         stop.set()
         for t in threads:
             t.join(timeout=120)
@@ -146,7 +147,7 @@ def main() -> None:
                 vals = [s[i] for s in part if isinstance(s[i], (int, float))]
                 return sum(vals) / len(vals) if vals else float("nan")
             for i, name in ((1, "driver MB"), (2, "JVM MB"), (7, "Python workers MB"), (3, "state rows"),
-                            (4, "batch ms")):
+                            (8, "exported groups"), (4, "batch ms")):
                 print(f"{name}: first half {avg(i, samples[:half]):.0f}, second half {avg(i, samples[half:]):.0f}")
 
 
