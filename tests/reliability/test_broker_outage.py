@@ -1,14 +1,21 @@
-"""Broker faults: the broker stops answering mid-run (SIGSTOP: a hung broker or a network partition; the
-bundled broker keeps its data only in memory, so a real restart would erase the very data under test). The
-job must keep running, report the outage on /ready, and once the broker answers again process everything,
-with the same output as a run that never saw an outage."""
+"""Broker faults, with the real job (`rebalance-monitor run`):
+
+* the broker hangs (SIGSTOP: a hung broker or a network partition), then answers again;
+* the broker process is killed (SIGKILL) and started again on the same port. The bundled broker then runs on
+  object storage (a local S3 server), so its topics survive the restart as a real cluster's would.
+
+Either way the job must keep running without a manual restart, report the outage (/ready 503 while /healthz
+stays 200), and once the broker is back process everything, with the same output as `replay` of all the
+events (a run that never saw an outage).
+"""
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +34,33 @@ from rebalance_monitor.testing.broker import Broker, free_port  # noqa: E402
 pytestmark = [pytest.mark.integration]
 
 
+def job_config(tmp_path: Path, bootstrap: str, topic: str, port: int) -> Path:
+    conf = {
+        "kafka": {"bootstrap_servers": bootstrap, "events_topic": topic, "starting_offsets": "earliest",
+                  "connector": "python"},
+        "spark": {"trigger_interval": "1s", "local_dir": str(tmp_path / "spark")},
+        "state": {"checkpoint_location": str(tmp_path / "ck"), "idle_clock": False},
+        "sinks": {"history": {"parquet_path": str(tmp_path / "history")},
+                  "dead_letter": {"path": str(tmp_path / "dlq")}},
+        "exporter": {"port": port, "ready_max_batch_age": "8s"},
+        "lag": {"enabled": False},
+        "logging": {"progress_interval": "2s"},
+    }
+    config = tmp_path / "monitor.yaml"
+    config.write_text(yaml.safe_dump(conf))
+    return config
+
+
+def get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+    except OSError:
+        return 0, ""
+
+
 def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
     with Broker(log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-outage"
@@ -35,19 +69,7 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
         events = scripted_events(base)
         half = len(events) // 2
         port = free_port()
-        conf = {
-            "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topic, "starting_offsets": "earliest",
-                      "connector": "python"},
-            "spark": {"trigger_interval": "1s", "local_dir": str(tmp_path / "spark")},
-            "state": {"checkpoint_location": str(tmp_path / "ck"), "idle_clock": False},
-            "sinks": {"history": {"parquet_path": str(tmp_path / "history")},
-                      "dead_letter": {"path": str(tmp_path / "dlq")}},
-            "exporter": {"port": port, "ready_max_batch_age": "8s"},
-            "lag": {"enabled": False},
-            "logging": {"progress_interval": "2s"},
-        }
-        config = tmp_path / "monitor.yaml"
-        config.write_text(yaml.safe_dump(conf))
+        config = job_config(tmp_path, broker.bootstrap, topic, port)
         cfg = load_config(config, env={})
         produce(broker, topic, events[:half])
         log = tmp_path / "job.log"
@@ -69,6 +91,45 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
             expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
             wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
                      "every record after the outage")
+            time.sleep(3)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                kill_hard(proc)
+        got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
+        assert comparable(got) == comparable(expected)
+
+
+def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
+    with Broker(storage="s3", log_path=str(tmp_path / "broker.log")) as broker:
+        topic = "events-restart"
+        broker.create_topics({topic: 1})
+        base = int(time.time() * 1000) - 120_000
+        events = scripted_events(base)
+        half = len(events) // 2
+        port = free_port()
+        config = job_config(tmp_path, broker.bootstrap, topic, port)
+        cfg = load_config(config, env={})
+        produce(broker, topic, events[:half])
+        proc = start_job(config, tmp_path / "job.log")
+        hist = tmp_path / "history"
+        try:
+            wait_for(lambda: _ready(port), 180, "the job to be ready")
+            wait_for(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
+            broker.kill()  # SIGKILL: the broker process is gone, its port refuses connections
+            wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
+            assert proc.poll() is None, "the job must keep running through the outage"
+            assert get(port, "/healthz")[0] == 200, "liveness stays green: restarting the job would not help"
+            metrics = get(port, "/metrics")[1]
+            assert "rebalance_monitor_ready 0" in metrics and "rebalance_monitor_up 1" in metrics
+            broker.start()  # same port, same storage: the topic and its first half are still there
+            produce(broker, topic, events[half:])
+            wait_for(lambda: _ready(port), 240, "/ready again once the broker is back")
+            produce(broker, topic, [sentinel(events)])  # moves event time to the last event
+            expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
+            wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
+                     "every record after the restart")
             time.sleep(3)
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0
