@@ -131,7 +131,7 @@ def main() -> None:
             workers = sum(rss_mb(p) for p in python_worker_pids())
             row = ((time.time() - t_start) / 60, rss_mb(os.getpid()), jvm, ops[0].get("numRowsTotal"),
                    (lp.get("durationMs") or {}).get("triggerExecution"), job.stats.records_read,
-                   sum(job.stats.records.values()), workers, len(exporter.updater.groups()))
+                   sum(job.stats.records.values()), workers, len(exporter.updater.groups))
             samples.append(row)
             print(f"{row[0]:5.1f} {row[1]:10.0f} {row[2]:8.0f} {row[7]:10.0f} {str(row[3]):>11} {str(row[4]):>9} "
                   f"{row[5]:9d} {row[6]:9d} {row[8]:15d}", flush=True)
