@@ -61,6 +61,18 @@ def get(port: int, path: str) -> tuple[int, str]:
         return 0, ""
 
 
+
+def finish_and_compare(proc, broker, topic, events, cfg, hist, what: str) -> tuple[list, list]:
+    """Produce the sentinel (it moves event time to the last event), wait until the history holds every
+    record replay expects, stop the job with SIGTERM (it must exit 0). Returns (history, expected)."""
+    produce(broker, topic, [sentinel(events)])
+    expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
+    wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240, what)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    return [r for r in history(hist) if r["kind"] in HISTORY_KINDS], expected
+
 def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
     with Broker(log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-outage"
@@ -87,17 +99,10 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
                 os.kill(broker.proc.pid, signal.SIGCONT)
             produce(broker, topic, events[half:])
             wait_for(lambda: _ready(port), 240, "/ready again once the broker answers")
-            produce(broker, topic, [sentinel(events)])  # moves event time to the last event
-            expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
-            wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
-                     "every record after the outage")
-            time.sleep(3)
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0
+            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the outage")
         finally:
             if proc.poll() is None:
                 kill_hard(proc)
-        got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
         assert comparable(got) == comparable(expected)
 
 
@@ -126,15 +131,8 @@ def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
             broker.start()  # same port, same storage: the topic and its first half are still there
             produce(broker, topic, events[half:])
             wait_for(lambda: _ready(port), 240, "/ready again once the broker is back")
-            produce(broker, topic, [sentinel(events)])  # moves event time to the last event
-            expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
-            wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
-                     "every record after the restart")
-            time.sleep(3)
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0
+            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the restart")
         finally:
             if proc.poll() is None:
                 kill_hard(proc)
-        got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
         assert comparable(got) == comparable(expected)

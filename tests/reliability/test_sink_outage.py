@@ -3,7 +3,6 @@ is retried from the checkpoint with backoff, and once the sink is back nothing i
 from __future__ import annotations
 
 import shutil
-import signal
 import sys
 import time
 import urllib.request
@@ -16,8 +15,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "spark_job"))
 sys.path.insert(0, str(HERE.parent / "core"))
 sys.path.insert(0, str(HERE))
-from test_job import comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
-from test_kill_restart import HISTORY_KINDS, _ready, history, kill_hard, start_job, wait_for  # noqa: E402
+from test_job import comparable, produce, scripted_events  # noqa: E402
+from test_broker_outage import finish_and_compare  # noqa: E402
+from test_kill_restart import _ready, kill_hard, start_job, wait_for  # noqa: E402
 
 from rebalance_monitor.config import load_config  # noqa: E402
 from rebalance_monitor.testing.broker import free_port  # noqa: E402
@@ -63,15 +63,9 @@ def test_history_sink_outage_is_counted_retried_and_loses_nothing(broker, unique
         assert proc.poll() is None
         hist.unlink()
         shutil.move(str(saved), str(hist))  # the sink is back
-        produce(broker, topic, [sentinel(events)])  # moves event time to the last event
-        expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
-        wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240,
-                 "the history after the sink came back")
-        time.sleep(2)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist,
+                                           "the history after the sink came back")
     finally:
         if proc.poll() is None:
             kill_hard(proc)
-    got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
     assert comparable(got) == comparable(expected)
