@@ -51,6 +51,14 @@ def _join_details(ev: Join) -> dict:
     return d
 
 
+def _take_timeouts(m: Member, ev: Join) -> None:
+    """The member's session / rebalance / heartbeat intervals, from a join that states them."""
+    for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
+        val = getattr(ev, attr)
+        if val is not None:
+            setattr(m, attr, val)
+
+
 def _fingerprint(ev: Event):
     """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
     if type(ev) is Heartbeat:
@@ -529,10 +537,7 @@ class GroupMonitor:
             m.owned_generation = m.sync_generation
         if ev.rack is not None:
             m.rack = ev.rack
-        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
-            val = getattr(ev, attr)
-            if val is not None:
-                setattr(m, attr, val)
+        _take_timeouts(m, ev)
         m.joined_ms = ts
         m.session_alive(ts)
         m.polled(ts)
@@ -557,10 +562,7 @@ class GroupMonitor:
             m.owned = ev.owned
         if ev.generation is not None:
             m.owned_generation = ev.generation
-        for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
-            val = getattr(ev, attr)
-            if val is not None:
-                setattr(m, attr, val)
+        _take_timeouts(m, ev)
         m.joined_ms = ev.ts
         m.polled(ev.ts)
         m.join_sent(ev.ts, rejoin_cause=C.LEADER_REJOIN if ev.member_id == self._leader_of_round() else C.UNKNOWN)
