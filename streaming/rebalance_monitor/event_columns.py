@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from .core.events import SCHEMA_VERSION, Heartbeat, Poll
 
-try:
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - orjson is a dependency; without it the job takes the full parser
-    _loads = None
+from orjson import loads as _loads
 
 HEARTBEAT = "heartbeat"
 POLL = "poll"
@@ -25,7 +22,7 @@ _HEARTBEAT_KEYS = frozenset({"v", "type", "ts", "group", "member_id", "generatio
                              "group_instance_id", "client_id", "host"})
 _POLL_KEYS = frozenset({"v", "type", "ts", "group", "member_id", "records", "group_instance_id", "client_id",
                         "host"})
-_NUM_LIMIT = 1 << 53  # carried through pandas as float64 when a column has nulls: exact below 2^53
+_NUM_LIMIT = 1 << 53  # numbers the fast path carries (exact in any JSON reader); larger ones take the parser
 _TS_LIMIT = 1 << 53
 
 
@@ -35,7 +32,7 @@ def _opt_str(x) -> bool:
 
 def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | None) -> tuple | None:
     """`(etype, ts, group, member, num, err, inst, client, host)` for a valid heartbeat or poll, else None."""
-    if _loads is None or value is None or len(value) > max_bytes:
+    if value is None or len(value) > max_bytes:
         return None
     try:
         d = _loads(value)
@@ -74,10 +71,8 @@ def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | N
 
 
 def hot_event(etype: str, ts: int, group: str, member: str, num, err, inst, client, host):
-    """The event `parse_event` gives for the same fields (`num` may arrive as a float from pandas).
+    """The event `parse_event` gives for the same fields.
     Positional arguments in the dataclasses' field order: this runs once per heartbeat."""
-    if type(num) is float:  # an int column with nulls reaches pandas as float64
-        num = None if num != num else int(num)
     if etype == HEARTBEAT:
         return Heartbeat(HEARTBEAT, ts, group, SCHEMA_VERSION, member, inst, client, host, num, err)
     return Poll(POLL, ts, group, SCHEMA_VERSION, member, inst, client, host, num)

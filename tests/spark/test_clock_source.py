@@ -38,3 +38,14 @@ def test_the_reader_never_goes_back(tmp_path):
     assert first > 1_000_000
     write_tick(path, 5)  # e.g. run --once writing a plain, lower tick
     assert reader.latestOffset()["tick"] == first
+
+
+def test_rewriting_the_clock_keeps_the_tick_it_had_reached(tmp_path):
+    from rebalance_monitor.spark.clock_source import read_tick_file, write_clock
+
+    path = str(tmp_path / "clock.json")
+    fields = {k: v for k, v in IDLE.items() if k != "tick"}
+    write_clock(path, IDLE, 2_008_000, 5_000, **{**fields, "idle": False})
+    # what the idle clock had reached one trigger ago stays as the fixed tick once the input is busy
+    assert read_tick_file(path) == {"tick": current_tick(IDLE, 2_003_000), **fields, "idle": False}
+    assert current_tick(read_tick_file(path), 2_009_000) == current_tick(IDLE, 2_003_000)

@@ -74,6 +74,12 @@ def current_tick(clock: dict, now_ms: int) -> int:
     return tick
 
 
+def write_clock(path: str, clock: dict, now_ms: int, trigger_ms: int, **fields) -> None:
+    """Rewrite the clock file with new `fields`, its fixed tick raised to what the clock had reached one
+    trigger ago (at most what Spark read), so the tick never goes back when the clock stops moving."""
+    write_tick(path, current_tick(clock, now_ms - trigger_ms), **fields)
+
+
 class _TickPartition(InputPartition):
     def __init__(self, tick: int):
         self.tick = tick

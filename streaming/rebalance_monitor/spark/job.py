@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, redacted
-from .clock_source import ClockSource, current_tick, read_tick, read_tick_file, write_tick
+from .clock_source import ClockSource, read_tick, read_tick_file, write_clock, write_tick
 from .decode_stage import DECODED_SCHEMA, make_decoder
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
@@ -159,8 +159,8 @@ class MonitorJob:
             write_tick(self.tick_path, 0)
         elif clock.get("idle"):
             # not idle until a batch shows it: a backlog produced while the job was down comes first
-            fixed = current_tick(clock, int(time.time() * 1000) - int(self.cfg.spark.trigger_interval))
-            write_tick(self.tick_path, fixed, **{**{k: v for k, v in clock.items() if k != "tick"}, "idle": False})
+            write_clock(self.tick_path, clock, int(time.time() * 1000), int(self.cfg.spark.trigger_interval),
+                        **{**{k: v for k, v in clock.items() if k != "tick"}, "idle": False})
         ticks = (spark.readStream.format("rmclock").option("path", self.tick_path).load()
                  .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
                          F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
@@ -326,9 +326,8 @@ class MonitorJob:
                   "delay_ms": int(self.cfg.state.watermark_delay), "interval_ms": int(self.cfg.spark.trigger_interval)}
         if all(clock.get(k) == v for k, v in wanted.items()):
             return
-        now_ms = int((time.time() if now is None else now) * 1000)
-        # the fixed tick keeps what the clock had reached, so it never goes back when the input gets busy
-        write_tick(self.tick_path, current_tick(clock, now_ms - int(self.cfg.spark.trigger_interval)), **wanted)
+        write_clock(self.tick_path, clock, int((time.time() if now is None else now) * 1000),
+                    int(self.cfg.spark.trigger_interval), **wanted)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:

@@ -28,10 +28,7 @@ from ..core.settings import CoreSettings
 from ..event_columns import hot_event
 from .decode_stage import PACK_COLUMNS, unpack_events
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - a dependency; json is the fallback
-    orjson = None
+import orjson
 
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 STATE_SCHEMA = "state string"
@@ -42,13 +39,11 @@ CLOCK_KIND = "clock"
 
 
 def dumps(obj) -> str:
-    """Compact JSON text (orjson when installed)."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
-        except TypeError:
-            pass
-    return json.dumps(obj, separators=(",", ":"))
+    """Compact JSON text (what orjson cannot serialise goes to `json`)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":"))
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
