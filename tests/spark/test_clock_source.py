@@ -13,14 +13,14 @@ def test_next_trigger_is_the_next_multiple_of_the_interval():
     assert next_trigger_ms(14_999, 5_000) == 15_000
 
 
-def test_an_idle_clock_names_the_next_trigger_in_event_time_plus_the_delay():
+def test_an_idle_clock_names_the_next_trigger_in_event_time():
     # read at wall 2_003_000: the watermark applies from the trigger at 2_005_000, 5 s of wall time after
-    # the newest event's own wall time, so event time 1_005_000; the tick adds the 2 s delay
-    assert current_tick(IDLE, 2_003_000) == 1_005_000 + 2_000
-    # the watermark (tick - delay) is never ahead of the wall clock at the start of that trigger
+    # the newest event's own wall time, so event time 1_005_000 (the watermark stays 2 s behind it)
+    assert current_tick(IDLE, 2_003_000) == 1_005_000
+    # the watermark (tick - delay) stays the delay behind the wall clock at the start of that trigger
     for now in range(2_000_000, 2_030_000, 777):
         applies_at = next_trigger_ms(now, 5_000)
-        assert current_tick(IDLE, now) - 2_000 - IDLE["event_ms"] <= applies_at - IDLE["wall_ms"]
+        assert current_tick(IDLE, now) - 2_000 - IDLE["event_ms"] <= applies_at - IDLE["wall_ms"] - 2_000
 
 
 def test_a_busy_or_incomplete_clock_keeps_its_fixed_tick():

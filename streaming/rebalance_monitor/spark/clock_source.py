@@ -4,15 +4,15 @@ Spark's watermark moves only with data. If every group goes silent (or the whole
 would move it and a crashed group would never get its session timeout. The job's driver therefore keeps a
 clock file: the highest event time seen, the wall-clock time that event belongs to (its Kafka timestamp),
 and whether the Kafka input is idle (caught up). While it is idle, this source follows the wall clock: it
-emits one tick row per trigger whose event time is the highest event time plus the wall time elapsed since
-(plus the watermark delay, so that the watermark itself lands on the estimate). A backlog being read never
+emits one tick row per trigger whose event time is the highest event time plus the wall time elapsed since;
+the watermark stays the watermark delay behind it, room for events still on their way. A backlog being read never
 gets ahead of itself, because ticks only move while the input is idle.
 
 Timing. The tick is computed when Spark asks for the source's latest offset, at the start of a trigger;
 the watermark it yields applies from the next micro-batch, which Spark starts at the next multiple of the
-trigger interval at the earliest. The tick names that instant: a batch then runs with a watermark equal to
-the wall-clock time of its own scheduled start, never ahead of the clock, and a silent member's timeout is
-reported by the first trigger at or after its deadline instead of two triggers later.
+trigger interval at the earliest. The tick names that instant: a batch then runs with a watermark the
+watermark delay behind the wall-clock time of its own scheduled start, and a silent member's timeout is
+reported by the first trigger at least the watermark delay after its deadline.
 
 The job unions the ticks with the events and sets `spark.sql.streaming.multipleWatermarkPolicy=max`.
 """
@@ -68,7 +68,9 @@ def current_tick(clock: dict, now_ms: int) -> int:
         if clock.get("idle"):
             applies_at = next_trigger_ms(now_ms, int(clock["interval_ms"]))
             estimate = int(clock["event_ms"]) + applies_at - int(clock["wall_ms"])
-            tick = max(tick, estimate + int(clock["delay_ms"]))
+            # the tick is the estimate itself: the watermark (tick - delay) keeps the watermark delay as room
+            # for events still on their way (an emitter's batching, produce latency, clock skew)
+            tick = max(tick, estimate)
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         pass
     return tick
