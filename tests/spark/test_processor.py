@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+from pyspark.sql import Row
 
 from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
@@ -21,11 +23,13 @@ from rebalance_monitor.spark.processor import GroupProcessor
 class _State:
     def __init__(self):
         self.value = None
+        self.gets = 0
 
     def exists(self):
         return self.value is not None
 
     def get(self):
+        self.gets += 1
         return self.value
 
     def update(self, value):
@@ -50,8 +54,12 @@ class _Handle:
 
 
 class _Time:
-    def __init__(self, watermark):
+    def __init__(self, watermark, batch_ms=None):
         self.watermark = watermark
+        self.batch_ms = watermark if batch_ms is None else batch_ms
+
+    def getCurrentProcessingTimeInMs(self):
+        return self.batch_ms
 
     def getCurrentWatermarkInMs(self):
         return self.watermark
@@ -75,7 +83,7 @@ def _events(t0=1_700_000_000_000, seconds=30):
 
 
 def _rows(evs, first_offset=0):
-    """The decode stage's rows for these events, as pandas (what transformWithStateInPandas hands over)."""
+    """The decode stage's rows for these events, as Rows (what transformWithState hands over)."""
     values = [json.dumps(e).encode() for e in evs]
     n = len(values)
     batch = pa.RecordBatch.from_pydict({
@@ -83,8 +91,8 @@ def _rows(evs, first_offset=0):
         "offset": list(range(first_offset, first_offset + n)),
         "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
         "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
-    out = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pandas()
-    return out[out["kind"] != "tick"].reset_index(drop=True)
+    out = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
+    return [Row(**r) for r in out if r["kind"] != "tick"]
 
 
 def _processor(delay=2000):
@@ -96,9 +104,7 @@ def _processor(delay=2000):
 
 def _run(p, evs, watermark=0, first_offset=0):
     out = []
-    for frame in p.handleInputRows(("g",), iter([_rows(evs, first_offset)]), _Time(watermark)):
-        out.extend(frame.itertuples(index=False))
-    return out
+    return list(p.handleInputRows(("g",), iter(_rows(evs, first_offset)), _Time(watermark)))
 
 
 def _records(rows):
@@ -163,11 +169,102 @@ def test_without_a_release_delay_only_the_watermark_releases():
 def test_heartbeats_travel_as_columns_and_become_the_parsers_events():
     evs = _events(seconds=3)
     rows = _rows(evs)
-    assert list(rows["kind"]) == ["events"]
-    cols = dict(zip(PACK_COLUMNS, unpack_events(rows["packed"].iloc[0])))
+    assert [r.kind for r in rows] == ["events"]
+    cols = dict(zip(PACK_COLUMNS, unpack_events(rows[0].packed)))
     assert sum(e is not None for e in cols["etype"]) == 8  # 2 heartbeats + 2 polls per second, seconds 1..2
     assert all(p is None for e, p in zip(cols["etype"], cols["payload"]) if e is not None)
     p = _processor()
     got = [json.loads(r.payload) for r in _run(p, evs, watermark=evs[-1]["ts"])]
     assert [r for r in got if r["kind"] != "group_status"] == \
         [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
+
+
+def _fire(p, watermark):
+    """What Spark does at the end of a batch: every timer at or below the watermark fires (and is deleted)."""
+    out = []
+    for t in sorted(p.handle.timers):
+        if t <= watermark:
+            p.handle.timers.discard(t)
+            out.extend(p.handleExpiredTimer(("g",), _Time(watermark), None))
+    return out
+
+
+class _CountingHandle(_Handle):
+    def __init__(self):
+        super().__init__()
+        self.registered = 0
+        self.listed = 0
+
+    def registerTimer(self, t):
+        self.registered += 1
+        super().registerTimer(t)
+
+    def listTimers(self):
+        self.listed += 1
+        return super().listTimers()
+
+
+def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wake_up_is_needed():
+    evs = _events(seconds=120)  # heartbeats for 2 minutes, then silence: 10 s sessions
+    p = _processor()
+    p.handle = _CountingHandle()
+    per_batch = 5000
+    t0, end = evs[0]["ts"], evs[-1]["ts"]
+    recs = []
+    batches = 0
+    for start in range(t0, end + 60_000, per_batch):
+        chunk = [e for e in evs if start <= e["ts"] < start + per_batch]
+        watermark = start - 2000
+        recs.extend(_records(_run(p, chunk, watermark=watermark, first_offset=evs.index(chunk[0]) if chunk else 0)))
+        recs.extend(_records(_fire(p, watermark)))
+        batches += 1
+        snap = json.loads(p.state.value[0]) if p.state.value is not None else None
+        if snap is not None:
+            # one timer, the one the state names, never later than the group's next wake-up
+            assert p.handle.timers == {snap["t"]}
+            g = GroupMonitor.from_state(snap["g"], CoreSettings())
+            ttl = g.last_event_ms + CoreSettings().group_idle_ttl_ms + 1
+            wake = min(x for x in (g.next_timer_ms(), snap["p"][0][0] if snap["p"] else None, ttl) if x is not None)
+            assert snap["t"] <= max(wake, watermark + 1)
+    timeouts = [r for r in recs if r["kind"] == "member_timeout"]
+    assert sorted(r["member_id"] for r in timeouts) == ["a", "b"]
+    assert all(r["deadline_ms"] <= r["detected_ms"] <= r["deadline_ms"] + per_batch + 2000 for r in timeouts)
+    # state-store round trips: at most one timer registration per batch, no listing, and a timer that
+    # fires in a batch that already processed the group's rows does not load its state again
+    assert p.handle.registered <= batches
+    assert p.handle.listed == 0
+    assert p.state.gets <= batches + 3
+
+
+def test_a_state_written_before_the_timer_was_kept_gets_its_timers_listed_once():
+    evs = _events(seconds=5)
+    p = _processor()
+    p.handle = _CountingHandle()
+    _run(p, evs[:10])
+    snap = json.loads(p.state.value[0])
+    del snap["t"]  # the previous version's state value
+    p.state.value = (json.dumps(snap),)
+    p.handle.timers.add(evs[0]["ts"] + 999_999)  # a timer it had registered
+    _run(p, evs[10:], first_offset=10)
+    assert p.handle.listed == 1
+    snap = json.loads(p.state.value[0])
+    assert p.handle.timers == {snap["t"]}
+    _run(p, [], watermark=evs[-1]["ts"] - 3000)
+    assert p.handle.listed == 1
+
+
+def test_a_timer_not_later_than_needed_is_kept_not_replaced():
+    # nothing pending between batches (the watermark passes each batch's events): the group's wake-up is
+    # its members' next session deadline, which moves later with every heartbeat; the registered one stays
+    # until it fires (early), instead of being replaced in every batch
+    evs = _events(seconds=120)
+    p = _processor(delay=None)
+    p.handle = _CountingHandle()
+    batches = 0
+    for start in range(evs[0]["ts"], evs[-1]["ts"] + 1, 5000):
+        chunk = [e for e in evs if start <= e["ts"] < start + 5000]
+        _run(p, chunk, watermark=start + 4999, first_offset=evs.index(chunk[0]))
+        _fire(p, start + 4999)
+        batches += 1
+        assert len(p.handle.timers) == 1
+    assert p.handle.registered <= 0.6 * batches, (p.handle.registered, batches)

@@ -129,6 +129,45 @@ class GroupMonitor:
             handler(self, ev, out)
         return out
 
+    def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
+                     client_id, host) -> bool:
+        """The common case of `process` without an event object: an error-free heartbeat (`is_heartbeat`,
+        `generation`) or a poll of a member already tracked for it, with no rebalance or storm under way and
+        no timer due. Same effect as `process` of the same event (it would return no record). Returns False,
+        changing nothing, when the case does not apply: the caller then builds the event and calls `process`.
+        Most events of a busy group take this path."""
+        if self.rebalance is not None or self.storm.started_ms is not None or \
+                (self.timer_ms is not None and self.timer_ms < ts):
+            return False
+        m = self.members.get(member_id)
+        if m is None:
+            return False
+        if is_heartbeat:
+            if error is not None or not m.hb_tracked:
+                return False
+            self.client_feed = True
+            self.membership_known = True
+        elif not m.poll_tracked:
+            return False
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        if instance_id is not None:
+            m.group_instance_id = instance_id
+        if client_id is not None:
+            m.client_id = client_id
+        if host is not None:
+            m.host = host
+        if is_heartbeat:
+            m.session_alive(ts)
+            if m.sync_generation is None and generation >= 0:
+                m.sync_generation = generation
+        else:
+            m.polled(ts)
+        return True
+
     def _remember(self, fp: int) -> None:
         self.recent.append(fp)
         self.recent_set.add(fp)

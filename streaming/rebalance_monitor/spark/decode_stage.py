@@ -97,14 +97,16 @@ class _Rows:
                                           schema=_ARROW_SCHEMA)
 
 
-def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int):
-    """A mapInArrow function; `topic_sources` maps each topic to its input format."""
+def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
+    """A mapInArrow function; `topic_sources` maps each topic to its input format. Events are packed per
+    group over input batches until `pack_records` records have been read (0: per input batch): bigger
+    packs mean fewer rows for the JVM to move, shuffle and sort."""
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        out = _Rows()
         for batch in batches:
             now = int(time.time() * 1000)
-            out = _Rows()
-            out.records = batch.num_rows
+            out.records += batch.num_rows
             topics = batch.column("topic").to_pylist()
             partitions = batch.column("partition").to_pylist()
             offsets = batch.column("offset").to_pylist()
@@ -124,6 +126,10 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                         continue
                 _decode_slow(out, source, topic, partitions[i], offsets[i], order, kafka_ts[i], now, keys[i],
                              value, max_bytes, max_future_ms)
+            if out.records >= pack_records:
+                yield out.to_batch()
+                out = _Rows()
+        if out.records:
             yield out.to_batch()
 
     return decode

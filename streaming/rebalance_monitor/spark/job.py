@@ -2,7 +2,7 @@
 
     Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow) ──┐
     clock ticks (rmclock, driver-written when idle) ─────────────────────────┴► union, watermark (max policy)
-      ─► groupBy(group).transformWithStateInPandas(GroupProcessor, EventTime)
+      ─► groupBy(group).transformWithState(GroupProcessor, EventTime)
       ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
 """
 from __future__ import annotations
@@ -169,7 +169,7 @@ class MonitorJob:
                  .withWatermark("et", delay))
         unioned = events.unionByName(ticks)
         return (unioned.groupBy("group")
-                .transformWithStateInPandas(
+                .transformWithState(
                     GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay)),
                     OUTPUT_SCHEMA, "Append", "EventTime"))
 

@@ -80,6 +80,8 @@ def output_schema(include_headers: bool = False) -> StructType:
 KAFKA_SCHEMA = output_schema(False)
 
 TP = tuple  # (topic, partition)
+# with option `decode`, a read task packs each group's events over this many records into one row
+PACK_RECORDS = 250_000
 
 
 # ----------------------------------------------------------------------------------------------
@@ -780,7 +782,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # decode where the records are read: the JVM then carries a row per group, not a row per record
         from .decode_stage import make_decoder
 
-        return make_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)), int(d.get("max_future_ms", 3_600_000)))(batches)
+        return make_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)), int(d.get("max_future_ms", 3_600_000)),
+                            int(d.get("pack_records", PACK_RECORDS)))(batches)
 
     def commit(self, end: dict) -> None:
         # Spark's checkpoint owns the offsets; forget start offsets of partitions now in the offsets.

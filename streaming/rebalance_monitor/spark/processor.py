@@ -1,5 +1,12 @@
 """The Spark stateful processor: the core's `GroupMonitor` per group key, on Spark's event-time watermark.
 
+It runs under `transformWithState` (rows in, rows out: a group has a few packed rows per batch, so Row objects
+are cheaper than the pandas frames of `transformWithStateInPandas`), and talks to the state store as little as
+it can: one `get` and one `update` per group and batch, and the group's one event-time timer is kept in the
+state value, so it is replaced only when the group needs an earlier wake-up (a later one is left to fire early
+and be set again, at most once per session timeout, instead of listing, deleting and registering timers in
+every batch).
+
 Per group the state holds the monitor's snapshot and the events not yet released. An event is released
 (applied to the monitor, in timestamp order) once the watermark reaches it, or once the group's own events
 are `release_delay_ms` past it: disorder up to that delay gives the same output as ordered input, and a
@@ -19,13 +26,13 @@ from __future__ import annotations
 import bisect
 import json
 
-import pandas as pd
+from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from ..core.events import Rejected, event_to_dict, loads_json, parse_event
 from ..core.group import GroupMonitor
 from ..core.settings import CoreSettings
-from ..event_columns import hot_event
+from ..event_columns import HEARTBEAT, hot_event
 from .decode_stage import PACK_COLUMNS, unpack_events
 
 import orjson
@@ -36,6 +43,7 @@ CLUSTER_KEY = ""
 # driver-only record: a decoded batch's highest event time (ts; 0: none), the Kafka timestamp of that
 # event's record (append_ms) and the number of records it read
 CLOCK_KIND = "clock"
+UNKNOWN_TIMER = "?"  # the registered timer of a state written before it was kept there
 
 
 def dumps(obj) -> str:
@@ -46,8 +54,11 @@ def dumps(obj) -> str:
         return json.dumps(obj, separators=(",", ":"))
 
 
-def _frame(rows: list[tuple]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["kind", "group", "ts", "payload"])
+OutputRow = Row("kind", "group", "ts", "payload")
+
+
+def _out_rows(rows: list[tuple]):
+    return [OutputRow(*r) for r in rows]
 
 
 def _record_rows(records: list[dict]) -> list[tuple]:
@@ -77,17 +88,16 @@ class _NewRows:
     (ts, source order, index) of each event sorted (ties in source order: partition, offset), and `dead`
     the decoder's dead letters as (ts, payload)."""
 
-    def __init__(self, frames):
+    def __init__(self, rows):
         cols: list[list] = [[] for _ in PACK_COLUMNS]
         self.dead: list[tuple] = []
-        for pdf in frames:
-            for kind, ts, payload, packed in zip(pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["payload"].tolist(),
-                                                 pdf["packed"].tolist()):
-                if kind == "events":
-                    for col, part in zip(cols, unpack_events(packed)):
-                        col.extend(part)
-                elif kind == "dead_letter":
-                    self.dead.append((ts, payload))
+        for row in rows:
+            kind = row.kind
+            if kind == "events":
+                for col, part in zip(cols, unpack_events(row.packed)):
+                    col.extend(part)
+            elif kind == "dead_letter":
+                self.dead.append((row.ts, row.payload))
         (self.ts, self.ord, self.etype, self.member, self.num, self.err, self.inst, self.client, self.host,
          self.payload) = cols
         self.keys = list(zip(self.ts, self.ord, range(len(self.ts))))
@@ -100,12 +110,23 @@ class _NewRows:
         return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
                          self.host[i])
 
+    def beat(self, g: GroupMonitor, i: int, ts: int) -> bool:
+        """Apply event i through the monitor's heartbeat / poll fast path; False if it does not apply."""
+        etype = self.etype[i]
+        return etype is not None and g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i],
+                                                    self.err[i], self.inst[i], self.client[i], self.host[i])
+
     def item(self, i: int):
         """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll."""
         etype = self.etype[i]
         if etype is None:
             return self.payload[i]
         return [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
+
+
+def _beat(g: GroupMonitor, item, ts: int) -> bool:
+    """A pending item through the fast path (see `_NewRows.beat`)."""
+    return not isinstance(item, str) and g.process_beat(item[0] == HEARTBEAT, ts, *item[1:])
 
 
 def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", origin: dict | None = None) -> tuple:
@@ -126,42 +147,76 @@ class GroupProcessor(StatefulProcessor):
         self.emit_status = emit_status
         # events of a group this far behind its newest event are released without waiting for the watermark
         self.release_delay_ms = release_delay_ms
+        self._batch = None  # (batch time, watermark) of the batch under way
+        self._ran: set = set()  # groups whose rows this batch already processed
 
     def init(self, handle) -> None:
         self.handle = handle
         self.state = handle.getValueState("s", STATE_SCHEMA)
+        self._batch = None  # (batch time, watermark) of the batch under way
+        self._ran: set = set()  # groups whose rows this batch already processed
+
+    def _ran_in_batch(self, group: str, timer_values) -> bool:
+        """Note that `group` runs in this batch; True if it already had."""
+        batch = (timer_values.getCurrentProcessingTimeInMs(), timer_values.getCurrentWatermarkInMs())
+        if batch != self._batch:
+            self._batch = batch
+            self._ran = set()
+        if group in self._ran:
+            return True
+        self._ran.add(group)
+        return False
 
     # --- state ------------------------------------------------------------------------------
     def _load(self, group: str):
-        """(monitor, pending events sorted by (ts, seq), last seq, newest event time seen)"""
-        if self.state.exists():
-            snap = loads_json(self.state.get()[0])
+        """(monitor, pending events sorted by (ts, seq), last seq, newest event time seen, registered timer)
+
+        The registered timer is None for none, or `UNKNOWN_TIMER` for a state written before it was kept."""
+        value = self.state.get()
+        if value is not None:
+            snap = loads_json(value[0])
             g = GroupMonitor.from_state(snap["g"], self.settings)
             pending = [list(p) for p in snap["p"]]
             pending.sort(key=_entry_order)  # older snapshots kept a heap, not a sorted list
-            return g, pending, snap["q"], snap.get("m", g.clock_ms)
-        return GroupMonitor(group, self.settings), [], 0, 0
+            return g, pending, snap["q"], snap.get("m", g.clock_ms), snap.get("t", UNKNOWN_TIMER)
+        return GroupMonitor(group, self.settings), [], 0, 0, None
 
-    def _save(self, g: GroupMonitor, pending: list, seq: int, newest: int) -> None:
-        self.state.update((dumps({"g": g.to_state(), "p": pending, "q": seq, "m": newest}),))
+    def _save(self, g: GroupMonitor, pending: list, seq: int, newest: int, timer: int | None) -> None:
+        self.state.update((dumps({"g": g.to_state(), "p": pending, "q": seq, "m": newest, "t": timer}),))
 
-    def _schedule(self, g: GroupMonitor, pending: list, watermark: int) -> None:
-        for t in list(self.handle.listTimers()):
-            if t > watermark:  # timers at or below it have fired (or are firing) and are gone
-                self.handle.deleteTimer(t)
-        cands = [pending[0][0]] if pending else []
+    def _drop_timers(self, timer, watermark: int) -> None:
+        """Delete the group's registered timer (timers at or below the watermark have fired, or are firing,
+        and are gone)."""
+        if timer == UNKNOWN_TIMER:
+            for t in list(self.handle.listTimers()):
+                if t > watermark:
+                    self.handle.deleteTimer(t)
+        elif timer is not None and timer > watermark:
+            self.handle.deleteTimer(timer)
+
+    def _schedule(self, g: GroupMonitor, pending: list, watermark: int, timer) -> int:
+        """Make sure the group wakes up by its next deadline; returns the timer now registered.
+
+        The wake-up: the oldest pending event, the monitor's next timer, or the group's idle TTL (so its
+        state is dropped). A registered timer that is not later than that is kept: it fires early at worst,
+        and the wake-up then sets the next one."""
+        want = g.last_event_ms + self.settings.group_idle_ttl_ms + 1
+        if pending and pending[0][0] < want:
+            want = pending[0][0]
         nxt = g.next_timer_ms()
-        if nxt is not None:
-            cands.append(nxt)
-        # and a wake-up when the group has been idle for its TTL, so its state is dropped
-        cands.append(g.last_event_ms + self.settings.group_idle_ttl_ms + 1)
-        if cands:
-            # Spark fires a timer once the watermark passes it; never register one already behind.
-            self.handle.registerTimer(max(min(cands), watermark + 1))
+        if nxt is not None and nxt < want:
+            want = nxt
+        # Spark fires a timer once the watermark passes it; never register one already behind.
+        want = max(want, watermark + 1)
+        if timer != UNKNOWN_TIMER and timer is not None and watermark < timer <= want:
+            return timer
+        self._drop_timers(timer, watermark)
+        self.handle.registerTimer(want)
+        return want
 
     def _run(self, group: str, new: "_NewRows | None", watermark: int) -> list[tuple]:
         """Apply a group's new rows (if any) and the watermark; returns the output rows."""
-        g, pending, seq, newest = self._load(group)
+        g, pending, seq, newest, timer = self._load(group)
         out: list[tuple] = []
         keys: list = []
         if new is not None and new.keys:
@@ -189,12 +244,16 @@ class GroupProcessor(StatefulProcessor):
                 if ts > release:
                     break
                 pi += 1
+                if _beat(g, item, ts):
+                    continue
                 ev = _event(item, ts, group)
             elif ki < n_keys:
                 ts, _, i = keys[ki]
                 if ts > release:
                     break
                 ki += 1
+                if new.beat(g, i, ts):
+                    continue
                 ev = new.event(i, ts, group)
             else:
                 break
@@ -217,12 +276,9 @@ class GroupProcessor(StatefulProcessor):
         out.extend(_record_rows(records))
         if not pending and g.is_idle(watermark):
             self.state.clear()
-            for t in list(self.handle.listTimers()):
-                if t > watermark:
-                    self.handle.deleteTimer(t)
+            self._drop_timers(timer, watermark)
         else:
-            self._save(g, pending, seq, newest)
-            self._schedule(g, pending, watermark)
+            self._save(g, pending, seq, newest, self._schedule(g, pending, watermark, timer))
         return out
 
     # --- Spark callbacks --------------------------------------------------------------------
@@ -232,40 +288,43 @@ class GroupProcessor(StatefulProcessor):
         if group == CLUSTER_KEY:
             yield from self._cluster(rows)
             return
+        self._ran_in_batch(group, timerValues)
         new = _NewRows(rows)
         out = [("dead_letter", group, ts, payload) for ts, payload in new.dead]
         out.extend(self._run(group, new, watermark))
         if out:
-            yield _frame(out)
+            yield from _out_rows(out)
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
         group = key[0]
         if group == CLUSTER_KEY:
             return
+        if self._ran_in_batch(group, timerValues):
+            # Its rows were processed in this batch, up to this watermark, and its next timer set: this one
+            # (usually the oldest event then pending, since released) has nothing left to do.
+            return
         out = self._run(group, None, timerValues.getCurrentWatermarkInMs())
         if out:
-            yield _frame(out)
+            yield from _out_rows(out)
 
     def _cluster(self, rows):
         out = []
-        for pdf in rows:
-            for kind, ts, order, num, payload, packed in zip(
-                    pdf["kind"].tolist(), pdf["ts"].tolist(), pdf["ord"].tolist(), pdf["num"].tolist(),
-                    pdf["payload"].tolist(), pdf["packed"].tolist()):
-                if kind == "tick":
-                    if order:  # a decoded batch's clock row (the idle clock's ticks read no record)
-                        append = None if num is None or num != num else int(num)
-                        out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(
-                            {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order})))
-                elif kind == "dead_letter":
-                    out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
-                elif kind == "events":
-                    # cluster-wide events travel as JSON text (a heartbeat or poll without a group says nothing)
-                    for text in unpack_events(packed)[PACK_COLUMNS.index("payload")]:
-                        if text is not None:
-                            out.extend(self._cluster_event(text))
+        for row in rows:
+            kind, ts, order, num, payload, packed = row.kind, row.ts, row.ord, row.num, row.payload, row.packed
+            if kind == "tick":
+                if order:  # a decoded batch's clock row (the idle clock's ticks read no record)
+                    append = None if num is None or num != num else int(num)
+                    out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(
+                        {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order})))
+            elif kind == "dead_letter":
+                out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
+            elif kind == "events":
+                # cluster-wide events travel as JSON text (a heartbeat or poll without a group says nothing)
+                for text in unpack_events(packed)[PACK_COLUMNS.index("payload")]:
+                    if text is not None:
+                        out.extend(self._cluster_event(text))
         if out:
-            yield _frame(out)
+            yield from _out_rows(out)
 
     def _cluster_event(self, text: str) -> list[tuple]:
         ev = parse_event(text)
