@@ -18,20 +18,17 @@ HEARTBEAT = "heartbeat"
 POLL = "poll"
 # the columns of a hot event, after group and ts: etype, member, num (generation | records), err, inst,
 # client, host
-_HEARTBEAT_KEYS = frozenset({"v", "type", "ts", "group", "member_id", "generation", "error",
-                             "group_instance_id", "client_id", "host"})
-_POLL_KEYS = frozenset({"v", "type", "ts", "group", "member_id", "records", "group_instance_id", "client_id",
-                        "host"})
 _NUM_LIMIT = 1 << 53  # numbers the fast path carries (exact in any JSON reader); larger ones take the parser
 _TS_LIMIT = 1 << 53
 
 
-def _opt_str(x) -> bool:
-    return x is None or type(x) is str
+_MISSING = object()
 
 
 def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | None) -> tuple | None:
-    """`(etype, ts, group, member, num, err, inst, client, host)` for a valid heartbeat or poll, else None."""
+    """`(etype, ts, group, member, num, err, inst, client, host)` for a valid heartbeat or poll, else None.
+
+    Every key is read once; a record with a key outside its type's known keys is told by its key count."""
     if value is None or len(value) > max_bytes:
         return None
     try:
@@ -40,32 +37,53 @@ def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | N
         return None
     if type(d) is not dict:
         return None
-    etype = d.get("type")
+    get = d.get
+    etype = get("type")
     if etype == HEARTBEAT:
-        if not d.keys() <= _HEARTBEAT_KEYS or "member_id" not in d or "generation" not in d or "error" not in d:
+        num = get("generation", _MISSING)
+        err = get("error", _MISSING)
+        if type(num) is not int or not -_NUM_LIMIT < num < _NUM_LIMIT or (err is not None and type(err) is not str):
             return None
-        num = d["generation"]
-        if type(num) is not int or not -_NUM_LIMIT < num < _NUM_LIMIT or not _opt_str(d["error"]):
-            return None
-        err = d["error"]
+        keys = 7  # v, type, ts, group, member_id, generation, error
     elif etype == POLL:
-        if not d.keys() <= _POLL_KEYS or "member_id" not in d:
-            return None
-        num = d.get("records")
-        if num is not None and (type(num) is not int or not -_NUM_LIMIT < num < _NUM_LIMIT):
+        num = get("records", _MISSING)
+        if num is _MISSING:
+            num = None
+            keys = 5  # v, type, ts, group, member_id
+        elif num is None or (type(num) is int and -_NUM_LIMIT < num < _NUM_LIMIT):
+            keys = 6
+        else:
             return None
         err = None
     else:
         return None
-    v, ts, group, member = d.get("v"), d.get("ts"), d.get("group"), d["member_id"]
+    v, ts, group, member = get("v"), get("ts"), get("group"), get("member_id")
     if type(v) is not int or v != SCHEMA_VERSION or type(ts) is not int or not 0 <= ts < _TS_LIMIT:
         return None
     if now_ms is not None and max_future_ms is not None and ts > now_ms + max_future_ms:
         return None
     if type(group) is not str or type(member) is not str:
         return None
-    inst, client, host = d.get("group_instance_id"), d.get("client_id"), d.get("host")
-    if not (_opt_str(inst) and _opt_str(client) and _opt_str(host)):
+    inst, client, host = get("group_instance_id", _MISSING), get("client_id", _MISSING), get("host", _MISSING)
+    if inst is _MISSING:
+        inst = None
+    else:
+        keys += 1
+        if inst is not None and type(inst) is not str:
+            return None
+    if client is _MISSING:
+        client = None
+    else:
+        keys += 1
+        if client is not None and type(client) is not str:
+            return None
+    if host is _MISSING:
+        host = None
+    else:
+        keys += 1
+        if host is not None and type(host) is not str:
+            return None
+    if len(d) != keys:  # a key this fast path does not know: the full parser decides
         return None
     return etype, ts, group, member, num, err, inst, client, host
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import orjson
 import pyarrow as pa
@@ -35,9 +35,11 @@ _ARROW_SCHEMA = pa.schema([
 PACK_COLUMNS = ("ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
 
 
-def pack_events(rows: list[tuple]) -> bytes:
-    """One group's events (tuples in PACK_COLUMNS order) as JSON: a list per column."""
-    return orjson.dumps(list(zip(*rows)))
+def pack_events(rows: list[tuple]) -> tuple[int, bytes]:
+    """One group's events (tuples in PACK_COLUMNS order): their highest time, and the events as JSON (a list
+    per column)."""
+    cols = list(zip(*rows))
+    return max(cols[0]), orjson.dumps(cols)
 
 
 def unpack_events(packed: bytes) -> list[list]:
@@ -84,7 +86,8 @@ class _Rows:
                 cols[name].append(value)
 
         for group, rows in self.groups.items():
-            add(group, max(r[0] for r in rows), None, 0, "events", len(rows), None, pack_events(rows))
+            newest, packed = pack_events(rows)
+            add(group, newest, None, 0, "events", len(rows), None, packed)
         for group, ts, order, payload in self.dead:
             add(group, ts, None, order, "dead_letter", None, payload, None)
         if self.records:
@@ -97,35 +100,67 @@ class _Rows:
                                           schema=_ARROW_SCHEMA)
 
 
+def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str, str], max_bytes: int,
+                   max_future_ms: int) -> None:
+    """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
+    record's Kafka timestamp in epoch ms, None if it has none)."""
+    now = int(time.time() * 1000)
+    groups = out.groups
+    top, top_append = out.batch_max, out.batch_max_append
+    n = 0
+    for topic, partition, offset, append_ms, key, value in records:
+        n += 1
+        order = (partition << 40) | offset
+        source = topic_sources.get(topic, "events")
+        if source == "events":
+            hot = hot_fields(value, max_bytes, now, max_future_ms)
+            if hot is not None:
+                etype, ts, group, member, num, err, inst, client, host = hot
+                row = (ts, order, etype, member, num, err, inst, client, host, None)
+                rows = groups.get(group)
+                if rows is None:
+                    groups[group] = [row]
+                else:
+                    rows.append(row)
+                if top is None or ts > top:
+                    top, top_append = ts, append_ms
+                continue
+        out.batch_max, out.batch_max_append = top, top_append
+        _decode_slow(out, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
+                     max_future_ms)
+        top, top_append = out.batch_max, out.batch_max_append
+    out.batch_max, out.batch_max_append = top, top_append
+    out.records += n
+
+
 def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
-    """A mapInArrow function; `topic_sources` maps each topic to its input format. Events are packed per
-    group over input batches until `pack_records` records have been read (0: per input batch): bigger
-    packs mean fewer rows for the JVM to move, shuffle and sort."""
+    """A mapInArrow function over Kafka rows; `topic_sources` maps each topic to its input format. Events
+    are packed per group over input batches until `pack_records` records have been read (0: per input
+    batch): bigger packs mean fewer rows for the JVM to move, shuffle and sort."""
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         out = _Rows()
         for batch in batches:
-            now = int(time.time() * 1000)
-            out.records += batch.num_rows
-            topics = batch.column("topic").to_pylist()
-            partitions = batch.column("partition").to_pylist()
-            offsets = batch.column("offset").to_pylist()
-            kafka_ts = _kafka_ts_ms(batch.column("timestamp"))
-            keys = batch.column("key").to_pylist()
-            values = batch.column("value").to_pylist()
-            for i, value in enumerate(values):
-                topic = topics[i]
-                order = (int(partitions[i]) << 40) | int(offsets[i])
-                source = topic_sources.get(topic, "events")
-                if source == "events":
-                    hot = hot_fields(value, max_bytes, now, max_future_ms)
-                    if hot is not None:
-                        etype, ts, group, member, num, err, inst, client, host = hot
-                        out.event(group, (ts, order, etype, member, num, err, inst, client, host, None))
-                        out.saw(ts, kafka_ts[i])
-                        continue
-                _decode_slow(out, source, topic, partitions[i], offsets[i], order, kafka_ts[i], now, keys[i],
-                             value, max_bytes, max_future_ms)
+            records = zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
+                          batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
+                          batch.column("key").to_pylist(), batch.column("value").to_pylist())
+            decode_records(out, records, topic_sources, max_bytes, max_future_ms)
+            if out.records >= pack_records:
+                yield out.to_batch()
+                out = _Rows()
+        if out.records:
+            yield out.to_batch()
+
+    return decode
+
+
+def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int):
+    """The same decoder over chunks of plain records (what the Python source reads: no Arrow on the way in)."""
+
+    def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
+        out = _Rows()
+        for records in chunks:
+            decode_records(out, records, topic_sources, max_bytes, max_future_ms)
             if out.records >= pack_records:
                 yield out.to_batch()
                 out = _Rows()

@@ -41,6 +41,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Iterator, Mapping
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -476,6 +477,12 @@ class _Columns:
     def __len__(self):
         return len(self.offsets)
 
+    def records(self, topic: str, partition: int):
+        """The records as (topic, partition, offset, append_ms, key, value) tuples (append_ms None when the
+        record has no timestamp): what the decoder takes, without an Arrow batch in between."""
+        ts = [t if kind >= 0 and t is not None and t >= 0 else None for t, kind in zip(self.ts, self.ts_types)]
+        return zip(repeat(topic), repeat(partition), self.offsets, ts, self.keys, self.values)
+
     def to_batch(self, topic: str, partition: int, schema) -> "Any":
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -496,6 +503,10 @@ class _Columns:
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+def _chunk(cols: _Columns, r: KafkaRange, schema, as_records: bool):
+    return cols.records(r.topic, r.partition) if as_records else cols.to_batch(r.topic, r.partition, schema)
+
+
 def _arrow_schema(include_headers: bool):
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -508,7 +519,7 @@ def _header_list(raw) -> list | None:
     return [{"key": k, "value": v} for k, v in raw]
 
 
-def read_range_confluent(opts: SourceOptions, r: KafkaRange) -> Iterator:
+def read_range_confluent(opts: SourceOptions, r: KafkaRange, as_records: bool = False) -> Iterator:
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     schema = _arrow_schema(opts.include_headers)
@@ -556,7 +567,7 @@ def read_range_confluent(opts: SourceOptions, r: KafkaRange) -> Iterator:
                         cols.headers.append(_header_list(m.headers()))
                     nxt = off + 1
                 if len(cols) >= opts.arrow_batch_rows:
-                    yield cols.to_batch(r.topic, r.partition, schema)
+                    yield _chunk(cols, r, schema, as_records)
                     cols = _Columns(opts.include_headers)
             if nxt > before:
                 last_progress = time.monotonic()
@@ -571,12 +582,12 @@ def read_range_confluent(opts: SourceOptions, r: KafkaRange) -> Iterator:
                     raise TimeoutError(f"no records for {r} at offset {nxt} within "
                                        f"kafkaConsumer.pollTimeoutMs={opts.poll_timeout_ms}")
         if len(cols):
-            yield cols.to_batch(r.topic, r.partition, schema)
+            yield _chunk(cols, r, schema, as_records)
     finally:
         c.close()
 
 
-def read_range_kafka_python(opts: SourceOptions, r: KafkaRange) -> Iterator:
+def read_range_kafka_python(opts: SourceOptions, r: KafkaRange, as_records: bool = False) -> Iterator:
     from kafka import KafkaConsumer, TopicPartition
     from kafka import errors as kerr
 
@@ -618,7 +629,7 @@ def read_range_kafka_python(opts: SourceOptions, r: KafkaRange) -> Iterator:
                         cols.headers.append(_header_list(m.headers))
                     nxt = off + 1
                 if len(cols) >= opts.arrow_batch_rows:
-                    yield cols.to_batch(r.topic, r.partition, schema)
+                    yield _chunk(cols, r, schema, as_records)
                     cols = _Columns(opts.include_headers)
             if nxt > before:
                 last_progress = time.monotonic()
@@ -632,15 +643,17 @@ def read_range_kafka_python(opts: SourceOptions, r: KafkaRange) -> Iterator:
                     raise TimeoutError(f"no records for {r} at offset {nxt} within "
                                        f"kafkaConsumer.pollTimeoutMs={opts.poll_timeout_ms}")
         if len(cols):
-            yield cols.to_batch(r.topic, r.partition, schema)
+            yield _chunk(cols, r, schema, as_records)
     finally:
         c.close()
 
 
-def read_range(opts: SourceOptions, client: str, r: KafkaRange) -> Iterator:
+def read_range(opts: SourceOptions, client: str, r: KafkaRange, as_records: bool = False) -> Iterator:
+    """The range's records in Arrow batches (the source's rows), or with `as_records` in chunks of
+    `_Columns.records` tuples."""
     if client == "confluent":
-        return read_range_confluent(opts, r)
-    return read_range_kafka_python(opts, r)
+        return read_range_confluent(opts, r, as_records)
+    return read_range_kafka_python(opts, r, as_records)
 
 
 def plan_ranges(starts: Mapping[TP, int], ends: Mapping[TP, int], min_partitions: int | None) -> list[KafkaRange]:
@@ -775,15 +788,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return plan_ranges(eff, ends, self.opts.min_partitions)
 
     def read(self, partition: KafkaRange) -> Iterator:
-        batches = read_range(self.opts, self.client, partition)
         d = self.opts.decode
         if d is None:
-            return batches
+            return read_range(self.opts, self.client, partition)
         # decode where the records are read: the JVM then carries a row per group, not a row per record
-        from .decode_stage import make_decoder
+        from .decode_stage import make_record_decoder
 
-        return make_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)), int(d.get("max_future_ms", 3_600_000)),
-                            int(d.get("pack_records", PACK_RECORDS)))(batches)
+        decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
+                                     int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)))
+        return decode(read_range(self.opts, self.client, partition, as_records=True))
 
     def commit(self, end: dict) -> None:
         # Spark's checkpoint owns the offsets; forget start offsets of partitions now in the offsets.
