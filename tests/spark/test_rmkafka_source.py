@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
@@ -185,6 +186,40 @@ def test_latest_offsets_are_the_high_watermarks(broker, unique, client):
         assert meta.latest(tps) == expected
     finally:
         meta.close()
+
+
+def test_idle_marker_says_what_each_check_found(broker, unique, tmp_path):
+    """What the job's idle clock reads in the same trigger (clock_source): the reader's latest-offset check."""
+    from rebalance_monitor.spark.clock_source import read_tick_file
+
+    topic = unique
+    broker.create_topics({topic: 2})
+    produce(broker.bootstrap, topic, 40, range(2))
+    marker = tmp_path / "kafka-caught-up.json"
+    reader = ks.KafkaStreamReader(options(broker.bootstrap, topic, idleMarker=marker, maxOffsetsPerTrigger=30))
+    limit = reader.getDefaultReadLimit()
+
+    def said():
+        m = read_tick_file(str(marker))
+        return m["caught_up"], m["backlog"]
+
+    try:
+        first = reader.latestOffset(reader.initialOffset(), limit)
+        assert said() == (False, True)  # 30 of the 40 records: 10 left for the next trigger
+        rest = reader.latestOffset(first, limit)
+        assert rest != first and said() == (False, False)  # the other 10: all there is
+        asked_ms = int(time.time() * 1000)
+        assert reader.latestOffset(rest, limit) == rest
+        assert said() == (True, False) and read_tick_file(str(marker))["wall_ms"] >= asked_ms
+        produce(broker.bootstrap, topic, 1, [0])
+        assert reader.latestOffset(rest, limit) != rest and said() == (False, False)
+        # Trigger.AvailableNow: no word (the job gives no marker then either)
+        marker.unlink()
+        reader.prepareForTriggerAvailableNow()
+        reader.latestOffset(rest, limit)
+        assert not marker.exists()
+    finally:
+        reader.stop()
 
 
 def _live_query(spark, opts, checkpoint, name):

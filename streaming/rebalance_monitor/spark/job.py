@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -100,7 +101,11 @@ class MonitorJob:
         self.sinks = None
         os.makedirs(cfg.state.checkpoint_location, exist_ok=True)
         self.tick_path = os.path.join(cfg.state.checkpoint_location, "clock-tick.json")
+        # the Python Kafka source's word on each trigger: did it find new records (see clock_source)
+        self.marker_path = os.path.join(cfg.state.checkpoint_location, "kafka-caught-up.json")
+        self._live_clock = False  # the idle clock runs (processing-time trigger)
         self._clock_lock = threading.Lock()
+        self._file_lock = threading.Lock()  # the clock file's two writers: the ticker and the batches
         self._max_event_ms: int | None = None
         self._max_event_wall: float = 0.0
         # after a restart, event time goes on from where the idle clock left it
@@ -132,7 +137,8 @@ class MonitorJob:
                             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
         return self.spark
 
-    def build(self):
+    def build(self, live_clock: bool = False):
+        """The query's plan; `live_clock`: with the idle clock's per-trigger marker (not for AvailableNow)."""
         from pyspark.sql import functions as F
 
         from .kafka_source import is_decoded, kafka_stream
@@ -144,6 +150,10 @@ class MonitorJob:
                   "max_future_ms": int(cfg.kafka.max_future_skew)}
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
+        if live_clock:
+            options["idleMarker"] = self.marker_path
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.marker_path)  # a previous run's word says nothing about this one
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
         delay = f"{int(cfg.state.watermark_delay)} milliseconds"
         if is_decoded(raw):
@@ -161,7 +171,10 @@ class MonitorJob:
             # not idle until a batch shows it: a backlog produced while the job was down comes first
             write_clock(self.tick_path, clock, int(time.time() * 1000), int(self.cfg.spark.trigger_interval),
                         **{**{k: v for k, v in clock.items() if k != "tick"}, "idle": False})
-        ticks = (spark.readStream.format("rmclock").option("path", self.tick_path).load()
+        ticks = spark.readStream.format("rmclock").option("path", self.tick_path)
+        if live_clock:
+            ticks = ticks.option("marker", self.marker_path)
+        ticks = (ticks.load()
                  .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
                          F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
                          F.lit("tick").alias("kind"), F.lit(None).cast("long").alias("num"),
@@ -178,7 +191,8 @@ class MonitorJob:
 
         cfg = self.cfg
         log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
-        out = self.build()
+        self._live_clock = not available_now and self.idle_clock and cfg.state.idle_clock
+        out = self.build(self._live_clock)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
                            cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
         writer = (out.writeStream.foreachBatch(self._process_batch)
@@ -189,7 +203,7 @@ class MonitorJob:
         else:
             writer = writer.trigger(processingTime=f"{int(cfg.spark.trigger_interval)} milliseconds")
         self.query = writer.start()
-        if not available_now and self.idle_clock and self.cfg.state.idle_clock and self._ticker is None:
+        if self._live_clock and self._ticker is None:
             self._ticker = threading.Thread(target=self._tick_loop, name="clock-ticker", daemon=True)
             self._ticker.start()
         if self.updater is not None:
@@ -272,6 +286,8 @@ class MonitorJob:
             st.records[k] = st.records.get(k, 0) + v
         for k, v in reasons.items():
             st.dead_letters[k] = st.dead_letters.get(k, 0) + v
+        if self._live_clock:
+            self._tick()  # the next trigger's idle tick starts from this batch's event time
         if self.on_records is not None:
             self.on_records(batch_id, records, dead)
 
@@ -301,17 +317,21 @@ class MonitorJob:
     # --- the idle clock -----------------------------------------------------------------------
     def _tick_loop(self) -> None:
         while not self._stopping.wait(TICK_CHECK_S):
-            try:
-                self.maybe_tick()
-            except Exception as exc:  # noqa: BLE001
-                log.warning("clock tick failed: %s", exc)
+            self._tick()
+
+    def _tick(self) -> None:
+        try:
+            self.maybe_tick()
+        except Exception as exc:  # noqa: BLE001 - the next one tries again
+            log.warning("clock tick failed: %s", exc)
 
     def maybe_tick(self, now: float | None = None) -> None:
         """Keep the clock file (see clock_source) in step: the highest event time, the wall-clock time it
         belongs to, and whether the Kafka input is idle. While idle, the clock source follows the wall clock.
 
         The highest event time comes from the decoded batches (`clock` rows); "idle" means the last batch
-        read no Kafka row or the last trigger found nothing new, so a backlog being read is never overtaken."""
+        read no Kafka row or the last trigger found nothing new, so a backlog being read is never overtaken.
+        The Python Kafka source's marker, fresher, decides over this flag within a trigger (clock_source)."""
         q = self.query
         if q is None:
             return
@@ -321,13 +341,14 @@ class MonitorJob:
             if self._max_event_ms is None:
                 return
             event_ms, wall_ms = self._max_event_ms, int(self._max_event_wall * 1000)
-        clock = read_tick_file(self.tick_path)
         wanted = {"event_ms": event_ms, "wall_ms": wall_ms, "idle": idle,
                   "delay_ms": int(self.cfg.state.watermark_delay), "interval_ms": int(self.cfg.spark.trigger_interval)}
-        if all(clock.get(k) == v for k, v in wanted.items()):
-            return
-        write_clock(self.tick_path, clock, int((time.time() if now is None else now) * 1000),
-                    int(self.cfg.spark.trigger_interval), **wanted)
+        with self._file_lock:
+            clock = read_tick_file(self.tick_path)
+            if all(clock.get(k) == v for k, v in wanted.items()):
+                return
+            write_clock(self.tick_path, clock, int((time.time() if now is None else now) * 1000),
+                        int(self.cfg.spark.trigger_interval), **wanted)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:

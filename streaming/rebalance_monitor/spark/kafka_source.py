@@ -27,6 +27,9 @@ Options (names are case-insensitive):
 - ``kafkaConsumer.pollTimeoutMs`` (default 120000): give up reading a range after this long without
   progress. ``groupIdPrefix``: prefix of the (never joined) group id librdkafka requires.
 - ``includeHeaders`` (default false), ``arrowBatchRows`` (default 20000).
+- ``idleMarker``: a file where every trigger's latest-offset check says whether it found new records, whether
+  it left some for later triggers (``maxOffsetsPerTrigger``), and when (the job's idle clock reads it: see
+  `clock_source`). Not written with ``Trigger.AvailableNow``.
 
 New partitions and new topics matching a pattern are picked up at the next micro-batch and read
 from their earliest offset. Reads assign partitions directly and never join a consumer group;
@@ -50,6 +53,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, Str
                                StructType, TimestampType)
 
 from rebalance_monitor.spark import kafka_clients
+from rebalance_monitor.spark.clock_source import write_marker
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +140,7 @@ class SourceOptions:
     include_headers: bool = False
     arrow_batch_rows: int = 20_000
     decode: dict | None = None  # option "decode": emit decoded rows (see decode_stage) instead of records
+    idle_marker: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "SourceOptions":
@@ -181,6 +186,7 @@ class SourceOptions:
             if not isinstance(o.decode, dict) or not isinstance(o.decode.get("topics"), dict):
                 raise ValueError('option decode must be JSON {"topics": {topic: format}, "max_bytes": n, '
                                  '"max_future_ms": n}')
+        o.idle_marker = str(opts["idlemarker"]) if opts.get("idlemarker") else None
         return o
 
     def topic_selected(self, topic: str) -> bool:
@@ -767,13 +773,22 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                     "set failOnDataLoss=false to wait until they pass the old position")
             log.warning("rmkafka: latest offsets went backwards (%s); holding the old position", detail)
         # Never go backwards.
-        ends = {tp: max(off, eff_starts[tp]) for tp, off in latest.items()}
+        ends = available = {tp: max(off, eff_starts[tp]) for tp, off in latest.items()}
         if isinstance(limit, ReadMaxRows):
             ends = rate_limit(eff_starts, ends, limit.max_rows)
+        backlog = ends != available
         for tp, off in starts.items():  # partitions that disappeared keep their position
             ends.setdefault(tp, off)
         result = to_json_offsets(ends)
+        if self.opts.idle_marker and self._target is None:
+            self._mark(caught_up=result == start, backlog=backlog)
         return start if result == start else result
+
+    def _mark(self, caught_up: bool, backlog: bool) -> None:
+        try:
+            write_marker(self.opts.idle_marker, caught_up, backlog, int(time.time() * 1000))
+        except OSError as exc:  # the idle clock then goes by the driver's view: later, never wrong
+            log.warning("rmkafka: cannot write the idle marker %s: %s", self.opts.idle_marker, exc)
 
     def reportLatestOffset(self):
         return None if self._last_latest is None else to_json_offsets(self._last_latest)
@@ -835,7 +850,7 @@ class KafkaDataSource(DataSource):
 # ----------------------------------------------------------------------------------------------
 # choose between Spark's connector and this source
 
-_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode")
+_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode", "idlemarker")
 
 
 def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
