@@ -220,3 +220,32 @@ def test_run_once_with_available_now_equals_replay(spark, broker, unique, tmp_pa
     assert job.query is not None and not job.query.isActive
     assert job.stats.records_read == len(events)  # Kafka records, though the state operator sees packed rows
     assert comparable(got) == comparable(replay_records(events, cfg))
+
+
+class _CancelledFrame:
+    """A micro-batch DataFrame whose job Spark cancelled (what `query.stop()` does to a batch under way):
+    collecting it raises an error carrying a long Java trace."""
+
+    def toArrow(self):
+        raise RuntimeError("py4j.protocol.Py4JJavaError: An error occurred while calling o1.toArrow.\n"
+                           + "\tat org.apache.spark.SomeClass.method(SomeClass.scala:1)\n" * 2000)
+
+
+def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path):
+    # Spark matches the foreachBatch error text with a regex that recurses per character: a long text
+    # overflows the stream thread's stack (seen on every stop during a busy batch). While stopping, the
+    # job passes on a short text naming java.lang.InterruptedException, which Spark reads as the stop.
+    from rebalance_monitor.spark.job import BatchInterrupted
+
+    cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path / "ck"),
+                                         "exporter.enabled": False})
+    job = MonitorJob(cfg, spark=object(), idle_clock=False)
+    with pytest.raises(RuntimeError) as err:  # not stopping: the batch fails with Spark's own error
+        job._process_batch(_CancelledFrame(), 7)
+    assert not isinstance(err.value, BatchInterrupted)
+    job._stopping.set()
+    with pytest.raises(BatchInterrupted) as err:
+        job._process_batch(_CancelledFrame(), 7)
+    text = str(err.value)
+    assert len(text) < 300 and "java.lang.InterruptedException" in text
+    assert err.value.__cause__ is None and err.value.__suppress_context__

@@ -236,7 +236,18 @@ class MonitorJob:
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
         t0 = time.monotonic()
-        rows = _collect_output(df)
+        try:
+            rows = _collect_output(df)
+        except Exception:
+            if not self._stopping.is_set():
+                raise
+            # Stopping: Spark cancelled this batch's job. Spark tells a stop from a failure by matching the
+            # Python error text against a regex that recurses once per character, and the cancellation's
+            # Java trace overflows its stack (the stream thread then dies with StackOverflowError). A short
+            # text that names the interruption is recognised as the stop it is; the batch stays uncommitted.
+            raise BatchInterrupted(
+                "py4j.protocol.Py4JJavaError: An error occurred while calling collect: "
+                f"java.lang.InterruptedException (batch {batch_id} cancelled: the monitor is stopping)") from None
         records, dead, history = [], [], []
         read = 0
         for kind, group, ts, payload in rows:
@@ -379,6 +390,10 @@ class MonitorJob:
         self.stop_query()
         if self.updater is not None:
             self.updater.set_ready(False)
+
+
+class BatchInterrupted(RuntimeError):
+    """A micro-batch cancelled because the job is stopping (see `MonitorJob._process_batch`)."""
 
 
 def _collect_output(df) -> list[tuple]:
