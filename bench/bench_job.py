@@ -5,7 +5,7 @@
 3. end-to-end delay from an event's produce time to its output record (5 s trigger);
 4. how long after its deadline a session timeout is reported, with the whole input idle (5 s trigger).
 
-Usage: python bench/bench_job.py [--events 1500000] [--per-trigger 500000] [--groups 500] [--members 20] [--partitions 4]
+Usage: python bench/bench_job.py [--events 3000000] [--per-trigger 500000] [--groups 500] [--members 20] [--partitions 4]
        python bench/bench_job.py --latency-only [--samples 3]   (parts 3 and 4 only: about three minutes, light on CPU)
 """
 from __future__ import annotations
@@ -78,8 +78,13 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
     `per_trigger` per micro-batch. Sustained rate: rows / trigger-execution time over the batches after the
     first (which also starts Python workers and opens state)."""
     per_batch_read: list[tuple[int, int]] = []
+    # the driver's whole path, as `rebalance-monitor run` has it: the metrics updater behind the exporter
+    # (its HTTP server not started: nobody scrapes) and its snapshot written after every batch
+    from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
+
+    exporter = MetricsExporter(ExporterSettings(port=0))
     job = MonitorJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger}),
-                     spark=spark, idle_clock=False)
+                     spark=spark, updater=exporter.updater, idle_clock=False)
     counted = job._process_batch
 
     def process_batch(df, batch_id):
@@ -165,7 +170,7 @@ def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=1_500_000)
+    ap.add_argument("--events", type=int, default=3_000_000)
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--members", type=int, default=20)
     ap.add_argument("--partitions", type=int, default=4)
