@@ -249,3 +249,13 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
     text = str(err.value)
     assert len(text) < 300 and "java.lang.InterruptedException" in text
     assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_the_state_servers_warning_on_a_new_groups_first_read_is_quieted(spark):
+    # the processor reads a group's state without asking whether it exists (one round trip less per group
+    # and batch); the state server warns on each such read of a new group: not an operator's concern
+    from rebalance_monitor.spark.session import QUIET_LOGGERS
+
+    jvm = spark.sparkContext._jvm
+    for name in QUIET_LOGGERS:
+        assert jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().toString() == "ERROR"

@@ -61,10 +61,29 @@ def build_session(master: str = "local[2]", app_name: str = "rebalance-monitor",
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    quiet_loggers(spark)
     register_sources(spark)
     log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, master, spark.version,
              shuffle_partitions)
     return spark
+
+
+# Loggers whose WARN lines are part of the job's normal work: the state server warns on every read of a group's
+# state that does not exist yet (each new group's first batch; the processor reads instead of asking first,
+# to save a round trip per group and batch).
+QUIET_LOGGERS = ("org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",)
+
+
+def quiet_loggers(spark) -> None:
+    """Raise QUIET_LOGGERS to ERROR in the driver JVM (where local-mode tasks run; executors of a cluster
+    keep their own log4j settings)."""
+    try:
+        jvm = spark.sparkContext._jvm
+        level = jvm.org.apache.logging.log4j.Level.ERROR
+        for name in QUIET_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+    except Exception as exc:  # noqa: BLE001 - a logging nicety, never a reason to fail
+        log.debug("could not quiet %s: %s", QUIET_LOGGERS, exc)
 
 
 def register_sources(spark) -> None:
