@@ -65,27 +65,16 @@ def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | N
     if type(group) is not str or type(member) is not str:
         return None
     inst, client, host = get("group_instance_id", _MISSING), get("client_id", _MISSING), get("host", _MISSING)
-    if inst is _MISSING:
-        inst = None
-    else:
-        keys += 1
-        if inst is not None and type(inst) is not str:
-            return None
-    if client is _MISSING:
-        client = None
-    else:
-        keys += 1
-        if client is not None and type(client) is not str:
-            return None
-    if host is _MISSING:
-        host = None
-    else:
-        keys += 1
-        if host is not None and type(host) is not str:
+    keys += 3
+    for x in (inst, client, host):
+        if x is _MISSING:
+            keys -= 1
+        elif x is not None and type(x) is not str:
             return None
     if len(d) != keys:  # a key this fast path does not know: the full parser decides
         return None
-    return etype, ts, group, member, num, err, inst, client, host
+    return (etype, ts, group, member, num, err, None if inst is _MISSING else inst,
+            None if client is _MISSING else client, None if host is _MISSING else host)
 
 
 def hot_event(etype: str, ts: int, group: str, member: str, num, err, inst, client, host):

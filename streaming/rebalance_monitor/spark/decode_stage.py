@@ -133,29 +133,11 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
     out.records += n
 
 
-def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
-    """A mapInArrow function over Kafka rows; `topic_sources` maps each topic to its input format. Events
-    are packed per group over input batches until `pack_records` records have been read (0: per input
-    batch): bigger packs mean fewer rows for the JVM to move, shuffle and sort."""
-
-    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        out = _Rows()
-        for batch in batches:
-            records = zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
-                          batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
-                          batch.column("key").to_pylist(), batch.column("value").to_pylist())
-            decode_records(out, records, topic_sources, max_bytes, max_future_ms)
-            if out.records >= pack_records:
-                yield out.to_batch()
-                out = _Rows()
-        if out.records:
-            yield out.to_batch()
-
-    return decode
-
-
-def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int):
-    """The same decoder over chunks of plain records (what the Python source reads: no Arrow on the way in)."""
+def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
+    """The decoder over chunks of Kafka records `(topic, partition, offset, append_ms, key, value)` (what the
+    Python source reads: no Arrow on the way in); `topic_sources` maps each topic to its input format. Events
+    are packed per group over chunks until `pack_records` records have been read (0: per chunk): bigger
+    packs mean fewer rows for the JVM to move, shuffle and sort."""
 
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
         out = _Rows()
@@ -166,6 +148,22 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
                 out = _Rows()
         if out.records:
             yield out.to_batch()
+
+    return decode
+
+
+def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
+    """The same decoder as a mapInArrow function over Kafka rows (Spark's connector, or the Python source
+    without `decode`)."""
+    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records)
+
+    def records(batch: pa.RecordBatch):
+        return zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
+                   batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
+                   batch.column("key").to_pylist(), batch.column("value").to_pylist())
+
+    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return decode_chunks(records(b) for b in batches)
 
     return decode
 
