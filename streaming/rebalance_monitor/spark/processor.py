@@ -3,9 +3,9 @@
 It runs under `transformWithState` (rows in, rows out: a group has a few packed rows per batch, so Row objects
 are cheaper than the pandas frames of `transformWithStateInPandas`), and talks to the state store as little as
 it can: one `get` and one `update` per group and batch, and the group's one event-time timer is kept in the
-state value, so it is replaced only when the group needs an earlier wake-up (a later one is left to fire early
-and be set again, at most once per session timeout, instead of listing, deleting and registering timers in
-every batch).
+state value, so it is replaced only when the group needs an earlier wake-up (a timer earlier than needed is
+left to fire early, and that wake-up sets the next one), instead of listing, deleting and registering timers
+in every batch. A timer firing in a batch that already ran the group's rows costs no state read.
 
 Per group the state holds the monitor's snapshot and the events not yet released. An event is released
 (applied to the monitor, in timestamp order) once the watermark reaches it, or once the group's own events
