@@ -73,23 +73,31 @@ def finish_and_compare(proc, broker, topic, events, cfg, hist, what: str) -> tup
     assert proc.wait(timeout=60) == 0
     return [r for r in history(hist) if r["kind"] in HISTORY_KINDS], expected
 
+def start_past_first_generations(tmp_path: Path, broker, topic: str):
+    """The scripted events' first half in `topic` and the real job started on it, ready, with its first
+    generations in the history: (events, port, cfg, job process, history path)."""
+    broker.create_topics({topic: 1})
+    events = scripted_events(int(time.time() * 1000) - 120_000)
+    port = free_port()
+    config = job_config(tmp_path, broker.bootstrap, topic, port)
+    produce(broker, topic, events[:len(events) // 2])
+    proc = start_job(config, tmp_path / "job.log")
+    hist = tmp_path / "history"
+    try:
+        wait_for(lambda: _ready(port), 180, "the job to be ready")
+        wait_for(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
+    except BaseException:
+        kill_hard(proc)
+        raise
+    return events, port, load_config(config, env={}), proc, hist
+
+
 def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
     with Broker(log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-outage"
-        broker.create_topics({topic: 1})
-        base = int(time.time() * 1000) - 120_000
-        events = scripted_events(base)
+        events, port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic)
         half = len(events) // 2
-        port = free_port()
-        config = job_config(tmp_path, broker.bootstrap, topic, port)
-        cfg = load_config(config, env={})
-        produce(broker, topic, events[:half])
-        log = tmp_path / "job.log"
-        proc = start_job(config, log)
-        hist = tmp_path / "history"
         try:
-            wait_for(lambda: _ready(port), 180, "the job to be ready")
-            wait_for(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
             os.kill(broker.proc.pid, signal.SIGSTOP)  # the broker hangs
             try:
                 wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
@@ -109,19 +117,9 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
 def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
     with Broker(storage="s3", log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-restart"
-        broker.create_topics({topic: 1})
-        base = int(time.time() * 1000) - 120_000
-        events = scripted_events(base)
+        events, port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic)
         half = len(events) // 2
-        port = free_port()
-        config = job_config(tmp_path, broker.bootstrap, topic, port)
-        cfg = load_config(config, env={})
-        produce(broker, topic, events[:half])
-        proc = start_job(config, tmp_path / "job.log")
-        hist = tmp_path / "history"
         try:
-            wait_for(lambda: _ready(port), 180, "the job to be ready")
-            wait_for(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
             broker.kill()  # SIGKILL: the broker process is gone, its port refuses connections
             wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
             assert proc.poll() is None, "the job must keep running through the outage"
