@@ -104,3 +104,40 @@ def test_fuzz_mutated_lines(line, start, length, insert):
 def test_fuzz_random_input(value):
     d = decode_log_record(value, record_ts_ms=1)
     _check_canonical(d.events)
+
+
+@pytest.mark.parametrize("reason, member", [
+    ("Adding new member j1-7b90 with group instance id null; client reason: need to re-join with the given "
+     "member-id: j1-7b90", "j1-7b90"),
+    ("Adding new member odd id (with) \"quotes\"/slash with group instance id Some(x)", "odd id (with) \"quotes\"/slash"),
+    ("Leader out-0-726d re-joining group during Stable; client reason: not provided", "out-0-726d"),
+    ("explicit `LeaveGroup` request for (j1 (x) y) members.", "j1 (x) y"),
+    ("Removing member a b on LeaveGroup; client reason: the consumer is being closed", "a b"),
+    ("removing member c on heartbeat expiration", "c"),
+    ("Removing Set(m1, m2) on pending sync request expiration", "m1"),
+    ("Updating metadata for member zz during Stable; client reason: Adding new member q with group instance id x",
+     "zz"),
+    ("group epoch bumped to 3", None),
+    ("", None),
+    (None, None),
+])
+def test_the_member_a_rebalance_reason_names(reason, member):
+    from rebalance_monitor.inputs.coordinator_log import reason_member
+
+    assert reason_member(reason) == member
+
+
+def test_a_new_member_is_tracked_from_the_coordinator_s_own_lines():
+    head = "[2026-11-24 03:51:15,603] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=7] "
+    tail = " (org.apache.kafka.coordinator.group.GroupMetadataManager)"
+    added = decode_log_record(head + "Pending dynamic member with id m (1) joins group g in Stable state. Adding "
+                                     "to the group now." + tail)
+    assert [(e["type"], e["member_id"]) for e in added.events] == [("join", "m (1)")]
+    static = decode_log_record(head + "Static member with groupInstanceId=i-0 and unknown member id joins group g "
+                                      "in Empty state. Created a new member id i-0-abc for this member and added to "
+                                      "the group." + tail)
+    assert [(e["type"], e["member_id"], e["group_instance_id"]) for e in static.events] == [("join", "i-0-abc", "i-0")]
+    started = decode_log_record(head + "Preparing to rebalance group g in state PreparingRebalance with old generation"
+                                       " 0 (reason: Adding new member m2 with group instance id null; client reason: "
+                                       "not provided)." + tail)
+    assert [(e["type"], e.get("member_id")) for e in started.events] == [("rebalance_started", "m2"), ("join", "m2")]

@@ -150,6 +150,7 @@ class MemberInfo:
 class RebalanceStarted(Event):
     generation: int = -1
     reason: str | None = None
+    member_id: str | None = None  # the member the coordinator names in its reason (who caused it), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +235,8 @@ SPECS: dict[str, tuple[type, dict]] = {
     "commit": (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
     "revoked": (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
     "lost": (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
-    "rebalance_started": (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False)}),
+    "rebalance_started": (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False),
+                                              "member_id": ("str?", False)}),
     "generation_completed": (GenerationCompleted, {
         "generation": ("int", True), "protocol": ("str?", False), "leader": ("str?", False),
         "members": ("members", False), "protocol_type": ("str?", False)}),

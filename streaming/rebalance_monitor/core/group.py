@@ -51,6 +51,20 @@ def _join_details(ev: Join) -> dict:
     return d
 
 
+def _proven_whole(r) -> bool:
+    """The coordinator's word on a generation is complete: it named the leader, the members or the assignor.
+    A broker log's `Stabilized` line alone proves only that the generation formed: its `Assignment received`
+    line (with the leader) normally follows within milliseconds, else the settle timer completes it."""
+    return r.leader is not None or r.coordinator_members is not None or r.protocol is not None
+
+
+def _coordinator_join(ev: Join) -> bool:
+    """A join reported by the coordinator's log (no protocols, topics, owned partitions or timeouts: a client
+    always sends its subscription)."""
+    return not ev.protocols and not ev.topics and not ev.owned and ev.session_timeout_ms is None \
+        and ev.rebalance_timeout_ms is None
+
+
 def _take_timeouts(m: Member, ev: Join) -> None:
     """The member's session / rebalance / heartbeat intervals, from a join that states them."""
     for attr in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms"):
@@ -411,7 +425,7 @@ class GroupMonitor:
                 return  # someone joined before getting a member id and has not shown up with one yet
         if expected and expected.issubset(r.synced):
             self._complete(r.last_sync_ms or r.formed_ms, out)
-        elif r.coordinator_confirmed and not self.client_feed:
+        elif r.coordinator_confirmed and not self.client_feed and _proven_whole(r):
             self._complete(r.formed_ms, out)
 
     def _complete(self, completed_ms: int | None, out: list, settled_at: int | None = None) -> None:
@@ -427,6 +441,10 @@ class GroupMonitor:
         coord = {m["member_id"]: m for m in r.coordinator_members} if r.coordinator_members is not None else None
         if coord is not None:
             ids = sorted(coord)
+        elif not self.client_feed:
+            # broker log lines only: every member the coordinator added and has not removed (its log names
+            # members as they come and go; a member that did not rejoin is removed by a line of its own)
+            ids = sorted(self.members)
         else:
             ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in self.members})
         # Members of the previous generation that never rejoined were dropped by the coordinator.
@@ -505,6 +523,9 @@ class GroupMonitor:
     # client-side events
     # ------------------------------------------------------------------------------------------
     def _on_join(self, ev: Join, out: list) -> None:
+        if ev.member_id and _coordinator_join(ev):
+            self._on_coordinator_join(ev, out)
+            return
         self.client_feed = True
         self.membership_known = True
         ts = ev.ts
@@ -589,6 +610,34 @@ class GroupMonitor:
         r.joined[m.member_id] = ts
         m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
         self._lower_timer(m)
+
+    def _on_coordinator_join(self, ev: Join, out: list) -> None:
+        """A broker's log says the coordinator added member M to the group (it names no protocols, topics or
+        timeouts). Idempotent: the coordinator may say so twice (the member's own line and the rebalance
+        reason); a member already known only shows a sign of life. The log names members as they come and
+        go, so the membership is not taken as complete."""
+        self.coordinator_feed = True
+        m = self.members.get(ev.member_id)
+        if m is not None:
+            m.update_identity(ev)
+            m.session_alive(ev.ts)
+            return
+        twin = self._static_twin(ev)
+        who = {"member_id": ev.member_id}
+        who.update({k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None})
+        # first the trigger (it completes a generation that formed before this member came), then the member
+        self._trigger(C.STATIC_MEMBER_REPLACED if twin is not None else C.MEMBER_JOINED, ev.ts, out, who=who,
+                      reason=ev.reason)
+        if twin is not None:
+            self._remove_member(twin.member_id, ev.ts)
+        m = self._member(ev)
+        if m is None:
+            return
+        m.joined_ms = ev.ts
+        m.session_alive(ev.ts)
+        r = self.rebalance
+        if r is not None:
+            r.joined[m.member_id] = ev.ts
 
     def _defer_rejoin(self, m: Member, ev: Join) -> None:
         """A member that already synced the generation being completed sends a JoinGroup again, unprompted
@@ -856,7 +905,11 @@ class GroupMonitor:
         if self.generation is None and ev.generation >= 0:
             self.generation = ev.generation
         cause = C.classify_reason(ev.reason)
-        self._trigger(cause, ev.ts, out, reason=ev.reason)
+        who = None
+        if ev.member_id:
+            m = self.members.get(ev.member_id)
+            who = m.describe() if m is not None else {"member_id": ev.member_id}
+        self._trigger(cause, ev.ts, out, who=who, reason=ev.reason)
 
     def _on_member_removed(self, ev: MemberRemoved, out: list) -> None:
         self.coordinator_feed = True
@@ -884,7 +937,8 @@ class GroupMonitor:
         self.coordinator_feed = True
         gen = ev.generation
         if self.generation is not None and gen <= self.generation:
-            self._count("stale_generations")
+            if gen < self.generation:  # the same generation twice: two log lines proving one generation
+                self._count("stale_generations")
             return
         r = self.rebalance
         if r is not None and r.generation is not None and gen > r.generation:
@@ -920,7 +974,7 @@ class GroupMonitor:
         self.state = COMPLETING
         self._maybe_complete(out)
         if self.rebalance is r and r.coordinator_confirmed and (
-                not self.client_feed or (r.coordinator_members is not None and all(
+                (not self.client_feed and _proven_whole(r)) or (r.coordinator_members is not None and all(
                     i.get("assignment") is not None for i in r.coordinator_members))):
             self._complete(ev.ts, out)
 

@@ -170,6 +170,43 @@ def _host(h: str | None) -> str | None:
     return h[1:] if h.startswith("/") else h
 
 
+# Who a coordinator's rebalance reason names (the member id may hold spaces, quotes, slashes, parentheses:
+# each pattern is anchored on the words after the id, not on the id's characters). First match wins.
+_REASON_MEMBER_RES = [re.compile(p, re.S) for p in [
+    r"^Adding new (?:static )?member (?P<m>.+?) with group instance id ",
+    r"^Leader (?P<m>.+?) re-joining group during ",
+    r"^Updating metadata for (?:static )?member (?P<m>.+?)(?: with instance id .+?)? during ",
+    r"^Removing member (?P<m>.+?) on (?:LeaveGroup|heartbeat expiration|pending join)",
+    r"^removing member (?P<m>.+?) on (?:LeaveGroup|heartbeat expiration|pending join)",
+    r"^explicit `LeaveGroup` request for \((?P<m>.+)\) members\.?",
+    r"^(?:Static member|member) (?P<m>.+?) (?:has been removed|failed|left)",
+    r"^Removing member (?P<m>.+?) (?:with group instance id .+? )?on ",
+    r"^Removing (?P<m>(?:\w*Set)?[(\[{].*?[)\]}]) on pending sync request expiration",
+]]
+
+
+def reason_member(reason: str | None) -> str | None:
+    """The member a coordinator's rebalance reason names: `Adding new member M with group instance id I`,
+    `Leader M re-joining group during Stable`, `Updating metadata for member M during S`, `Removing member M on
+    LeaveGroup`, `explicit `LeaveGroup` request for (M) members` (the first when several), ... — None when the
+    reason names no member. The client's part (`; client reason: ...`) is never searched."""
+    if not reason:
+        return None
+    own = reason.split("; client reason: ", 1)[0]
+    for pattern in _REASON_MEMBER_RES:
+        m = pattern.search(own)
+        if m is None:
+            continue
+        found = m["m"].strip()
+        if found[:1] in "[({" and found[-1:] in "])}" or found.startswith(("Set(", "HashSet(")):
+            ids = _id_set(found)
+            return ids[0] if ids else None
+        if ", " in found and pattern.pattern.startswith("^explicit"):
+            return found.split(", ")[0]
+        return found or None
+    return None
+
+
 def _leave_cause(reason: str | None) -> str:
     c = classify_reason(reason)
     return c if c in (C.POLL_TIMEOUT, C.ADMIN_REMOVAL, C.SESSION_TIMEOUT, C.STATIC_MEMBER_REPLACED) else C.MEMBER_LEFT
@@ -200,7 +237,12 @@ _RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h i
     ("assignment_received",
      rf"Assignment received from leader(?: (?P<leader>\S+))? for group {G} for generation {GEN}"
      r"(?:\. The group has (?P<n>\d+) members, (?P<static>\d+) of which are static)?" + END, "completed"),
-    ("stabilized", rf"Stabilized group {G} generation {GEN}{TP}(?: with (?P<n>\d+) members)?{END}", "none"),
+    ("stabilized", rf"Stabilized group {G} generation {GEN}{TP}(?: with (?P<n>\d+) members)?{END}", "stabilized"),
+    ("member_added", rf"Pending dynamic member with id (?P<member>.+?) joins group {G} in (?P<state>\w+) state\. "
+                     rf"Adding to the group now{END}", "added"),
+    ("member_added", rf"Static member with groupInstanceId=(?P<inst>.+?) and unknown member id joins group {G} in "
+                     rf"(?P<state>\w+) state\. Created a new member id (?P<member>.+?) for this member and "
+                     rf"add(?:ed)? to the group{END}", "added"),
     ("member_failed", rf"Member (?P<member>\S+) in group {G} has failed, removing it from the group{END}",
      "member_failed"),
     ("pending_member_expired",
@@ -275,7 +317,6 @@ _KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"Adding new static member \S+ to group",
     r"Static member .*(?:will not trigger|joins during)",
     r"Request memberId=\S+ for static member with groupInstanceId=.* is fenced by",
-    r"Pending dynamic member with id \S+ joins group",
     r"(?:Un)?[Ll]oading group metadata for .* with generation -?\d+",
     r"\[GroupId=.*\] Unload(?:ed|ing) group metadata for (?:group epoch|generation)",
     r"Finished (?:un)?loading ",
@@ -338,13 +379,29 @@ def _events_for(handler: str, m: re.Match, ts: int, broker: int | None) -> list[
     if handler == "none":
         return []
     if handler == "rebalance":
-        events = [_ev("rebalance_started", ts, group, generation=int(d["gen"]), reason=d.get("reason"))]
+        reason = d.get("reason") or ""
+        events = [_ev("rebalance_started", ts, group, generation=int(d["gen"]), reason=d.get("reason"),
+                      member_id=reason_member(reason))]
+        added = re.match(r"Adding new (?:static )?member (?P<m>.+?) with group instance id (?P<inst>.+?)(?:;|$)",
+                         reason, re.S)
+        if added:
+            # the member the coordinator just added (3.x logs no separate line for it)
+            events.append(_ev("join", ts, group, member_id=added["m"], group_instance_id=_opt(added["inst"]),
+                                 protocols=[], topics=[], reason="added to the group by the coordinator"))
         reason = d.get("reason") or ""
         sync = re.search(r"Removing (?P<set>.*) on pending sync request expiration", reason)
         if sync:
             events += [_ev("member_removed", ts, group, member_id=mid, cause=C.SYNC_TIMEOUT,
                            reason="did not send SyncGroup in time") for mid in _id_set(sync["set"])]
         return events
+    if handler == "stabilized":
+        # the join phase ended: generation N exists with K members. Reported as completed so that a log without
+        # the `Assignment received` line (sampled, grep'd, rotated) still shows the generation; the core takes
+        # the second proof of the same generation as a duplicate.
+        return [_ev("generation_completed", ts, group, generation=int(d["gen"]), protocol=None, leader=None)]
+    if handler == "added":
+        return [_ev("join", ts, group, member_id=d["member"], group_instance_id=_opt(d.get("inst")),
+                    protocols=[], topics=[], reason="added to the group by the coordinator")]
     if handler == "completed":
         return [_ev("generation_completed", ts, group, generation=int(d["gen"]), protocol=None,
                     leader=d.get("leader"))]

@@ -161,6 +161,12 @@ class Member:
             if spec.pattern:
                 consumer.subscribe(pattern=spec.pattern)
             else:
+                # Know the topics' partitions before joining: a leader whose metadata does not have them yet
+                # assigns nothing, then rejoins once it learns them (a real but avoidable extra rebalance
+                # right after a topic is created, which would blur what each scenario shows).
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline and not all(consumer.partitions_for_topic(t) for t in spec.topics):
+                    self._stop.wait(0.2)
                 consumer.subscribe(topics=list(spec.topics))
             while not self._stop.is_set():
                 batch = consumer.poll(timeout_ms=spec.poll_timeout_ms)

@@ -1,0 +1,74 @@
+"""The three witnesses of a consumer group on a real broker, read back from Kafka: the instrumented clients'
+events, the coordinator's log lines shipped into a topic, and `__consumer_offsets` (read without joining a
+group). Used by the witness tests and `scripts/witness.py` to compare what each input lets the monitor
+reconstruct with what the clients saw.
+
+`read_topic` drains a topic from its beginning to the end offsets it had when called.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+WITNESSES = ("events", "coordinator-log", "offsets-topic")
+
+
+def read_topic(bootstrap: str, topic: str, timeout_s: float = 30.0) -> list[tuple[bytes | None, bytes | None, int]]:
+    """(key, value, timestamp ms) of every record of `topic` up to its current end, in partition order."""
+    import time
+
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="rm-witness-reader", group_id=None,
+                             enable_auto_commit=False, exclude_internal_topics=False,
+                             auto_offset_reset="earliest", isolation_level="read_committed")
+    try:
+        parts = consumer.partitions_for_topic(topic) or set()
+        tps = [TopicPartition(topic, p) for p in sorted(parts)]
+        if not tps:
+            return []
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        out: list[tuple] = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if all(consumer.position(tp) >= ends[tp] for tp in tps):
+                break
+            for _tp, recs in consumer.poll(timeout_ms=500).items():
+                out.extend((r.key, r.value, r.timestamp) for r in recs)
+        return out
+    finally:
+        consumer.close()
+
+
+def offsets_dump_lines(records) -> list[str]:
+    """`replay --source offsets-topic` lines for raw `__consumer_offsets` records."""
+    def b64(b):
+        return None if b is None else base64.b64encode(b).decode()
+
+    return [json.dumps({"ts": ts, "key": b64(k), "value": b64(v)}) for k, v, ts in records]
+
+
+def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None) -> list[dict]:
+    """The records the monitor's core makes of one input (the same core as replay and the Spark job), for
+    `groups` only if given. Records are fed in time order, as the job's watermark would release them."""
+    from rebalance_monitor.config import load_config
+    from rebalance_monitor.core.reconstruct import Reconstructor
+    from rebalance_monitor.decode import decode_record
+
+    cfg = cfg or load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
+                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
+    events = []
+    for key, value, ts in records:
+        evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
+        events.extend(evs)
+    events.sort(key=lambda e: e.ts)
+    out: list[dict] = []
+    for ev in events:
+        if groups is not None and ev.group and ev.group not in groups:
+            continue
+        out.extend(recon.feed(ev))
+    out.extend(recon.finish())
+    return [r for r in out if groups is None or r.get("group") in groups]
