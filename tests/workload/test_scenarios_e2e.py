@@ -15,16 +15,11 @@ from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-# partition_change needs CreatePartitions, which the bundled Tansu 0.6 broker does not implement; with its
-# fallback (a new topic matching the members' pattern subscription) the group does not get back to one stable
-# generation in about half of the runs on Tansu (a member falls silent mid-rebalance, or the members rejoin
-# after every sync), so the scenario fails before the monitor is involved. It runs against a real Apache
-# Kafka cluster (`rebalance-monitor workload partition_change --bootstrap ...`), not here.
-UNRELIABLE_ON_TANSU = {"partition_change"}
-# two lanes of about the same length (estimated_s), run side by side
-LANES = [["storm", "crash", "steady", "static_restart"],
+# two lanes of about the same length (estimated_s), run side by side on the shared Apache Kafka broker
+LANES = [["storm", "crash", "steady", "static_restart", "partition_change"],
          ["rolling_restart", "slow_consumer", "scale_out", "scale_in", "mixed_assignors"]]
-assert sorted(n for lane in LANES for n in lane) == sorted(set(SCENARIOS) - UNRELIABLE_ON_TANSU)
+CLASSIC = [n for n in SCENARIOS if n in {x for lane in LANES for x in lane}]
+assert sorted(n for lane in LANES for n in lane) == sorted(CLASSIC)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +34,11 @@ def watched(spark, broker, tmp_path_factory):
         "state.checkpoint_location": str(tmp / "ck"), "state.watermark_delay": "1s",
         "sinks.history.parquet_path": str(tmp / "history"), "sinks.dead_letter.path": str(tmp / "dlq"),
         "exporter.enabled": False, "spark.trigger_interval": "1s",
-        # the bundled broker takes ~3 s between the syncs of one rebalance: settle well beyond that
-        "core.settle": "10s"})
+        "core.settle": "10s",
+        # kafka-python's first leader of a group often rejoins right after its first assignment (its metadata
+        # snapshot moved): one generation more than the scenario's own steps, so the storm threshold here is
+        # one above the default (the storm scenarios have 7 and 9 generations)
+        "storm.min_rebalances": 5})
     records: list[dict] = []
     lock = threading.Lock()
 
@@ -55,9 +53,8 @@ def watched(spark, broker, tmp_path_factory):
 
     def lane(names):
         for name in names:
-            # A scenario that cannot drive the bundled broker to the state it needs (Tansu occasionally
-            # leaves members stuck in JoinGroup under load) is tried once more on a fresh group; the monitor
-            # is judged on the run that happened.
+            # A scenario that cannot drive the broker to the state it needs on this loaded 2-core machine
+            # is tried once more on a fresh group; the monitor is judged on the run that happened.
             for attempt in (1, 2):
                 try:
                     results[name] = run_scenario(name, broker.bootstrap, events_topic, group=f"e2e-{name}-{attempt}")
@@ -85,7 +82,7 @@ def _before(rec: dict, cutoff: int) -> bool:
     return t is not None and t <= cutoff
 
 
-@pytest.mark.parametrize("name", [n for n in SCENARIOS if n not in UNRELIABLE_ON_TANSU])
+@pytest.mark.parametrize("name", CLASSIC)
 def test_scenario_is_reported_as_promised(watched, name):
     results, errors, records = watched
     assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
@@ -121,6 +118,10 @@ def test_scenario_is_reported_as_promised(watched, name):
         # the clients' own view at the scenario's last stable point (their generation and member ids)
         last = [a for a in res.actions if a["action"] == "stable"][-1]
         assert (gens[-1]["generation"], sorted(gens[-1]["members"])) == (last["generation"], sorted(last["member_ids"]))
+    if exp.get("generation_kept_on_restart"):
+        done = [a for a in res.actions if a["action"] == "restart_done"][-1]
+        assert done["generation_before"] == done["generation_after"], done
+        assert gens[-1]["generation"] == done["generation_before"], [g["generation"] for g in gens]
     if "protocol_first" in exp:
         assert gens[0]["protocol"] == exp["protocol_first"]
     if "protocols" in exp:

@@ -370,7 +370,14 @@ class GroupMonitor:
                  reason: str | None = None) -> None:
         """Something that starts (or joins in) a rebalance happened at `at`."""
         r = self.rebalance
-        if r is not None and r.generation is not None:
+        if r is not None and r.generation is not None and not self.client_feed and not _proven_whole(r):
+            # Broker log lines only: the generation formed (Stabilized) but its leader never sent the
+            # assignment before this join or leave sent the group back to PreparingRebalance (it was in
+            # CompletingRebalance): it never became Stable, and the rebalance goes on to the next one.
+            r.generation = None
+            r.formed_ms = None
+            r.coordinator_confirmed = False
+        elif r is not None and r.generation is not None:
             # The current generation already formed: this trigger belongs to the next rebalance.
             self._complete(r.last_sync_ms or r.formed_ms or at, out)
             r = None

@@ -351,6 +351,26 @@ class KafkaPythonInstrumentation:
             return f"member was removed from the group ({hb_err})"
         if not getattr(request, "member_id", ""):
             return "initial join"
+        return self._rejoin_reason()
+
+    def _rejoin_reason(self) -> str | None:
+        """Why kafka-python's coordinator asked for this rejoin when nothing failed (it sends no reason on the
+        wire): the leader's metadata changed since it computed the assignment (partitions added, a topic of
+        the group's subscription appeared), or this member's subscription changed. Worded as the Java
+        client's KIP-800 reasons."""
+        coord = getattr(self.consumer, "_coordinator", None)
+        assigned = getattr(coord, "_assignment_snapshot", None)
+        current = getattr(coord, "_metadata_snapshot", None)
+        if assigned is not None and current is not None and assigned != current:
+            def counts(snap) -> str:
+                return "{" + ", ".join(f"{t}={len(p or ())}" for t, p in sorted(snap.items())) + "}"
+
+            return (f"cached metadata has changed from {counts(assigned)} at the beginning of the rebalance "
+                    f"to {counts(current)}")
+        joined = getattr(coord, "_joined_subscription", None)
+        sub = getattr(getattr(self.consumer, "_subscription", None), "subscription", None)
+        if joined is not None and sub is not None and set(joined) != set(sub):
+            return f"subscription has changed from {sorted(joined)} to {sorted(sub)}"
         return None
 
     @guarded
