@@ -378,9 +378,10 @@ class GroupMonitor:
             r.formed_ms = None
             r.coordinator_confirmed = False
         elif r is not None and r.generation is not None:
-            # The current generation already formed: this trigger belongs to the next rebalance.
-            self._complete(r.last_sync_ms or r.formed_ms or at, out)
-            r = None
+            # The current generation already formed: this trigger belongs to the next rebalance. Members whose
+            # JoinGroup came while it was completing and that never synced it were not in it (the coordinator
+            # sent the group back to PreparingRebalance for them): they carry over to the next round.
+            r = self._complete_before_next(r, r.last_sync_ms or r.formed_ms or at, out)
         if not self.members and self.membership_known and cause not in (C.MEMBER_JOINED,):
             # The last member went away (also in the middle of a rebalance): the group becomes Empty and
             # nothing is reassigned. Only when we know the membership: broker log lines alone name members
@@ -401,6 +402,29 @@ class GroupMonitor:
             out.append({"kind": "rebalance_started", "group": self.group, "ts": r.started_ms,
                         "generation": self.generation, "started_ms": r.started_ms,
                         "causes": [dict(c) for c in r.causes]})
+
+    def _complete_before_next(self, r: Rebalance, completed_ms: int | None, out: list) -> Rebalance | None:
+        """Complete the generation `r` formed, as the next round begins. Members whose JoinGroup came while it
+        was completing and that never synced it were not in it (the coordinator sent the group back to
+        PreparingRebalance for them): they, and the causes naming them, carry over to the next round, which is
+        returned (None when nobody carries over)."""
+        late = {mid: t for mid, t in r.joined.items() if mid not in r.synced} if r.synced else {}
+        moved = [c for c in r.causes if c.get("member_id") in late]
+        for mid in late:
+            del r.joined[mid]
+        if moved:
+            r.causes = [c for c in r.causes if c.get("member_id") not in late]
+        self._complete(completed_ms, out)
+        if not late:
+            return None
+        nxt = self.rebalance = Rebalance(min(late.values()), self.generation)
+        self.state = PREPARING
+        nxt.joined.update(late)
+        for mid, m in self.members.items():  # members whose rejoin waited on the completed generation
+            if m.joining_ms is not None and m.rejoin_cause is not None and mid not in nxt.joined:
+                nxt.joined[mid] = m.joining_ms
+        nxt.causes.extend(moved)
+        return nxt
 
     def _go_empty(self) -> None:
         self.rebalance = None
@@ -797,8 +821,7 @@ class GroupMonitor:
             m.assignment = ev.assignment
             return
         if r is not None and r.generation is not None and gen > r.generation:
-            self._complete(r.last_sync_ms or r.formed_ms, out)
-            r = None
+            r = self._complete_before_next(r, r.last_sync_ms or r.formed_ms, out)
         if r is None:
             r = self._ensure_rebalance(None)
         if rejoined is not None and not any(c["cause"] != C.UNKNOWN for c in r.causes):
