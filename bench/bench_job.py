@@ -1,4 +1,4 @@
-"""The whole job on this machine against the bundled broker (issue 4 benchmark), side by side in one run:
+"""The whole job on this machine against a local Apache Kafka broker (issue 4 benchmark), side by side in one run:
 
 1. read-rate ceiling: a plain confluent-kafka consumer draining the topic;
 2. events/s through the whole job (decode, per-group state machine, sinks) over the same topic;
@@ -69,8 +69,8 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
 
 def tree_cpu_s() -> float:
     """CPU seconds used so far by this process's live descendants (the JVM and its Python workers), the
-    bundled broker excepted."""
-    return sum(p.cpu_s for p in descendants() if b"tansu" not in p.cmd)
+    broker (Apache Kafka's JVM) excepted."""
+    return sum(p.cpu_s for p in descendants() if b"kafka.Kafka" not in p.cmd)
 
 
 def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> dict:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_source.py [--records 500000] [--partitions 4] [--skip-kafka-python]
 
-Starts the bundled broker on a loopback port, produces small JSON records, then drains the topic with:
+Starts Apache Kafka (testing.broker) on a loopback port, produces small JSON records, then drains the topic with:
 a plain confluent-kafka consumer, a plain kafka-python consumer, and Spark (local[2]) reading format
 "rmkafka" with Trigger.AvailableNow into the noop sink, once per client. Spark's figure excludes the
 session start but includes query planning and Python worker start-up. Prints records/s and ratios.

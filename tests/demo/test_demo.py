@@ -1,5 +1,5 @@
-"""`rebalance-monitor demo`: starts with nothing configured, shows at least one rebalance with its cause,
-and on Ctrl-C stops everything, leaving no process behind."""
+"""`rebalance-monitor demo`: starts Apache Kafka with nothing configured, shows at least one rebalance with its
+cause and a group's lag read from the broker, and on Ctrl-C stops everything, leaving no process behind."""
 from __future__ import annotations
 
 import os
@@ -28,10 +28,11 @@ def test_demo_shows_a_rebalance_with_its_cause_and_ctrl_c_leaves_nothing_running
                             start_new_session=True)
     lines: list[str] = []
     seen = None
+    lag = None
     broker_port = None
     deadline = time.time() + 300
     try:
-        while time.time() < deadline and seen is None:
+        while time.time() < deadline and (seen is None or lag is None):
             ready, _, _ = select.select([proc.stdout], [], [], 1.0)
             if not ready:
                 if proc.poll() is not None:
@@ -47,7 +48,10 @@ def test_demo_shows_a_rebalance_with_its_cause_and_ctrl_c_leaves_nothing_running
             if re.search(r"generation \d+ of demo-\w+: \d+ members, .* caused by "
                          r"(member_joined|member_left|session_timeout|unknown)", line):
                 seen = line
+            if re.search(r"lag of demo-\w+: \d+ records", line):
+                lag = line  # offset lag from the real broker's committed and log-end offsets
         assert seen, "no rebalance shown:\n" + "".join(lines[-40:])
+        assert lag, "no lag shown:\n" + "".join(lines[-40:])
         proc.send_signal(signal.SIGINT)  # Ctrl-C
         out, _ = proc.communicate(timeout=240)
         lines.append(out)

@@ -1,4 +1,4 @@
-"""confluent-kafka instrumentation against the real bundled broker."""
+"""confluent-kafka instrumentation against the real Apache Kafka broker (tests/conftest.py)."""
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,4 @@
-"""kafka-python instrumentation against the real bundled broker."""
+"""kafka-python instrumentation against the real Apache Kafka broker (tests/conftest.py)."""
 from __future__ import annotations
 
 import threading

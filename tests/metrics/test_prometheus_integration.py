@@ -162,7 +162,7 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
     for i in range(RECORDS_PER_PARTITION * PARTITIONS):
         producer.send(topic, value=b"x%d" % i, partition=i % PARTITIONS)
-        producer.flush()   # one record per batch: the bundled broker's end offset counts batches
+        producer.flush()   # one record per batch
     producer.close()
 
     exporter = MetricsExporter(ExporterSettings(port=0)).start()

@@ -1,8 +1,8 @@
 """Broker faults, with the real job (`rebalance-monitor run`):
 
 * the broker hangs (SIGSTOP: a hung broker or a network partition), then answers again;
-* the broker process is killed (SIGKILL) and started again on the same port. The bundled broker then runs on
-  object storage (a local S3 server), so its topics survive the restart as a real cluster's would.
+* the broker process is killed (SIGKILL) and started again on the same ports, with its log directory kept
+  (Apache Kafka recovers its logs after the unclean shutdown), so its topics survive as a real cluster's would.
 
 Either way the job must keep running without a manual restart, report the outage (/ready 503 while /healthz
 stays 200), and once the broker is back process everything, with the same output as `replay` of all the
@@ -115,7 +115,7 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
 
 
 def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
-    with Broker(storage="s3", log_path=str(tmp_path / "broker.log")) as broker:
+    with Broker(log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-restart"
         events, port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic)
         half = len(events) // 2
@@ -126,7 +126,7 @@ def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
             assert get(port, "/healthz")[0] == 200, "liveness stays green: restarting the job would not help"
             metrics = get(port, "/metrics")[1]
             assert "rebalance_monitor_ready 0" in metrics and "rebalance_monitor_up 1" in metrics
-            broker.start()  # same port, same storage: the topic and its first half are still there
+            broker.start()  # same ports, same log directory: the topic and its first half are still there
             produce(broker, topic, events[half:])
             wait_for(lambda: _ready(port), 240, "/ready again once the broker is back")
             got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the restart")

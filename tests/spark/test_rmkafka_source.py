@@ -1,4 +1,4 @@
-"""The Python Kafka source ("rmkafka") against the real bundled broker and a real SparkSession."""
+"""The Python Kafka source ("rmkafka") against the real Apache Kafka broker (tests/conftest.py) and a real SparkSession."""
 from __future__ import annotations
 
 import json
@@ -278,7 +278,7 @@ def test_partition_added_at_run_time_is_picked_up(spark, broker, unique, tmp_pat
         q.processAllAvailable()
         refused = _create_partitions(broker.bootstrap, topic, 3)
         if refused is not None:
-            pytest.skip(f"the bundled broker cannot add partitions (CreatePartitions refused: {refused}); "
+            pytest.skip(f"the broker cannot add partitions (CreatePartitions refused: {refused}); "
                         "new-partition discovery is covered by the subscribePattern new-topic test")
         d2 = produce(broker.bootstrap, topic, 30, [2])
         q.processAllAvailable()

@@ -10,10 +10,17 @@ import warnings
 import pytest
 
 from rebalance_monitor.config import load_config
+from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS
+from rebalance_monitor.testing.log_shipper import LogShipper
+from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
+from rebalance_monitor.testing.witness_compare import View, blind_spot, compare
 from rebalance_monitor.spark.job import MonitorJob
 from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+LOG_TOPIC, LOG_TOPIC_JSON = "scenario-coordinator-log", "scenario-coordinator-log-json"
+OFFSETS_PARTITIONS = int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])
 
 # two lanes of about the same length (estimated_s), run side by side on the shared Apache Kafka broker
 LANES = [["storm", "crash", "steady", "static_restart", "partition_change"],
@@ -64,6 +71,9 @@ def watched(spark, broker, tmp_path_factory):
                 except ScenarioError as exc:
                     errors[name] = exc
 
+    # the broker's coordinator log, shipped into topics as a log shipper would (bare lines, Filebeat JSON)
+    shippers = [LogShipper(broker.bootstrap, topic, [broker.coordinator_log], form=form).start()
+                for topic, form in ((LOG_TOPIC, "bare"), (LOG_TOPIC_JSON, "json"))]
     threads = [threading.Thread(target=lane, args=(names,)) for names in LANES]
     for t in threads:
         t.start()
@@ -72,9 +82,26 @@ def watched(spark, broker, tmp_path_factory):
     # the idle clock moves event time on; give the job a few triggers to fire the last timers
     time.sleep(12)
     job.stop()
+    for shipper in shippers:
+        shipper.stop()
     with lock:
         snapshot = list(records)
-    return results, errors, snapshot
+    # the two broker-side witnesses, each read by the Spark job on its own from the start of its input
+    witnesses = {"events": snapshot}
+    for witness, overrides in (("coordinator-log", {"kafka.coordinator_log_topic": LOG_TOPIC}),
+                               ("offsets-topic", {"kafka.offsets_topic": "__consumer_offsets",
+                                                  "kafka.offsets_topic_partitions": OFFSETS_PARTITIONS})):
+        got: list[dict] = []
+        wcfg = load_config(env={}, overrides={
+            "kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": "", **overrides,
+            "kafka.starting_offsets": "earliest", "kafka.connector": "python",
+            "state.checkpoint_location": str(tmp / f"ck-{witness}"), "state.watermark_delay": "1s",
+            "sinks.history.parquet_path": str(tmp / f"history-{witness}"),
+            "sinks.dead_letter.path": str(tmp / f"dlq-{witness}"), "exporter.enabled": False,
+            "core.settle": "10s", "storm.min_rebalances": 5})
+        MonitorJob(wcfg, spark=spark, on_records=lambda _b, recs, _d, got=got: got.extend(recs)).run_once()
+        witnesses[witness] = got
+    return results, errors, snapshot, witnesses
 
 
 def _before(rec: dict, cutoff: int) -> bool:
@@ -84,7 +111,7 @@ def _before(rec: dict, cutoff: int) -> bool:
 
 @pytest.mark.parametrize("name", CLASSIC)
 def test_scenario_is_reported_as_promised(watched, name):
-    results, errors, records = watched
+    results, errors, records, _witnesses = watched
     assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
     res = results[name]
     for note in res.notes:
@@ -135,3 +162,35 @@ def test_scenario_is_reported_as_promised(watched, name):
             [(g["generation"], g["assignment"], g["expected_assignment"]) for g in judged]
     # every generation the monitor reconstructed carries who caused it
     assert all(g["causes"] for g in gens)
+
+
+@pytest.mark.parametrize("name", CLASSIC)
+def test_three_witnesses_agree_in_the_spark_job(watched, name):
+    """The Spark job's records from each input alone (instrumented clients; the broker's coordinator log shipped
+    into a topic; `__consumer_offsets`), held against what the clients saw and against each other."""
+    results, errors, _records, witnesses = watched
+    assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
+    res = results[name]
+    truth = {"stable": [{"generation": a["generation"], "member_ids": a["member_ids"]}
+                        for a in res.actions if a["action"] == "stable"]}
+    views = {w: View.of(recs, res.group, res.cleanup_ms or res.ended_ms) for w, recs in witnesses.items()}
+    errors = [f for f in compare(name, truth, views) if blind_spot(KAFKA_VERSION, f) is None]
+    assert not errors, "\n".join(map(str, errors))
+
+
+def test_the_shipped_log_forms_decode_alike(watched, broker):
+    """Bare lines and Filebeat's JSON form of the same coordinator log give the same events."""
+    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.testing.witnesses import read_topic
+
+    forms = {}
+    for topic in (LOG_TOPIC, LOG_TOPIC_JSON):
+        events = []
+        for _k, value, ts in read_topic(broker.bootstrap, topic):
+            evs, rejects = decode_record("coordinator-log", value, ts_ms=ts)
+            assert not rejects, rejects
+            # (the JSON form's time is the shipper's @timestamp, a few hundred ms after the line's own)
+            events.extend((e.type, e.group, getattr(e, "member_id", None), getattr(e, "generation", None))
+                          for e in evs)
+        forms[topic] = events
+    assert forms[LOG_TOPIC] and forms[LOG_TOPIC] == forms[LOG_TOPIC_JSON]

@@ -409,17 +409,20 @@ class GroupMonitor:
         PreparingRebalance for them): they, and the causes naming them, carry over to the next round, which is
         returned (None when nobody carries over)."""
         late = {mid: t for mid, t in r.joined.items() if mid not in r.synced} if r.synced else {}
+        anonymous = list(r.anonymous_joins) if r.synced else []  # joined without an id, not seen since
         moved = [c for c in r.causes if c.get("member_id") in late]
         for mid in late:
             del r.joined[mid]
         if moved:
             r.causes = [c for c in r.causes if c.get("member_id") not in late]
+        r.anonymous_joins = [] if anonymous else r.anonymous_joins
         self._complete(completed_ms, out)
-        if not late:
+        if not late and not anonymous:
             return None
-        nxt = self.rebalance = Rebalance(min(late.values()), self.generation)
+        nxt = self.rebalance = Rebalance(min(late.values()) if late else completed_ms, self.generation)
         self.state = PREPARING
         nxt.joined.update(late)
+        nxt.anonymous_joins = anonymous
         for mid, m in self.members.items():  # members whose rejoin waited on the completed generation
             if m.joining_ms is not None and m.rejoin_cause is not None and mid not in nxt.joined:
                 nxt.joined[mid] = m.joining_ms

@@ -21,7 +21,7 @@ Options (names are case-insensitive):
 - ``client``: ``auto`` (default: confluent-kafka if importable, else kafka-python), ``confluent``,
   ``kafka-python``.
 - ``verifyEndOffsets`` (default true): confirm the latest offsets with one fetch per partition. Some
-  Kafka-protocol brokers (the bundled Tansu broker among them) answer ListOffsets(latest) with the
+  Kafka-protocol brokers (reimplementations such as Tansu) answer ListOffsets(latest) with the
   base offset of the last record batch plus one instead of the high watermark; the fetch response
   carries the true high watermark. ``false`` trusts ListOffsets (one request; right for Apache Kafka).
 - ``kafkaConsumer.pollTimeoutMs`` (default 120000): give up reading a range after this long without

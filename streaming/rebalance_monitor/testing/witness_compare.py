@@ -21,6 +21,13 @@ class Finding:
     witness: str
     rule: str
     detail: str
+    seen: frozenset = frozenset()  # what the witness showed, where the rule compares sets of member ids
+    want: frozenset = frozenset()  # what the clients (or the other witnesses) showed
+
+    @property
+    def partial(self) -> bool:
+        """The witness showed part of what it should, and nothing else (a blind spot, not an error)."""
+        return bool(self.want) and self.seen < self.want
 
     def __str__(self) -> str:
         return f"{self.scenario} / {self.witness}: {self.rule}: {self.detail}"
@@ -60,8 +67,8 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
     """Differences between the witnesses' views and the clients' (truth: `stable` points of the scenario)."""
     out: list[Finding] = []
 
-    def find(witness, rule, detail):
-        out.append(Finding(scenario, witness, rule, detail))
+    def find(witness, rule, detail, seen=(), want=()):
+        out.append(Finding(scenario, witness, rule, detail, frozenset(seen), frozenset(want)))
 
     previous = None
     for point in truth["stable"]:
@@ -81,7 +88,8 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
             if rec is None:
                 find(w, "clients' generation reported", f"generation {gen} missing (has {sorted(view.generations)})")
             elif sorted(rec["members"]) != ids:
-                find(w, "members as the clients saw them", f"generation {gen}: {sorted(rec['members'])} != {ids}")
+                find(w, "members as the clients saw them", f"generation {gen}: {sorted(rec['members'])} != {ids}",
+                     rec["members"], ids)
     names = list(views)
     common = set.intersection(*(set(v.generations) for v in views.values())) if views else set()
     first_truth = min((p["generation"] for p in truth["stable"]), default=0)
@@ -98,7 +106,7 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
         members = {w: cause_members(views[w].generations[gen]) for w in names}
         if EVENTS in members and LOG in members and members[EVENTS] != members[LOG]:
             find(LOG, "causes name the members the clients name", f"generation {gen}: {members[LOG]} != "
-                                                                   f"{members[EVENTS]}")
+                                                                   f"{members[EVENTS]}", members[LOG], members[EVENTS])
         if OFFSETS in members and not members[OFFSETS] <= set().union(*(members[w] for w in names if w != OFFSETS)):
             find(OFFSETS, "causes name members the others name", f"generation {gen}: {members}")
     if EVENTS in views and OFFSETS in views:
@@ -108,5 +116,25 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
             if a is not None and b is not None and a != b:
                 find(OFFSETS, "assignment as the clients got it", f"generation {gen}: {b} != {a}")
     if EVENTS in views and LOG in views and views[EVENTS].timeouts != views[LOG].timeouts:
-        find(LOG, "the same member timeouts", f"{views[LOG].timeouts} != {views[EVENTS].timeouts}")
+        find(LOG, "the same member timeouts", f"{views[LOG].timeouts} != {views[EVENTS].timeouts}",
+             views[LOG].timeouts, views[EVENTS].timeouts)
     return out
+
+
+def blind_spot(version: str, f) -> str | None:
+    """Why a finding is what the input cannot see (and not an error of the monitor), or None."""
+    if f.witness != LOG or not f.partial:
+        return None
+    if f.rule == "causes name the members the clients name":
+        return ("the coordinator logs the member whose join or leave starts a rebalance; a member that rejoins "
+                "while the group is already rebalancing (kafka-python's leader after a metadata change) is not "
+                "named")
+    if f.rule == "the same member timeouts" and all(kind == "poll" for kind, _m in f.want - f.seen):
+        return ("kafka-python's heartbeat thread leaves on a poll timeout without a reason on the wire: the log "
+                "says `client reason: not provided`, a plain leave (the Java client's reason names the poll "
+                "timeout)")
+    if f.rule == "members as the clients saw them" and version.startswith("3."):
+        return ("Kafka 3.x logs a member that joins while the group is already rebalancing only at DEBUG "
+                "(`Pending dynamic member ... Adding to the group now`): at INFO the log names members only when "
+                "they start a rebalance, leave or lead")
+    return None

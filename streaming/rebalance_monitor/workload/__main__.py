@@ -2,7 +2,7 @@
 
 Runs one scenario (or `all`, or `list` to print them) and prints its result as one JSON object per
 scenario: group, topic, time span, the declared expectations and the actions taken.
-With `--broker`, starts the bundled broker for the run instead of using `--bootstrap`.
+With `--broker`, starts a local Apache Kafka node (testing.broker) for the run instead of using `--bootstrap`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Run real instrumented consumer groups that cause rebalances.")
     p.add_argument("scenario", help="one of: " + ", ".join(SCENARIOS) + ", all, list")
     p.add_argument("--bootstrap", help="HOST:PORT of the Kafka broker")
-    p.add_argument("--broker", action="store_true", help="start the bundled broker for this run")
+    p.add_argument("--broker", action="store_true", help="start a local Apache Kafka node for this run")
     p.add_argument("--events-topic", default="rebalance-events", help="where the events go (default: %(default)s)")
     p.add_argument("--group", help="consumer group name (default: a fresh one per scenario)")
     p.add_argument("--topic", help="topic the group consumes (default: a fresh one per scenario)")

@@ -1,0 +1,83 @@
+"""The three witnesses on what real Apache Kafka brokers and real clients recorded (tests/witnesses/data/<version>/,
+captured by scripts/capture_witnesses.py from every classic-protocol workload scenario): the instrumented clients'
+events, the group coordinator's log lines and `__consumer_offsets`, each reconstructed by the monitor's core, held
+against the clients' own view (their generation and member ids at every stable point) and against each other."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from rebalance_monitor.testing import witnesses as W
+from rebalance_monitor.testing.witness_compare import View, blind_spot, compare
+
+DATA = Path(__file__).parent / "data"
+VERSIONS = sorted(p.name for p in DATA.iterdir() if (p / "truth.json").exists())
+
+
+def _load(version: str):
+    d = DATA / version
+    truth = json.loads((d / "truth.json").read_text())
+    lines = lambda name: [ln for ln in (d / name).read_text().splitlines() if ln.strip()]  # noqa: E731
+    events = [(None, ln.encode(), None) for ln in lines("events.jsonl")]
+    log = [(None, ln.encode(), None) for ln in lines("coordinator.log")]
+    offsets = []
+    for ln in lines("offsets.jsonl"):
+        o = json.loads(ln)
+        dec = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
+        offsets.append((dec(o["key"]), dec(o["value"]), o["ts"]))
+    groups = {t["group"] for t in truth.values()}
+    outputs = {src: W.reconstruct(src, recs, groups=groups)
+               for src, recs in (("events", events), ("coordinator-log", log), ("offsets-topic", offsets))}
+    return truth, outputs
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def captured(request):
+    return (request.param, *_load(request.param))
+
+
+def test_both_release_lines_are_captured():
+    assert {"4.4.0", "3.9.2"} <= set(VERSIONS)
+
+
+def test_every_scenario_was_captured_with_all_three_inputs(captured):
+    version, truth, outputs = captured
+    assert len(truth) >= 10
+    for name, t in truth.items():
+        assert t["stable"], name
+        for witness, records in outputs.items():
+            assert any(r["group"] == t["group"] and r["kind"] == "generation" for r in records), (name, witness)
+
+
+def test_the_witnesses_agree_with_the_clients_and_each_other(captured):
+    version, truth, outputs = captured
+    findings = []
+    for name, t in truth.items():
+        views = {w: View.of(recs, t["group"], t["cleanup_ms"]) for w, recs in outputs.items()}
+        findings += compare(name, t, views)
+    errors = [f for f in findings if blind_spot(version, f) is None]
+    assert not errors, "\n".join(map(str, errors))
+    if version.startswith("3."):
+        assert any(f.rule == "members as the clients saw them" for f in findings), \
+            "the 3.x blind spot of the coordinator log was not seen: is it gone?"
+
+
+def test_timeouts_and_causes_each_witness_can_see(captured):
+    """What the inputs can and cannot see (docs/inputs.md, table "Three witnesses")."""
+    version, truth, outputs = captured
+    by = {w: {r["group"]: r for r in recs if r["kind"] == "generation"} for w, recs in outputs.items()}
+    crash = truth["crash"]["group"]
+    for witness in ("events", "coordinator-log"):
+        timeouts = [r for r in outputs[witness] if r["group"] == crash and r["kind"] == "member_timeout"]
+        assert [r["timeout"] for r in timeouts] == ["session"], (witness, timeouts)
+    # __consumer_offsets holds each generation's members and assignment, not why it changed: no timeouts, and
+    # a member's departure is `unknown`
+    assert not [r for r in outputs["offsets-topic"] if r["group"] == crash and r["kind"] == "member_timeout"]
+    offsets_causes = {c["cause"] for r in outputs["offsets-topic"] if r["kind"] == "generation" for c in r["causes"]}
+    assert offsets_causes <= {"member_joined", "unknown"}, offsets_causes
+    # only the instrumented client and __consumer_offsets carry the assignment; the log carries none
+    assert all(r["assignment"] in (None, {}) for r in by["coordinator-log"].values())
+    assert any(r["assignment"] for r in by["offsets-topic"].values())
