@@ -81,3 +81,15 @@ def test_timeouts_and_causes_each_witness_can_see(captured):
     # only the instrumented client and __consumer_offsets carry the assignment; the log carries none
     assert all(r["assignment"] in (None, {}) for r in by["coordinator-log"].values())
     assert any(r["assignment"] for r in by["offsets-topic"].values())
+
+
+def test_a_static_member_restarted_in_its_session_starts_no_rebalance_in_any_witness(captured):
+    """Kafka hands the restarted instance its assignment under a new member id without a rebalance; the log
+    says `Replacing previously mapped member ...` and that no rebalance follows: no witness may start one."""
+    version, truth, outputs = captured
+    t = truth["static_restart"]
+    for witness, records in outputs.items():
+        mine = [r for r in records if r["group"] == t["group"] and (r.get("ts") or 0) <= t["cleanup_ms"]]
+        started = [r for r in mine if r["kind"] == "rebalance_started"]
+        gens = [r for r in mine if r["kind"] == "generation"]
+        assert len(started) <= len(gens), (witness, [r["generation"] for r in started], [g["generation"] for g in gens])

@@ -947,6 +947,12 @@ class GroupMonitor:
     def _on_member_removed(self, ev: MemberRemoved, out: list) -> None:
         self.coordinator_feed = True
         cause = C.normalise_cause(ev.cause)
+        if cause == C.STATIC_MEMBER_REPLACED and self.rebalance is None and self.state == STABLE \
+                and not self.client_feed:
+            # A static member rejoined a Stable group under a new member id: the coordinator hands it the old
+            # assignment without a rebalance (its log says so on the next line) and does not log the new id.
+            self._count("static_replacements")
+            return
         m = self.members.get(ev.member_id)
         if m is None:
             if ev.member_id in self.removed:

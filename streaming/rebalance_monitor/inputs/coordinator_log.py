@@ -23,8 +23,14 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
 * `Preparing to restabilize|rebalance group G [in state S] with old generation N [(__consumer_offsets-P)]
   [(reason: R)]` -> `rebalance_started` (generation N, reason R).
 * `Assignment received from leader [L] for group G for generation N[. The group has K members, ...]` ->
-  `generation_completed` (the moment the generation becomes Stable and is written to __consumer_offsets;
-  `Stabilized group G generation N ...` only marks the end of the join phase and is counted, no event).
+  `generation_completed` (the moment the generation becomes Stable and is written to __consumer_offsets);
+  `Stabilized group G generation N ...` (the end of the join phase) -> `generation_completed` without a
+  leader too, so that a log without the first line still shows the generation (the core takes the second
+  proof of one generation as a duplicate).
+* `Pending dynamic member with id M joins group G ... Adding to the group now`, the static member's
+  `Created a new member id M for this member and added to the group`, and a rebalance reason `Adding new
+  member M with group instance id I` -> `join` of M (no protocols or topics); every rebalance reason's member
+  (`Leader M re-joining`, `Removing member M on ...`, ...) -> `member_id` of `rebalance_started`.
 * `Member M in group G has failed, removing it from the group` -> `member_removed` cause `session_timeout`.
 * `Pending member M in group G has been removed after session timeout expiration` -> `join_timeout`.
 * LeaveGroup (all wordings, incl. `MemberMetadata(...)` and `client reason: R`) -> `member_removed`, cause
