@@ -100,5 +100,7 @@ def test_records_and_log_lines_through_the_broker(broker, unique):
     assert len(got_lines) == len(lines)
     results = [decode_log_record(r.value, r.timestamp) for r in got_lines]
     assert [r.skipped for r in results] == [False, False, True]
-    assert [e["type"] for r in results for e in r.events] == ["rebalance_started", "generation_completed"]
+    # the reason's new member is tracked as it joins (a `join` of m-1 beside the rebalance it started)
+    assert [e["type"] for r in results for e in r.events] == ["rebalance_started", "join", "generation_completed"]
+    assert results[0].events[0]["member_id"] == "m-1" and results[0].events[1]["member_id"] == "m-1"
     assert results[1].events[0]["ts"] == 1706999671000 and results[1].events[0]["leader"] == "m-1"

@@ -150,6 +150,16 @@ def records_from_callbacks(log, group):
     return recs
 
 
+def _sample(text: str, name: str, group: str) -> float | None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            if smp.name == name and smp.labels.get("group") == group:
+                return smp.value
+    return None
+
+
 def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
     from kafka import KafkaProducer
 
@@ -158,6 +168,7 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
     from rebalance_monitor.testing.prometheus import PrometheusServer
 
     topic, group = f"{unique}-t", f"{unique}-g"
+    started = time.time()
     broker.create_topics({topic: PARTITIONS})
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
     for i in range(RECORDS_PER_PARTITION * PARTITIONS):
@@ -239,6 +250,22 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
             {str(p): float(v) for (t, p), v in ends.items()}
         assert prom.values("rebalance_monitor_up", "job") == {"rebalance-monitor": 1.0}
         assert prom.values("up", "job") == {"rebalance-monitor": 1.0}
+
+        # --- time lag: the log end moves on while the committed offsets stay ----------------------------------
+        a.stop_evt.set()
+        a.join(15)
+        first_poll = time.time()
+        time.sleep(1.5)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+        for i in range(PARTITIONS):
+            producer.send(topic, value=b"more", partition=i)
+        producer.flush()
+        producer.close()
+        poller.poll_once()
+        seconds = _sample(exporter.updater.render(), "kafka_consumergroup_lag_seconds", group)
+        # the committed offsets were the log end at some time between the first records and the first poll: the
+        # time lag is at least the time since that poll and at most the time since the test began
+        assert seconds is not None and time.time() - started + 1 >= seconds >= time.time() - first_poll - 1, seconds
     finally:
         a.stop_evt.set()
         b.stop_evt.set()

@@ -75,16 +75,23 @@ def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
     (tmp_path / "pw").write_text(SECRET)
     path = tmp_path / "monitor.yaml"
     path.write_text(yaml.safe_dump(conf))
-    proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    time.sleep(45)
+    log = tmp_path / "job.log"
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
+                                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+    # until the query has started and tried the broker for a while (the session start is slow on a busy machine)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None and \
+            "starting with configuration" not in log.read_text(errors="replace"):
+        time.sleep(1)
+    time.sleep(20)
     proc.send_signal(signal.SIGTERM)
     try:
-        out, _ = proc.communicate(timeout=90)
+        proc.wait(timeout=90)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, _ = proc.communicate()
-    text = out.decode("utf-8", "replace")
+        proc.wait()
+    text = log.read_text(errors="replace")
     assert "starting with configuration" in text  # it did log its (redacted) configuration
     assert "***" in text
     assert SECRET not in text

@@ -460,7 +460,8 @@ class GroupMonitor:
         if expected and expected.issubset(r.synced):
             self._complete(r.last_sync_ms or r.formed_ms, out)
         elif r.coordinator_confirmed and not self.client_feed and _proven_whole(r):
-            self._complete(r.formed_ms, out)
+            # the latest proof: a log's `Assignment received` after its `Stabilized` (the group is Stable then)
+            self._complete(r.last_sync_ms or r.formed_ms, out)
 
     def _complete(self, completed_ms: int | None, out: list, settled_at: int | None = None) -> None:
         r = self.rebalance

@@ -41,6 +41,10 @@ TEST_BROKER_SETTINGS = {
     "auto.create.topics.enable": "true",
     "log.flush.interval.messages": "100000",
     "delete.topic.enable": "true",
+    # records up to 10 MiB: the monitor's own limit (kafka.max_record_bytes, dead-lettered as too_large above
+    # it) is tested with records larger than Kafka's 1 MiB default
+    "message.max.bytes": "10485760",
+    "replica.fetch.max.bytes": "10485760",
 }
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"
