@@ -1,7 +1,6 @@
 """A local S3-compatible server (moto's, from PyPI) on a free loopback port, with one bucket.
 
-The bundled broker keeps its data in memory unless it is given object storage: on this server its topics,
-offsets and groups outlive the broker process, so tests can stop the broker for real and start it again.
+For the tests that need object storage (Spark checkpoints on s3a://).
 """
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from .processes import stop_process_group, wait_http_ready
 class ObjectStore:
     host: str = "127.0.0.1"
     port: int = 0
-    bucket: str = "tansu"
+    bucket: str = "rebalance-monitor"
     log_path: str | None = None
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
@@ -28,7 +27,7 @@ class ObjectStore:
         return f"http://{self.host}:{self.port}"
 
     def env(self) -> dict[str, str]:
-        """The object_store settings a client (the broker) needs to reach this server."""
+        """The settings an S3 client needs to reach this server."""
         return {"AWS_ENDPOINT": self.endpoint, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
 
