@@ -168,7 +168,6 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
     from rebalance_monitor.testing.prometheus import PrometheusServer
 
     topic, group = f"{unique}-t", f"{unique}-g"
-    started = time.time()
     broker.create_topics({topic: PARTITIONS})
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
     for i in range(RECORDS_PER_PARTITION * PARTITIONS):
@@ -263,9 +262,10 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
         producer.close()
         poller.poll_once()
         seconds = _sample(exporter.updater.render(), "kafka_consumergroup_lag_seconds", group)
-        # the committed offsets were the log end at some time between the first records and the first poll: the
-        # time lag is at least the time since that poll and at most the time since the test began
-        assert seconds is not None and time.time() - started + 1 >= seconds >= time.time() - first_poll - 1, seconds
+        # the committed offsets were behind the log end already at the first poll: the time lag is at least the
+        # time since then (older records are dated by extrapolating the sampled produce rate backwards, an
+        # estimate: see metrics/lag.py)
+        assert seconds is not None and seconds >= time.time() - first_poll - 1, seconds
     finally:
         a.stop_evt.set()
         b.stop_evt.set()
