@@ -58,111 +58,39 @@ def _port_free(port: int) -> bool:
             return False
 
 
-class GroupBoard:
-    """What the live view shows, kept from the job's output records."""
+class DivertedOutput:
+    """While the live view runs, the terminal shows nothing but the view: this process's file descriptors 1 and
+    2 (and so the JVM's, Kafka's, the Python workers' and every client library's output, which inherit them)
+    go to a log file; the view is drawn on a copy of the terminal kept aside."""
 
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.groups: dict[str, dict] = {}
-        self.log: list[str] = []
-        self.generations = 0
+    def __init__(self, log_path: str):
+        self.log_path = log_path
+        self.terminal = None
+        self._saved: tuple[int, int] | None = None
 
-    def on_records(self, batch_id, records, dead) -> None:
-        with self.lock:
-            for r in records:
-                g = r.get("group")
-                if not g:
-                    continue
-                row = self.groups.setdefault(g, {"state": "?", "generation": None, "members": 0,
-                                                 "cause": "", "storm": False, "timeouts": 0, "lag": None})
-                kind = r["kind"]
-                if kind == "group_status":
-                    row.update(state=r["state"], generation=r["generation"], members=r["members"],
-                               storm=r["in_storm"])
-                elif kind == "generation":
-                    self.generations += 1
-                    causes = ", ".join(
-                        c["cause"] + (f" ({c.get('client_id') or c.get('member_id')})"
-                                      if c.get("client_id") or c.get("member_id") else "") for c in r["causes"])
-                    row.update(generation=r["generation"], cause=causes)
-                    dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
-                    self._say(f"generation {r['generation']} of {g}: {len(r['members'])} members, "
-                              f"{dur}, caused by {causes}; moved {r['partitions_moved']}, "
-                              f"mismatched {r['mismatched_partitions']}")
-                elif kind == "member_timeout":
-                    row["timeouts"] += 1
-                    self._say(f"{r['timeout']} timeout of {r['member_id']} in {g} "
-                              f"(last seen {r['last_seen_ms']}, deadline {r['deadline_ms']})")
-                elif kind == "storm":
-                    row["storm"] = r["ended_ms"] is None
-                    what = "started" if r["ended_ms"] is None else "ended"
-                    self._say(f"storm {what} in {g}: {r['rebalances']} rebalances in {r['window_ms'] // 1000} s")
+    def __enter__(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._saved = (os.dup(1), os.dup(2))
+        self.terminal = os.fdopen(os.dup(1), "w", buffering=1)
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        return self
 
-    def _say(self, line: str) -> None:
-        self.log.append(f"{time.strftime('%H:%M:%S')} {line}")
-        del self.log[:-12]
-
-    def set_lag(self, lags: dict[str, tuple]) -> None:
-        """{group: (offset lag, time lag in seconds or None)} from the exporter."""
-        with self.lock:
-            for g, v in lags.items():
-                if g in self.groups:
-                    self.groups[g]["lag"] = v
-
-    def lag_changes(self) -> list[str]:
-        """One line per group whose lag changed since the last call (the plain view's lag column)."""
-        out = []
-        with self.lock:
-            for g, row in sorted(self.groups.items()):
-                lag = row.get("lag")
-                if lag is not None and lag != row.get("lag_said"):
-                    row["lag_said"] = lag
-                    out.append(f"{time.strftime('%H:%M:%S')} lag of {g}: {_lag_text(lag)}")
-        return out
-
-
-def _lag_text(lag) -> str:
-    if lag is None:
-        return "-"
-    offsets, seconds = lag
-    return f"{offsets} records" + (f", {seconds:.1f} s behind" if seconds is not None else "")
-
-
-def _render(board: GroupBoard, url: str, phase: str):
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-
-    t = Table(title="consumer groups", expand=True)
-    for col in ("group", "state", "gen", "members", "last cause", "storm", "timeouts", "lag"):
-        t.add_column(col)
-    with board.lock:
-        for name, r in sorted(board.groups.items()):
-            t.add_row(name, r["state"], str(r["generation"]), str(r["members"]), r["cause"][:60],
-                      "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]),
-                      _lag_text(r["lag"]))
-        lines = "\n".join(board.log) or "waiting for the first generation..."
-    return Group(Panel(f"metrics: {url}/metrics   workload: {phase}   (Ctrl-C to stop)"), t,
-                 Panel(lines, title="what happened"))
-
-
-def _lag_by_group(updater) -> dict[str, tuple]:
-    """{group: (offset lag, time lag in seconds or None)} as the exporter shows them."""
-    offsets: dict[str, int] = {}
-    seconds: dict[str, float] = {}
-    try:
-        from prometheus_client.parser import text_string_to_metric_families
-
-        for fam in text_string_to_metric_families(updater.render()):
-            if fam.name == "kafka_consumergroup_lag_sum":
-                for s in fam.samples:
-                    offsets[s.labels["group"]] = int(s.value)
-            elif fam.name == "kafka_consumergroup_lag_seconds":
-                for s in fam.samples:
-                    seconds[s.labels["group"]] = float(s.value)
-    except Exception:  # noqa: BLE001 - the view is best effort
-        pass
-    return {g: (v, seconds.get(g)) for g, v in offsets.items()}
+    def __exit__(self, *exc) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self._saved is not None:
+            os.dup2(self._saved[0], 1)
+            os.dup2(self._saved[1], 2)
+            for fd in self._saved:
+                os.close(fd)
+            self._saved = None
+        if self.terminal is not None:
+            self.terminal.close()
+            self.terminal = None
 
 
 def run_demo(duration_s: float | None = None, prometheus: bool = False, port: int = 9308, live: bool = True) -> int:
@@ -173,6 +101,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         print(f"rebalance-monitor demo: {exc}", file=sys.stderr)
         return 2
     from .config import load_config
+    from .demo_view import GroupBoard, lag_by_group, render
     from .metrics.exporter import ExporterSettings, MetricsExporter
     from .spark.job import MonitorJob
     from .metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
@@ -180,6 +109,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from .testing.kafka_install import KAFKA_VERSION
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
+    live = live and sys.stdout.isatty()
+    # the live view owns the terminal: everything else is written to a log file it names
+    log_path = os.path.join(tempfile.gettempdir(), f"rebalance-monitor-demo-{os.getpid()}.log")
+    diverted = DivertedOutput(log_path) if live else None
     stop = threading.Event()
     phase = {"now": "starting"}
 
@@ -190,7 +123,12 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     broker = exporter = job = prom = poller = None
     workload = None
+    view = None
     try:
+        if diverted is not None:
+            diverted.__enter__()
+            view = _start_view(diverted.terminal)
+            view.update(render(GroupBoard(), "...", "starting Apache Kafka and Spark", log_path))
         print(f"starting Apache Kafka {KAFKA_VERSION}...", flush=True)
         broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka")).start()
         print(f"broker at {broker.bootstrap}", flush=True)
@@ -206,7 +144,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "state.checkpoint_location": os.path.join(work, "checkpoint"),
             "sinks.history.parquet_path": os.path.join(work, "history"),
             "sinks.dead_letter.path": os.path.join(work, "dead-letter"),
-            "storm.window": "2m", "storm.min_rebalances": 4,
+            "storm.window": "2m", "storm.min_rebalances": 5,
             "spark.local_dir": os.path.join(work, "spark")})
         board = GroupBoard()
         print(f"starting Spark and the monitor job (metrics at {exporter.url}/metrics)...", flush=True)
@@ -222,16 +160,14 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                                     name="demo-workload", daemon=True)
         workload.start()
         deadline = time.monotonic() + duration_s if duration_s else None
-        if live and sys.stdout.isatty():
-            from rich.live import Live
-
-            with Live(_render(board, exporter.url, phase["now"]), refresh_per_second=2) as view:
-                while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                    if not query.isActive:
-                        break
-                    board.set_lag(_lag_by_group(exporter.updater))
-                    view.update(_render(board, exporter.url, phase["now"]))
-                    stop.wait(0.5)
+        if view is not None:
+            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
+                if not query.isActive:
+                    break
+                board.set_lag(lag_by_group(exporter.updater))
+                _fit(view.console)
+                view.update(render(board, exporter.url, phase["now"], log_path))
+                stop.wait(0.5)
         else:
             shown = 0
             while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
@@ -242,7 +178,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                     shown = len(board.log)
                 for line in new:
                     print(line, flush=True)
-                lags = _lag_by_group(exporter.updater)
+                lags = lag_by_group(exporter.updater)
                 board.set_lag(lags)
                 for line in board.lag_changes():
                     print(line, flush=True)
@@ -258,6 +194,11 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         return 0
     finally:
         stop.set()
+        if view is not None:
+            view.stop()
+        if diverted is not None:
+            diverted.__exit__(None, None, None)
+            print(f"demo stopping; the logs of this run are in {log_path}", flush=True)
         if workload is not None and workload.is_alive():
             print("waiting for the running workload scenario to clean up its consumers...", flush=True)
             workload.join(timeout=120)
@@ -277,6 +218,27 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             signal.signal(s, h)
         shutil.rmtree(work, ignore_errors=True)
         print("demo stopped; nothing left running", flush=True)
+
+
+def _start_view(terminal):
+    from rich.console import Console
+    from rich.live import Live
+
+    console = Console(file=terminal, force_terminal=True)
+    _fit(console)
+    view = Live(console=console, refresh_per_second=2, redirect_stdout=False, redirect_stderr=False, screen=True,
+                vertical_overflow="crop")
+    view.start()
+    return view
+
+
+def _fit(console) -> None:
+    """The view's size is the terminal's (the process's own stdout is the log file by now)."""
+    try:
+        size = os.get_terminal_size(console.file.fileno())
+        console.size = (size.columns, size.lines)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, phase: dict) -> None:

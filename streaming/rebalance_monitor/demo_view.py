@@ -1,0 +1,148 @@
+"""What `rebalance-monitor demo` shows: the board kept from the job's output records, the live view rendered
+from it, and the plain lines of `--no-live`.
+
+Times are local clock times; causes name the member's client id (or member id) and wrap instead of being cut;
+timeouts name the member's client id and host; lag is offset lag and time lag, as the exporter shows them.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+LOG_LINES = 12
+
+
+def clock(ms: int | None) -> str:
+    """Epoch milliseconds as a local clock time (`14:03:07.250`)."""
+    if ms is None:
+        return "?"
+    return time.strftime("%H:%M:%S", time.localtime(ms / 1000)) + f".{int(ms) % 1000:03d}"
+
+
+def who(entry: dict) -> str:
+    """A member as a person reads it: client id and host when known, else the member id."""
+    name = entry.get("client_id") or entry.get("member_id") or ""
+    host = entry.get("host")
+    return f"{name}@{host}" if name and host else name
+
+
+def cause_text(causes: list[dict]) -> str:
+    return ", ".join(c["cause"] + (f" ({who(c)})" if who(c) else "") for c in causes)
+
+
+def lag_text(lag) -> str:
+    if lag is None:
+        return "-"
+    offsets, seconds = lag
+    return f"{offsets} records" + (f", {seconds:.1f} s behind" if seconds is not None else "")
+
+
+class GroupBoard:
+    """What the view shows, kept from the job's output records (called from the job's batch handler)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.groups: dict[str, dict] = {}
+        self.log: list[str] = []
+        self.generations = 0
+
+    def _row(self, group: str) -> dict:
+        return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
+                                              "storm": False, "timeouts": 0, "lag": None})
+
+    def on_records(self, batch_id, records, dead) -> None:
+        with self.lock:
+            for r in records:
+                g = r.get("group")
+                if g:
+                    self._apply(g, r)
+
+    def _apply(self, g: str, r: dict) -> None:
+        row = self._row(g)
+        kind = r["kind"]
+        if kind == "group_status":
+            row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"])
+        elif kind == "generation":
+            self.generations += 1
+            causes = cause_text(r["causes"])
+            row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
+            dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
+            self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
+                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, "
+                      f"mismatched {r['mismatched_partitions']}")
+        elif kind == "member_timeout":
+            row["timeouts"] += 1
+            self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "
+                      f"last seen {clock(r['last_seen_ms'])}, deadline {clock(r['deadline_ms'])})")
+        elif kind == "storm":
+            row["storm"] = r["ended_ms"] is None
+            what = "started" if r["ended_ms"] is None else "ended"
+            self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "
+                      f"{r['window_ms'] // 1000} s")
+
+    def _say(self, ms: int | None, line: str) -> None:
+        at = clock(ms) if ms is not None else time.strftime("%H:%M:%S")
+        self.log.append(f"{at} {line}")
+        del self.log[:-LOG_LINES]
+
+    def set_lag(self, lags: dict[str, tuple]) -> None:
+        """{group: (offset lag, time lag in seconds or None)} from the exporter."""
+        with self.lock:
+            for g, v in lags.items():
+                if g in self.groups:
+                    self.groups[g]["lag"] = v
+
+    def lag_changes(self) -> list[str]:
+        """One line per group whose lag changed since the last call (the plain view's lag column)."""
+        out = []
+        with self.lock:
+            for g, row in sorted(self.groups.items()):
+                lag = row.get("lag")
+                if lag is not None and lag != row.get("lag_said"):
+                    row["lag_said"] = lag
+                    out.append(f"{time.strftime('%H:%M:%S')} lag of {g}: {lag_text(lag)}")
+        return out
+
+
+def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None):
+    """The live view: one header panel, one table row per group, the latest events."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+
+    t = Table(title="consumer groups", expand=True)
+    t.add_column("group", no_wrap=True)
+    for col in ("state", "gen", "members"):
+        t.add_column(col, no_wrap=True)
+    t.add_column("last cause", overflow="fold", ratio=1)
+    for col in ("storm", "timeouts"):
+        t.add_column(col, no_wrap=True)
+    t.add_column("lag", overflow="fold", min_width=24)
+    with board.lock:
+        for name, r in sorted(board.groups.items()):
+            t.add_row(name, r["state"], str(r["generation"]), str(r["members"]), r["cause"],
+                      "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), lag_text(r["lag"]))
+        lines = "\n".join(board.log) or "waiting for the first generation..."
+    head = f"metrics: {url}/metrics   workload: {phase}   (Ctrl-C to stop)"
+    if log_path:
+        head += f"\nSpark, Kafka and client logs: {log_path}"
+    return Group(Panel(head, title="rebalance-monitor demo"), t, Panel(lines, title="what happened", expand=True))
+
+
+def lag_by_group(updater) -> dict[str, tuple]:
+    """{group: (offset lag, time lag in seconds or None)} as the exporter shows them."""
+    offsets: dict[str, int] = {}
+    seconds: dict[str, float] = {}
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+
+        for fam in text_string_to_metric_families(updater.render()):
+            if fam.name == "kafka_consumergroup_lag_sum":
+                for s in fam.samples:
+                    offsets[s.labels["group"]] = int(s.value)
+            elif fam.name == "kafka_consumergroup_lag_seconds":
+                for s in fam.samples:
+                    seconds[s.labels["group"]] = float(s.value)
+    except Exception:  # noqa: BLE001 - the view is best effort
+        pass
+    return {g: (v, seconds.get(g)) for g, v in offsets.items()}

@@ -1,0 +1,68 @@
+"""`rebalance-monitor demo` in a real terminal (tmux): the screen holds the live view and nothing else (Spark's,
+Kafka's and the clients' output go to the log file the view names), with times as clock times and a row per
+group; Ctrl-C stops everything."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytestmark = [pytest.mark.integration]
+
+GROUPS = ("demo-storm", "demo-crash", "demo-steady")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=30).stdout
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/bootstrap.sh installs it)")
+def test_the_live_view_owns_the_terminal(tmp_path):
+    session = f"rm-demo-{uuid.uuid4().hex[:6]}"
+    env = f"TMPDIR={tmp_path}"
+    cmd = f"cd {os.getcwd()} && {env} {sys.executable} -m rebalance_monitor demo --port 0; echo DEMO-EXITED-$?; sleep 600"
+    tmux("new-session", "-d", "-s", session, "-x", "180", "-y", "50", cmd)
+    screens = []
+    try:
+        deadline = time.monotonic() + 400
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = tmux("capture-pane", "-p", "-t", session)
+            screens.append(screen)
+            rows = [g for g in GROUPS if re.search(rf"^\W*{g}\b", screen, re.M)]
+            if len(rows) == len(GROUPS) and re.search(r"\d+ records", screen) and "timeout of" in screen:
+                break
+            time.sleep(3)
+        # one header, one table, a row per group
+        assert screen.count("rebalance-monitor demo") == 1, screen
+        assert screen.count("consumer groups") == 1, screen
+        for g in GROUPS:
+            assert len(re.findall(rf"^\W*{g}\b", screen, re.M)) == 1, (g, screen)
+        assert re.search(r"\d+ records", screen), screen        # lag from the real broker
+        # the crash scenario's session timeout, named by client id and host, at clock times
+        m = re.search(r"session timeout of (\S+) in demo-crash .*last seen (\d\d:\d\d:\d\d\.\d{3})", screen)
+        assert m and "crash-victim" in m.group(1), screen
+        assert not re.search(r"\b1[0-9]{12}\b", screen), "epoch milliseconds on the screen"
+        # nothing but the view: no log lines of Spark, Kafka or the clients on any screen seen
+        stray = re.compile(r"\b(WARN|INFO|ERROR|DEBUG)\b|Python worker|log4j|Exception|Traceback")
+        for seen in screens:
+            assert not stray.search(seen), seen
+        log = re.search(r"Spark, Kafka and client logs: (\S+)", screen)
+        assert log, screen
+        tmux("send-keys", "-t", session, "C-c")
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and "DEMO-EXITED" not in screen:
+            time.sleep(2)
+            screen = tmux("capture-pane", "-p", "-S", "-100", "-t", session)
+        assert "DEMO-EXITED-0" in screen, screen
+        assert "nothing left running" in screen, screen
+        logged = open(log.group(1), errors="replace").read()
+        assert "INFO" in logged or "WARN" in logged  # what Spark and Kafka said went to the log file
+    finally:
+        tmux("kill-session", "-t", session)
