@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv=None) -> int:
     from rebalance_monitor.testing.broker import Broker
     from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
+    from rebalance_monitor.testing.witness_compare import witnesses_of
     from rebalance_monitor.testing.witnesses import offsets_dump_lines, read_topic
     from rebalance_monitor.workload import SCENARIOS, run_scenario
 
@@ -40,6 +41,7 @@ def main(argv=None) -> int:
         for name in args.scenarios.split(","):
             res = run_scenario(name, broker.bootstrap, "events", group=f"w-{name}", topic=f"w-{name}")
             truth[name] = {"group": res.group, "topic": res.topic, "cleanup_ms": res.cleanup_ms,
+                           "witnesses": list(witnesses_of(res.expect)),
                            "stable": [{"generation": a["generation"], "member_ids": a["member_ids"]}
                                       for a in res.actions if a["action"] == "stable"],
                            "actions": [{k: v for k, v in a.items() if k != "ts"} for a in res.actions]}

@@ -297,6 +297,9 @@ _RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h i
     ("partition_loading", rf"Scheduling loading of (?:offsets and group )?metadata from {PARTITION}"
                           rf"(?: (?:for|with) epoch (?P<e>-?\d+))?{END}", "elected"),
     ("partition_loading", rf"^Loading offsets and group metadata from {PARTITION}{END}", "elected"),
+    # 4.x: the new coordinator logs no election or loading line at INFO; a group loaded from its
+    # __consumer_offsets partition (the line's prefix names it) proves this broker took the partition over
+    ("group_loaded", rf"^Loaded (?:consumer|classic|share|streams) group {G} with -?\d+ members{END}", "loaded"),
     ("partition_unloading", rf"Scheduling unloading of (?:offsets and group )?metadata (?:from|for) {PARTITION}"
                             rf"(?: (?:for|with) epoch (?P<e>.*?))?{END}", "resigned"),
     ("partition_unloading", rf"Removed \d+ cached groups for {PARTITION} on follower transition{END}", "resigned"),
@@ -343,7 +346,6 @@ _KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"|Static member \S+ with instance id \S+ (?:cannot join|is fenced)"
     r"|Static Member \S+ with instance id \S+ temporarily left|Creating a simple consumer group"
     r"|Could not fence|Received .*)",
-    r"Loaded (?:consumer|classic|share|streams) group .* with -?\d+ members",
     r"Cannot (?:downgrade|upgrade) ",
     r"Generated \d+ tombstone records",
     r"Skipped the materialization",
@@ -379,7 +381,8 @@ def _epoch_of(m: re.Match) -> int | None:
     return int(e) if e and re.fullmatch(r"-?\d+", e) else None
 
 
-def _events_for(handler: str, m: re.Match, ts: int, broker: int | None) -> list[dict]:
+def _events_for(handler: str, m: re.Match, ts: int, broker: int | None,
+                ident_partition: int | None = None) -> list[dict]:
     d = m.groupdict()
     group = d.get("group")
     if handler == "none":
@@ -445,6 +448,11 @@ def _events_for(handler: str, m: re.Match, ts: int, broker: int | None) -> list[
         return [_ev("group_deleted", ts, group)]
     if handler == "groups_deleted":
         return [_ev("group_deleted", ts, g.strip()) for g in d["groups"].split(", ") if g.strip()]
+    if handler == "loaded":
+        if ident_partition is None:
+            return []
+        return [_ev("coordinator_change", ts, "", partition=ident_partition, action="elected", broker=broker,
+                    epoch=None)]
     if handler in ("elected", "resigned"):
         return [_ev("coordinator_change", ts, "", partition=_partition_of(m), action=handler, broker=broker,
                     epoch=_epoch_of(m))]
@@ -519,7 +527,8 @@ def _decode(value, record_ts_ms) -> Decoded:
         if ts is None:
             return Decoded([], rejected_reason="no_timestamp", record_type=f"log:{kind}",
                            detail="no timestamp in the wrapper, the line or the record")
-        events = _events_for(handler, m, ts, broker)
+        part = int(ident["part"]) if ident is not None and ident["part"] else None
+        events = _events_for(handler, m, ts, broker, part)
         return Decoded(events, record_type=f"log:{kind}")
 
     for pattern in _KNOWN_NO_EVENT:

@@ -87,8 +87,17 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         self.identity = Identity(group=str(cfg.get("group.id", "")), client_id=cfg.get("client.id", "rdkafka"),
                                  group_instance_id=cfg.get("group.instance.id"),
                                  host=host if host is not None else default_host())
-        strategies = str(cfg.get("partition.assignment.strategy", "range,roundrobin"))
-        self._protocols = [s.strip() for s in strategies.split(",") if s.strip()]
+        self._consumer_protocol = str(cfg.get("group.protocol", "classic")).lower() == "consumer"
+        if self._consumer_protocol:
+            # KIP-848: the broker assigns (group.remote.assignor, default uniform); the client declares none
+            remote = cfg.get("group.remote.assignor")
+            self._protocols = [str(remote)] if remote else []
+        else:
+            strategies = str(cfg.get("partition.assignment.strategy", "range,roundrobin"))
+            self._protocols = [s.strip() for s in strategies.split(",") if s.strip()]
+        # incremental callbacks (KIP-848 and cooperative-sticky): on_assign / on_revoke name what is added or
+        # taken away, not the whole assignment
+        self._incremental = self._consumer_protocol or self._protocols == ["cooperative-sticky"]
         self._session_timeout_ms = int(cfg.get("session.timeout.ms", 45000))
         self._max_poll_interval_ms = int(cfg.get("max.poll.interval.ms", 300000))
         self._heartbeat_interval_ms = int(cfg.get("heartbeat.interval.ms", 3000))
@@ -177,9 +186,28 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
     def _emit_assign(self, partitions) -> None:
         info = self._refresh_member()
         protocol = self._protocols[0] if len(self._protocols) == 1 else None
+        if self._incremental and not partitions and self._consumer_protocol:
+            return  # nothing added (the callback after a revocation): the revocation's sync said it already
+        if self._incremental:
+            # the whole assignment once this increment is added (the library assigns it after the callback)
+            partitions = set(self._current()) | {(p.topic, p.partition) for p in partitions}
+            partitions = [confluent_kafka.TopicPartition(t, p) for t, p in sorted(partitions)]
         self.emitter.emit(self.identity.event(
             "sync", info["member_id"], generation=int(info["generation"]), protocol=protocol, leader=None,
             assignment=tp_list(partitions)))
+
+    def _current(self) -> list[tuple[str, int]]:
+        try:
+            return [(p.topic, p.partition) for p in super().assignment()]
+        except Exception:
+            return []
+
+    @guarded
+    def _emit_sync_now(self, info: dict, partitions) -> None:
+        protocol = self._protocols[0] if len(self._protocols) == 1 else None
+        self.emitter.emit(self.identity.event(
+            "sync", info.get("member_id", self._member_cache), generation=int(info.get("generation", -1)),
+            protocol=protocol, leader=None, assignment=tp_list(partitions)))
 
     @guarded
     def _emit_partitions(self, etype: str, partitions) -> dict:
@@ -194,6 +222,14 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
 
     def _after_revoke(self, etype: str, partitions) -> None:
         info = self._emit_partitions(etype, partitions) or {}
+        if self._consumer_protocol:
+            # KIP-848: no JoinGroup follows; the member reconciles through its heartbeats. What it keeps is
+            # its whole assignment now (a sync of the same member epoch until the next one).
+            gone = {(p.topic, p.partition) for p in partitions}
+            keep = [confluent_kafka.TopicPartition(t, p) for t, p in self._current() if (t, p) not in gone]
+            if etype == "revoked" and not self._closed_once:
+                self._emit_sync_now(info, keep)
+            return
         if not self._closed_once:
             # librdkafka re-joins right after the revoke/lost callback returns
             self._emit_join(info.get("member_id", self._member_cache), owned=() if etype == "lost" else (),

@@ -62,7 +62,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def new_cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id (a base64url UUID); never one that starts with '-', which the storage tool's
+    argument parser takes for an option."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def log4j2_properties(coordinator_log: Path) -> str:

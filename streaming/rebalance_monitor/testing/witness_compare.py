@@ -121,6 +121,16 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
     return out
 
 
+def witnesses_of(expect: dict) -> tuple[str, ...]:
+    """The inputs that can see a scenario's group: the scenario's `witnesses` (a group of uninstrumented Java
+    consumers has no events), less the instrumented events of a KIP-848 group: the core reconstructs classic
+    join/sync rounds from client events, not yet KIP-848's per-member epochs (its broker inputs are exact)."""
+    names = tuple(expect.get("witnesses", (EVENTS, LOG, OFFSETS)))
+    if expect.get("group_protocol") == "consumer":
+        names = tuple(n for n in names if n != EVENTS)
+    return names
+
+
 def blind_spot(version: str, f) -> str | None:
     """Why a finding is what the input cannot see (and not an error of the monitor), or None."""
     if f.witness != LOG or not f.partial:

@@ -16,11 +16,11 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     payload = json.loads(argv[0])
     from rebalance_monitor.instrument.emitter import KafkaEmitter
-    from rebalance_monitor.workload.members import Member, MemberSpec
+    from rebalance_monitor.workload.members import MemberSpec, make_member
 
     spec = MemberSpec(**payload["spec"])
     emitter = KafkaEmitter(spec.bootstrap, payload["events_topic"], client_id=f"rm-events-{spec.client_id}")
-    member = Member(spec, emitter).start()
+    member = make_member(spec, emitter).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

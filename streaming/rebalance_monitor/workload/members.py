@@ -66,6 +66,11 @@ class MemberSpec:
     per_record_sleep_s: float = 0.0
     poll_timeout_ms: int = 200
     host: str | None = None
+    # which client runs the member: kafka-python (instrumented), confluent (instrumented librdkafka) or java
+    # (kafka-clients, uninstrumented); and its group protocol: classic, or consumer (KIP-848)
+    client: str = "kafka-python"
+    group_protocol: str = "classic"
+    remote_assignor: str | None = None  # KIP-848: group.remote.assignor (None: the broker's default)
 
 
 @dataclass
@@ -196,6 +201,21 @@ class Member:
                     log.debug("close failed: %r", exc)
             with self._lock:
                 self.status.closed = True
+
+
+def make_member(spec: MemberSpec, emitter: Emitter):
+    """The runner of `spec.client` (all share `Member`'s snapshot interface)."""
+    if spec.client == "kafka-python":
+        if spec.group_protocol != "classic":
+            raise ValueError("kafka-python members speak the classic protocol only")
+        return Member(spec, emitter)
+    from .other_clients import ConfluentMember, JavaMember
+
+    if spec.client == "confluent":
+        return ConfluentMember(spec, emitter)
+    if spec.client == "java":
+        return JavaMember(spec)
+    raise ValueError(f"unknown member client {spec.client!r}: kafka-python, confluent or java")
 
 
 class MemberProcess:

@@ -35,7 +35,7 @@ from typing import Callable
 
 from rebalance_monitor.instrument.emitter import Emitter, KafkaEmitter, now_ms
 
-from .members import Member, MemberProcess, MemberSpec
+from .members import Member, MemberProcess, MemberSpec, make_member
 from .traffic import TrafficProducer
 
 log = logging.getLogger("rebalance_monitor.workload")
@@ -156,7 +156,7 @@ class Ctx:
         log.info("[%s] %s %s", self.name, what, details or "")
 
     def add_member(self, client_id: str, **overrides) -> Member:
-        member = Member(self.spec(client_id, **overrides), self.emitter)
+        member = make_member(self.spec(client_id, **overrides), self.emitter)
         self.members.append(member)
         self.action("start_member", member=client_id, assignors=member.spec.assignors,
                     group_instance_id=member.spec.group_instance_id)

@@ -1,0 +1,81 @@
+"""Scenarios with other clients than kafka-python: KIP-848 groups (`group.protocol=consumer`, confluent-kafka,
+the broker assigns) and a group of plain Java consumers (kafka-clients, classic protocol, uninstrumented: the
+monitor sees them only through the broker). Registered into `scenarios.SCENARIOS`.
+
+KIP-848 vocabulary: a member's `generation` is its member epoch; the group's generations are group epochs
+(the broker bumps it at every membership or subscription change and computes a new target assignment); a
+member is stable once its epoch reached the group's and it owns its target partitions.
+
+`Scenario.expect` may name `witnesses`: the inputs that can see the group (default: all three).
+"""
+from __future__ import annotations
+
+from .scenarios import SCENARIOS, Ctx, Scenario
+
+K848 = {"client": "confluent", "group_protocol": "consumer"}
+JAVA = {"client": "java"}
+ALL = ("events", "coordinator-log", "offsets-topic")
+BROKER_ONLY = ("coordinator-log", "offsets-topic")
+
+
+def _kip848_scale(ctx: Ctx) -> None:
+    ctx.start_traffic()
+    members, gen = [], None
+    for i in range(3):
+        members.append(ctx.add_member(f"k848-{i}", **K848))
+        gen = ctx.wait_stable(members, after_generation=gen, timeout=60)
+    leaving = members.pop()
+    ctx.stop_member(leaving)
+    ctx.wait_stable(members, after_generation=gen, timeout=60)
+    ctx.sleep(2)
+
+
+def _kip848_crash(ctx: Ctx) -> None:
+    ctx.start_traffic()
+    survivor = ctx.add_member("k848-survivor", **K848)
+    gen = ctx.wait_stable([survivor], timeout=60)
+    victim = ctx.add_process("k848-victim", **K848)
+
+    def both_in() -> bool:
+        snap = survivor.snapshot()
+        return victim.synced.is_set() and victim.generation == snap.generation and snap.state == "STABLE" \
+            and snap.generation > gen
+
+    ctx.wait_until(both_in, 60, "the child-process member to join")
+    gen = survivor.snapshot().generation
+    ctx.action("stable", generation=gen, members=[survivor.name, victim.name],
+               member_ids=[survivor.snapshot().member_id, victim.member_id])
+    ctx.sleep(2)
+    ctx.action("kill_member", member=victim.name, member_id=victim.member_id, signal="SIGKILL")
+    victim.kill()
+    # the broker fences it after group.consumer.session.timeout.ms (10 s on the test broker)
+    ctx.wait_stable([survivor], timeout=60, after_generation=gen)
+    ctx.sleep(2)
+
+
+def _java_classic(ctx: Ctx) -> None:
+    ctx.start_traffic()
+    members = [ctx.add_member(f"java-{i}", **JAVA) for i in range(2)]
+    gen = ctx.wait_stable(members, timeout=90)
+    members.append(ctx.add_member("java-2", **JAVA))
+    gen = ctx.wait_stable(members, timeout=90, after_generation=gen)
+    ctx.stop_member(members.pop(0))
+    ctx.wait_stable(members, timeout=90, after_generation=gen)
+    ctx.sleep(2)
+
+
+for _sc in [
+    Scenario("kip848_scale", "KIP-848 (confluent-kafka, group.protocol=consumer): three members join one at a "
+             "time, then one leaves; the broker computes every assignment", _kip848_scale,
+             {"generations_min": 4, "causes": ["member_joined", "member_left"], "timeouts": [], "storm": False,
+              "members_final": 2, "witnesses": ALL, "group_protocol": "consumer"}, estimated_s=30),
+    Scenario("kip848_crash", "KIP-848: a member in a child process is SIGKILLed; the broker fences it when its "
+             "session (10 s on the test broker) expires", _kip848_crash,
+             {"generations_min": 3, "causes": ["session_timeout"], "storm": False, "members_final": 1,
+              "witnesses": ALL, "group_protocol": "consumer"}, estimated_s=35),
+    Scenario("java_classic", "plain Java consumers (kafka-clients, classic protocol, range), seen only through "
+             "the broker: two join, a third joins, the first leaves", _java_classic,
+             {"generations_min": 3, "causes": ["member_joined", "member_left"], "storm": False,
+              "members_final": 2, "witnesses": BROKER_ONLY}, estimated_s=35),
+]:
+    SCENARIOS[_sc.name] = _sc
