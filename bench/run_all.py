@@ -13,6 +13,7 @@ BENCHES = [
     ("exported-metrics snapshot", ["bench_metrics_state.py"]),
     ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),
     ("whole job vs plain consumer", ["bench_job.py"]),
+    ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
 ]
 
 
