@@ -141,3 +141,11 @@ def test_a_new_member_is_tracked_from_the_coordinator_s_own_lines():
                                        " 0 (reason: Adding new member m2 with group instance id null; client reason: "
                                        "not provided)." + tail)
     assert [(e["type"], e.get("member_id")) for e in started.events] == [("rebalance_started", "m2"), ("join", "m2")]
+
+
+def test_a_kip848_group_whose_last_member_left_is_empty():
+    line = ("[2026-11-24 04:30:26,131] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=7] [GroupId g848] "
+            "Bumped group epoch to 7 with metadata hash 0. (org.apache.kafka.coordinator.group.GroupMetadataManager)")
+    assert [(e["type"], e["generation"]) for e in decode_log_record(line).events] == [("group_empty", 7)]
+    busy = line.replace("metadata hash 0.", "metadata hash -5238258650896628519.")
+    assert [(e["type"], e["generation"]) for e in decode_log_record(busy).events] == [("rebalance_started", 6)]

@@ -149,6 +149,10 @@ def test_scenario_is_reported_as_promised(watched, name):
         # the clients' own view at the scenario's last stable point (their generation and member ids)
         last = [a for a in res.actions if a["action"] == "stable"][-1]
         assert (gens[-1]["generation"], sorted(gens[-1]["members"])) == (last["generation"], sorted(last["member_ids"]))
+    if exp.get("group_protocol") == "consumer":
+        # a KIP-848 group is never Dead or Unknown (what tools that describe it with the classic API say)
+        states = {r["state"] for r in records if r["group"] == res.group and r["kind"] == "group_status"}
+        assert states and not states & {"Dead", "Unknown"}, states
     if exp.get("generation_kept_on_restart"):
         done = [a for a in res.actions if a["action"] == "restart_done"][-1]
         assert done["generation_before"] == done["generation_after"], done

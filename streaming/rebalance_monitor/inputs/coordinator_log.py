@@ -458,6 +458,9 @@ def _events_for(handler: str, m: re.Match, ts: int, broker: int | None,
                     epoch=_epoch_of(m))]
     if handler == "epoch_bumped":
         epoch = int(d["epoch"])
+        if d.get("hash") == "0":
+            # no subscribed topic left: the last member is gone and the group is empty at this epoch
+            return [_ev("group_empty", ts, group, generation=epoch)]
         return [_ev("rebalance_started", ts, group, generation=max(epoch - 1, 0),
                     reason=f"group epoch bumped to {epoch}")]
     if handler == "target":
