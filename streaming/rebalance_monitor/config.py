@@ -349,6 +349,11 @@ def _validate(cfg: MonitorConfig) -> None:
                           "(the password may come from sasl_password_file or RM_KAFKA_SASL_PASSWORD)")
     if not cfg.kafka.bootstrap_servers.strip():
         raise ConfigError("kafka.bootstrap_servers: must not be empty")
+    for server in cfg.kafka.bootstrap_servers.split(","):
+        m = re.fullmatch(r"\s*(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})\s*", server)
+        if m is None or not 0 < int(m.group(1)) < 65536:
+            raise ConfigError(f"kafka.bootstrap_servers: expected host:port[,host:port...] (a port from 1 to 65535), "
+                              f"got {cfg.kafka.bootstrap_servers!r}")
     if not cfg.events_topics() and not cfg.kafka.coordinator_log_topic and not cfg.kafka.offsets_topic:
         raise ConfigError("kafka.events_topic: at least one input is required (events_topic, "
                           "coordinator_log_topic or offsets_topic)")

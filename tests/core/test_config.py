@@ -112,3 +112,14 @@ def test_deploy_configs_load(tmp_path):
         if (data.get("kafka", {}).get("security") or {}).get("sasl_password_file"):
             overrides["kafka.security.sasl_password_file"] = str(secret)  # the mounted Secret in the cluster
         load_config(path, env={"RM__KAFKA__SECURITY__SASL_USERNAME": "monitor"}, overrides=overrides)
+
+
+@pytest.mark.parametrize("value", [1, "1", "broker", "broker:0", "broker:70000", "broker:9092,", "a b:9092"])
+def test_bootstrap_servers_must_be_host_port_pairs(value):
+    with pytest.raises(ConfigError, match=r"kafka\.bootstrap_servers: expected host:port"):
+        load_config(env={}, overrides={"kafka.bootstrap_servers": value})
+
+
+@pytest.mark.parametrize("value", ["broker:9092", "127.0.0.1:9092,10.0.0.2:9093", "[::1]:9092", "b-1.kafka.svc:9092"])
+def test_bootstrap_servers_accepts_host_port_lists(value):
+    assert load_config(env={}, overrides={"kafka.bootstrap_servers": value}).kafka.bootstrap_servers == value
