@@ -83,6 +83,7 @@ class Join(MemberEvent):
     reason: str | None = None
     rack: str | None = None
     generation: int | None = None  # the generation the owned partitions belong to (sticky user data)
+    group_protocol: str | None = None  # "consumer": a KIP-848 member (the broker assigns); else classic
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +227,7 @@ SPECS: dict[str, tuple[type, dict]] = {
         protocols=("str_list", True), topics=("str_list", True), owned=("tp_list", False),
         session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
         heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
-        generation=("int?", False))),
+        generation=("int?", False), group_protocol=("str?", False))),
     "sync": (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
                            assignment=("tp_list", True))),
     "heartbeat": (Heartbeat, _member(generation=("int", True), error=("str?", True))),

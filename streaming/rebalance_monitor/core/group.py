@@ -42,7 +42,8 @@ def _join_details(ev: Join) -> dict:
     """What an id-less join declared, kept until the member shows up under its id (compact: it is state)."""
     d = {"ts": ev.ts, "topics": list(ev.topics), "protocols": list(ev.protocols)}
     for key, val in (("gi", ev.group_instance_id), ("st", ev.session_timeout_ms), ("rt", ev.rebalance_timeout_ms),
-                     ("hi", ev.heartbeat_interval_ms), ("rack", ev.rack), ("reason", ev.reason)):
+                     ("hi", ev.heartbeat_interval_ms), ("rack", ev.rack), ("reason", ev.reason),
+                     ("gp", ev.group_protocol)):
         if val is not None:
             d[key] = val
     if ev.owned:
@@ -481,7 +482,10 @@ class GroupMonitor:
             # members as they come and go; a member that did not rejoin is removed by a line of its own)
             ids = sorted(self.members)
         else:
-            ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in self.members})
+            # KIP-848 members never rejoin: every live one is in the group's new epoch (its own sync for that
+            # epoch may follow, or not at all when its assignment did not change)
+            ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in self.members}
+                         | {mid for mid, m in self.members.items() if m.kip848})
         # Members of the previous generation that never rejoined were dropped by the coordinator.
         if self.client_feed and coord is None and r.joined:
             for mid in [mid for mid, m in self.members.items()
@@ -622,6 +626,8 @@ class GroupMonitor:
         m = self._member(ev)
         if m is None:
             return
+        if ev.group_protocol == "consumer":
+            m.kip848 = True
         m.protocols = ev.protocols
         m.topics = ev.topics
         if ev.owned or m.owned == ():
@@ -730,6 +736,8 @@ class GroupMonitor:
             m.owned_generation = details.get("og")
         if details.get("rack") is not None:
             m.rack = details["rack"]
+        if details.get("gp") == "consumer":
+            m.kip848 = True
         for key, attr in (("st", "session_timeout_ms"), ("rt", "rebalance_timeout_ms"),
                           ("hi", "heartbeat_interval_ms")):
             if details.get(key) is not None:

@@ -13,10 +13,10 @@ class Member:
         "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause",
+        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848",
     )
     # slots added later: their value when loading state written before they existed
-    _LATER_SLOTS = {"joining_ms": None, "rejoin_cause": None}
+    _LATER_SLOTS = {"joining_ms": None, "rejoin_cause": None, "kip848": False}
 
     def __init__(self, member_id: str):
         self.member_id = member_id
@@ -46,6 +46,7 @@ class Member:
         # for a join that belongs to no round under way (a rejoin answered, as a rule, with the current
         # generation): the cause to give the round if the coordinator starts one for it instead
         self.rejoin_cause: str | None = None
+        self.kip848 = False  # a KIP-848 member: it never rejoins; its syncs carry its member epoch
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:

@@ -149,6 +149,8 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
                   "heartbeat_interval_ms": self._heartbeat_interval_ms, "reason": reason}
         if owned and generation is not None and generation >= 0:
             fields["generation"] = generation
+        if self._consumer_protocol:
+            fields["group_protocol"] = "consumer"
         self.emitter.emit(self.identity.event("join", member_id, **fields))
 
     @guarded

@@ -10,6 +10,7 @@ none beyond the blind spots it names (what an input cannot see, with the reason)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 EVENTS, LOG, OFFSETS = "events", "coordinator-log", "offsets-topic"
@@ -53,6 +54,14 @@ class View:
             elif r["kind"] == "member_timeout":
                 timeouts.append((r["timeout"], r["member_id"]))
         return cls(gens, sorted(timeouts))
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _by_partition(assignment: dict) -> dict:
+    """A member's partitions without their topic (to hold an id-named assignment against a name-named one)."""
+    return {m: sorted(tp[1] for tp in tps) for m, tps in assignment.items()}
 
 
 def cause_members(gen: dict) -> set[str]:
@@ -118,7 +127,11 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
             a = views[EVENTS].generations[gen].get("assignment")
             b = views[OFFSETS].generations[gen].get("assignment")
             if a is not None and b is not None and a != b:
-                find(OFFSETS, "assignment as the clients got it", f"generation {gen}: {b} != {a}")
+                if _by_partition(a) == _by_partition(b) and all(_UUID.fullmatch(str(tp[0]))
+                                                               for tps in b.values() for tp in tps):
+                    find(OFFSETS, "assignment names topic ids", f"generation {gen}: {b}")
+                else:
+                    find(OFFSETS, "assignment as the clients got it", f"generation {gen}: {b} != {a}")
     if EVENTS in views and LOG in views and views[EVENTS].timeouts != views[LOG].timeouts:
         find(LOG, "the same member timeouts", f"{views[LOG].timeouts} != {views[EVENTS].timeouts}",
              views[LOG].timeouts, views[EVENTS].timeouts)
@@ -127,16 +140,22 @@ def compare(scenario: str, truth: dict, views: dict[str, View]) -> list[Finding]
 
 def witnesses_of(expect: dict) -> tuple[str, ...]:
     """The inputs that can see a scenario's group: the scenario's `witnesses` (a group of uninstrumented Java
-    consumers has no events), less the instrumented events of a KIP-848 group: the core reconstructs classic
-    join/sync rounds from client events, not yet KIP-848's per-member epochs (its broker inputs are exact)."""
-    names = tuple(expect.get("witnesses", (EVENTS, LOG, OFFSETS)))
-    if expect.get("group_protocol") == "consumer":
-        names = tuple(n for n in names if n != EVENTS)
-    return names
+    consumers has no events; default: all three)."""
+    return tuple(expect.get("witnesses", (EVENTS, LOG, OFFSETS)))
 
 
-def blind_spot(version: str, f) -> str | None:
+def blind_spot(version: str, f, kip848: bool = False) -> str | None:
     """Why a finding is what the input cannot see (and not an error of the monitor), or None."""
+    if f.rule == "assignment names topic ids":
+        return ("Kafka 4.x writes no ConsumerGroupPartitionMetadata record (KIP-1101), so a KIP-848 group's "
+                "assignments in __consumer_offsets name topics by id; the same partitions, by member")
+    if kip848 and f.witness == LOG and f.rule in ("causes name the members the clients name",
+                                                  "the same member timeouts") and f.want < f.seen:
+        return ("the coordinator log names the fenced KIP-848 member that the client events cannot see leave "
+                "(librdkafka surfaces no heartbeats)")
+    if kip848 and f.witness == EVENTS and f.rule == "members as the clients saw them" and f.seen > f.want:
+        return ("librdkafka surfaces no heartbeats: a KIP-848 member that crashed is not seen leaving in the "
+                "client events (its polls stop; max.poll.interval.ms is long); the broker's inputs name it fenced")
     if f.witness != LOG or not f.partial:
         return None
     if f.rule == "causes name the members the clients name":

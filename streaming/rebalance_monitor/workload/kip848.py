@@ -6,7 +6,8 @@ KIP-848 vocabulary: a member's `generation` is its member epoch; the group's gen
 (the broker bumps it at every membership or subscription change and computes a new target assignment); a
 member is stable once its epoch reached the group's and it owns its target partitions.
 
-`Scenario.expect` may name `witnesses`: the inputs that can see the group (default: all three).
+`Scenario.expect` may name `witnesses`: the inputs that can see the group (default: all three); the first is
+the one the scenario's expectations are judged on.
 """
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ for _sc in [
     Scenario("kip848_crash", "KIP-848: a member in a child process is SIGKILLed; the broker fences it when its "
              "session (10 s on the test broker) expires", _kip848_crash,
              {"generations_min": 3, "causes": ["session_timeout"], "storm": False, "members_final": 1,
-              "witnesses": ALL, "group_protocol": "consumer"}, estimated_s=35),
+              # judged on the coordinator log: librdkafka surfaces no heartbeats, so the client events do not
+              # show the crash (a named blind spot of the events witness)
+              "witnesses": ("coordinator-log", "offsets-topic", "events"), "group_protocol": "consumer"},
+             estimated_s=35),
     Scenario("java_classic", "plain Java consumers (kafka-clients, classic protocol, range), seen only through "
              "the broker: two join, a third joins, the first leaves", _java_classic,
              {"generations_min": 3, "causes": ["member_joined", "member_left"], "storm": False,
