@@ -157,8 +157,7 @@ class Member:
     def _run(self) -> None:
         spec = self.spec
         consumer = None
-        slow_done = spec.slow_sleep_s <= 0
-        first_assigned = None
+        slow = SlowHandler(spec, self._stop)
         try:
             consumer = make_consumer(spec)
             self._consumer = consumer
@@ -180,27 +179,44 @@ class Member:
                     self.status.polls += 1
                     self.status.records += n
                 self._publish(consumer)
-                if first_assigned is None and self.status.assignment:
-                    first_assigned = time.monotonic()
                 if spec.per_record_sleep_s and n:
                     self._stop.wait(spec.per_record_sleep_s * n)
-                if not slow_done and first_assigned is not None \
-                        and time.monotonic() - first_assigned >= spec.slow_after_s:
-                    slow_done = True
-                    log.info("member %s: slow handler sleeps %.1fs", spec.client_id, spec.slow_sleep_s)
-                    self._stop.wait(spec.slow_sleep_s)
+                slow.after_poll(bool(self.status.assignment))
         except Exception as exc:
             log.warning("member %s failed: %r", spec.client_id, exc)
             with self._lock:
                 self.status.error = repr(exc)
         finally:
-            if consumer is not None:
-                try:
-                    consumer.close(timeout_ms=5000)
-                except Exception as exc:  # pragma: no cover
-                    log.debug("close failed: %r", exc)
+            close_quietly(consumer, timeout_ms=5000)
             with self._lock:
                 self.status.closed = True
+
+
+class SlowHandler:
+    """The scenarios' stalling record handler: once, `slow_after_s` after the member's first assignment, it
+    sleeps `slow_sleep_s` (the member then polls nothing: a poll timeout)."""
+
+    def __init__(self, spec: MemberSpec, stop: threading.Event):
+        self.spec, self.stop = spec, stop
+        self.done = spec.slow_sleep_s <= 0
+        self.first_assigned: float | None = None
+
+    def after_poll(self, assigned: bool) -> None:
+        if self.first_assigned is None and assigned:
+            self.first_assigned = time.monotonic()
+        if not self.done and self.first_assigned is not None \
+                and time.monotonic() - self.first_assigned >= self.spec.slow_after_s:
+            self.done = True
+            log.info("member %s: slow handler sleeps %.1fs", self.spec.client_id, self.spec.slow_sleep_s)
+            self.stop.wait(self.spec.slow_sleep_s)
+
+
+def close_quietly(consumer, **kwargs) -> None:
+    if consumer is not None:
+        try:
+            consumer.close(**kwargs)
+        except Exception as exc:  # pragma: no cover
+            log.debug("close failed: %r", exc)
 
 
 def make_member(spec: MemberSpec, emitter: Emitter):

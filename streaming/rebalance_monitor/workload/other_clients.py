@@ -14,12 +14,11 @@ import logging
 import signal
 import subprocess
 import threading
-import time
 from dataclasses import asdict
 
 from rebalance_monitor.instrument.emitter import Emitter
 
-from .members import MemberSpec, MemberStatus
+from .members import Member, MemberSpec, MemberStatus, SlowHandler, close_quietly
 
 log = logging.getLogger("rebalance_monitor.workload")
 
@@ -40,29 +39,8 @@ class _Snapshotting:
                                    for k, v in asdict(self.status).items()})
 
 
-class ConfluentMember(_Snapshotting):
-    """One instrumented confluent-kafka consumer polling on its own thread."""
-
-    def __init__(self, spec: MemberSpec, emitter: Emitter):
-        super().__init__(spec)
-        self.emitter = emitter
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> "ConfluentMember":
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=f"member-{self.spec.client_id}", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 20.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=timeout)
-
-    @property
-    def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+class ConfluentMember(Member):
+    """One instrumented confluent-kafka consumer polling on its own thread (`Member`'s life cycle)."""
 
     def config(self) -> dict:
         s = self.spec
@@ -96,8 +74,7 @@ class ConfluentMember(_Snapshotting):
 
         spec = self.spec
         consumer = None
-        first_assigned = None
-        slow_done = spec.slow_sleep_s <= 0
+        slow = SlowHandler(spec, self._stop)
         try:
             consumer = instrumented_confluent_consumer(self.config(), self.emitter, host=spec.host)
             consumer.subscribe(list(spec.topics))
@@ -107,23 +84,13 @@ class ConfluentMember(_Snapshotting):
                     self.status.polls += 1
                     self.status.records += 1 if msg is not None and msg.error() is None else 0
                 self._publish(consumer)
-                if first_assigned is None and self.status.assignment:
-                    first_assigned = time.monotonic()
-                if not slow_done and first_assigned is not None \
-                        and time.monotonic() - first_assigned >= spec.slow_after_s:
-                    slow_done = True
-                    log.info("member %s: slow handler sleeps %.1fs", spec.client_id, spec.slow_sleep_s)
-                    self._stop.wait(spec.slow_sleep_s)
+                slow.after_poll(bool(self.status.assignment))
         except Exception as exc:
             log.warning("member %s failed: %r", spec.client_id, exc)
             with self._lock:
                 self.status.error = repr(exc)
         finally:
-            if consumer is not None:
-                try:
-                    consumer.close()
-                except Exception as exc:  # pragma: no cover
-                    log.debug("close failed: %r", exc)
+            close_quietly(consumer)
             with self._lock:
                 self.status.closed = True
 
