@@ -330,13 +330,31 @@ class _ConfluentMeta(_Meta):
         md = self.admin.list_topics(timeout=30)
         return self.selected({t: list(m.partitions) for t, m in md.topics.items() if m.error is None})
 
-    def _list(self, tps, spec) -> dict[TP, int]:
-        from confluent_kafka import TopicPartition
+    def _list(self, tps, spec, attempts: int = 6) -> dict[TP, int]:
+        """ListOffsets; partitions answered with a retriable error (a topic created a moment ago has no leader
+        yet: NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE) are asked again, with a growing pause."""
+        from confluent_kafka import KafkaException, TopicPartition
 
-        if not tps:
-            return {}
-        futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in tps}, request_timeout=30)
-        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+        out: dict[TP, int] = {}
+        pending = list(tps)
+        for attempt in range(attempts):
+            if not pending:
+                break
+            futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in pending}, request_timeout=30)
+            retry = []
+            for tp, f in futures.items():
+                try:
+                    out[(tp.topic, tp.partition)] = f.result().offset
+                except KafkaException as exc:
+                    err = exc.args[0] if exc.args else None
+                    if attempt + 1 < attempts and getattr(err, "retriable", lambda: False)():
+                        retry.append((tp.topic, tp.partition))
+                    else:
+                        raise
+            pending = retry
+            if pending:
+                time.sleep(0.2 * 2 ** attempt)
+        return out
 
     def earliest(self, tps):
         from confluent_kafka.admin import OffsetSpec
