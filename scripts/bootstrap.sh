@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the monitor and its tests need, idempotently:
-#   - a virtualenv in .venv with the package (editable) and its test extras,
+#   - a virtualenv in .venv with the package (editable) and its test extras, at the versions of requirements.lock,
 #   - Apache Kafka's jars with Maven into var/kafka (scripts/fetch_kafka.sh),
+#   - Spark's Kafka connector jars with Maven into var/spark-jars (scripts/fetch_spark_jars.sh),
 #   - Java and Maven (for Spark and Kafka), tmux, and Prometheus/promtool/Alertmanager from Debian's packages when missing.
 # Usage: scripts/bootstrap.sh [--no-system]   (--no-system skips apt, e.g. for the demo only)
 set -euo pipefail
@@ -44,13 +45,16 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 stamp="$VENV/.bootstrap-stamp"
-digest=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+digest=$(cat pyproject.toml requirements.lock | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
   log "installing Python dependencies into $VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-  "$VENV/bin/python" -m pip install -q -e ".[test,fast,dashboards,demo]"
+  # Exact versions from the lock (scripts/lock_python.sh writes it), so a fresh machine next month builds the same.
+  "$VENV/bin/python" -m pip install -q -c requirements.lock -e ".[test,fast,dashboards,demo]"
   echo "$digest" > "$stamp"
 fi
 # --- Apache Kafka (the broker of the tests and the demo) from Maven Central ---------------------
 scripts/fetch_kafka.sh
+# --- Spark's own Kafka connector (spark-sql-kafka at PySpark's version) from Maven Central -------
+PYTHON="$VENV/bin/python" scripts/fetch_spark_jars.sh
 log "ready: $VENV"

@@ -15,7 +15,7 @@ for pom in scripts/maven/kafka-*/pom.xml; do
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then continue; fi
   log "fetching Apache Kafka $version with Maven into $dest"
   rm -rf "$dest"; mkdir -p "$dest/libs" "$dest/classes"
-  mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dest/libs" -DincludeScope=runtime >&2
+  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dest/libs" -DincludeScope=runtime >&2
   if ls scripts/java/*.java >/dev/null 2>&1; then
     javac -nowarn -d "$dest/classes" -cp "$dest/libs/*" scripts/java/*.java 2>&1 | grep -v '^Note:' >&2 || true
     ls "$dest/classes"/*.class >/dev/null

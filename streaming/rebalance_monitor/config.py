@@ -96,6 +96,9 @@ class SparkConfig:
     trigger_interval: Duration = Duration(5_000)
     shuffle_partitions: int = 4
     local_dir: str | None = None
+    # A directory of jars for the driver and executors (e.g. var/spark-jars, where scripts/fetch_spark_jars.sh
+    # puts Spark's Kafka connector): added as spark.jars, so no Ivy or network at start-up.
+    jars_dir: str | None = None
     conf: dict = field(default_factory=dict)
 
 
@@ -336,6 +339,13 @@ def _secret_from(path: str | None, key: str, from_env: str | None) -> str | None
     return from_env
 
 
+def jar_files(directory: str) -> list[str]:
+    """The .jar files directly inside `directory` (sorted; none when it is not a directory)."""
+    if not os.path.isdir(directory):
+        return []
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".jar"))
+
+
 def _validate(cfg: MonitorConfig) -> None:
     sec = cfg.kafka.security
     if sec.protocol.startswith("SASL") and sec.sasl_mechanism is None:
@@ -369,6 +379,9 @@ def _validate(cfg: MonitorConfig) -> None:
         raise ConfigError("exporter.basic_auth_user / basic_auth_password: set both or neither")
     if cfg.spark.trigger_interval <= 0:
         raise ConfigError("spark.trigger_interval: must be greater than 0")
+    if cfg.spark.jars_dir is not None and not jar_files(cfg.spark.jars_dir):
+        raise ConfigError(f"spark.jars_dir: {cfg.spark.jars_dir!r} is not a directory holding .jar files "
+                          "(scripts/fetch_spark_jars.sh fills var/spark-jars; null for none)")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
 

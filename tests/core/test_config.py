@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rebalance_monitor.config import ConfigError, load_config, redacted, reference_keys
+from rebalance_monitor.config import ConfigError, jar_files, load_config, redacted, reference_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "conf" / "monitor.yaml"
@@ -123,3 +123,22 @@ def test_bootstrap_servers_must_be_host_port_pairs(value):
 @pytest.mark.parametrize("value", ["broker:9092", "127.0.0.1:9092,10.0.0.2:9093", "[::1]:9092", "b-1.kafka.svc:9092"])
 def test_bootstrap_servers_accepts_host_port_lists(value):
     assert load_config(env={}, overrides={"kafka.bootstrap_servers": value}).kafka.bootstrap_servers == value
+
+
+def test_spark_jars_dir_must_hold_jars_and_becomes_spark_jars(tmp_path):
+    from rebalance_monitor.spark.session import session_conf
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for bad in (str(empty), str(tmp_path / "missing")):
+        with pytest.raises(ConfigError, match=r"spark\.jars_dir: .* is not a directory holding \.jar files"):
+            load_config(env={}, overrides={"spark.jars_dir": bad})
+    (empty / "b.jar").write_bytes(b"")
+    (empty / "a.jar").write_bytes(b"")
+    (empty / "notes.txt").write_text("")
+    cfg = load_config(env={}, overrides={"spark.jars_dir": str(empty)})
+    assert jar_files(cfg.spark.jars_dir) == [str(empty / "a.jar"), str(empty / "b.jar")]
+    conf = session_conf(jars=jar_files(cfg.spark.jars_dir))
+    assert conf["spark.jars"] == f"{empty / 'a.jar'},{empty / 'b.jar'}"
+    assert "spark.jars" not in session_conf()
+    assert load_config(env={}).spark.jars_dir is None  # off unless asked: the Python source stays the default

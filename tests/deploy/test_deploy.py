@@ -211,7 +211,25 @@ def test_dockerfile():
     assert f"EXPOSE {port}" in lines
     assert 'ENTRYPOINT ["tini", "--", "rebalance-monitor"]' in lines
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
-    assert "**" in ignore and {"!pyproject.toml", "!streaming/"} <= set(ignore)
+    assert "**" in ignore and {"!pyproject.toml", "!requirements.lock", "!streaming/"} <= set(ignore)
+    assert "-c requirements.lock" in pip  # the image gets the versions the tests ran with
+
+
+def test_pyspark_its_connector_and_the_lock_name_one_version():
+    """pyproject pins PySpark exactly; the lock, and the Maven pom of Spark's Kafka connector, agree with it."""
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = [d.split("==", 1)[1] for d in deps if d.replace(" ", "").startswith("pyspark==")]
+    assert len(pinned) == 1, f"pyspark must be pinned exactly in pyproject.toml: {deps}"
+    lock = dict(ln.split("==", 1) for ln in (ROOT / "requirements.lock").read_text().splitlines()
+                if "==" in ln and not ln.startswith("#"))
+    assert lock["pyspark"] == pinned[0]
+    pom = (ROOT / "scripts" / "maven" / "spark-kafka" / "pom.xml").read_text()
+    assert re.search(r"<spark.version>(.*?)</spark.version>", pom).group(1) == pinned[0]
+    for dep in deps:  # every direct dependency is in the lock
+        name = re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower().replace("_", "-")
+        assert name in {k.lower().replace("_", "-") for k in lock}, f"{name} missing from requirements.lock (scripts/lock_python.sh)"
 
 
 def test_probe_paths_exist_on_the_exporter():

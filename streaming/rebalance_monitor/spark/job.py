@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..config import MonitorConfig, redacted
+from ..config import MonitorConfig, jar_files, redacted
 from ..core.events import loads_json
 from .clock_source import ClockSource, read_tick, read_tick_file, write_clock, write_tick
 from .decode_stage import DECODED_SCHEMA, make_decoder
@@ -131,7 +131,8 @@ class MonitorJob:
 
             c = self.cfg.spark
             self.spark = build_session(master=c.master, app_name=c.app_name, local_dir=c.local_dir,
-                                       shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf)
+                                       shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf,
+                                       jars=jar_files(c.jars_dir) if c.jars_dir else ())
         self.spark.dataSource.register(ClockSource)
         self.spark.conf.set("spark.sql.streaming.multipleWatermarkPolicy", "max")
         self.spark.conf.set("spark.sql.streaming.stateStore.providerClass",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -13,8 +13,10 @@ KAFKA_PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 
 
 def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = None,
-                 shuffle_partitions: int = 4, extra_conf: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The Spark settings `build_session` applies (extra_conf wins over the defaults)."""
+                 shuffle_partitions: int = 4, extra_conf: Mapping[str, Any] | None = None,
+                 jars: Sequence[str] = ()) -> dict[str, str]:
+    """The Spark settings `build_session` applies (extra_conf wins over the defaults). `jars`: files for the
+    driver's and executors' class path (spark.jars: Spark ships them to executors itself)."""
     conf: dict[str, str] = {
         "spark.app.name": app_name,
         # transformWithStateInPandas needs the RocksDB state store.
@@ -30,6 +32,8 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
         "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.pyspark.driver.python": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
     }
+    if jars:
+        conf["spark.jars"] = ",".join(os.path.abspath(j) for j in jars)
     if local_dir:
         os.makedirs(local_dir, exist_ok=True)
         conf["spark.local.dir"] = local_dir
@@ -41,7 +45,7 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
 
 
 def build_session(master: str = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
-                  shuffle_partitions: int = 4, extra_conf: dict | None = None):
+                  shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = ()):
     """Start (or return the running) SparkSession with the job's settings.
 
     RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
@@ -50,7 +54,7 @@ def build_session(master: str = "local[2]", app_name: str = "rebalance-monitor",
     """
     from pyspark.sql import SparkSession
 
-    conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf)
+    conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf, jars)
     if master.startswith("local"):
         conf.setdefault("spark.driver.host", "127.0.0.1")
         conf.setdefault("spark.driver.bindAddress", "127.0.0.1")

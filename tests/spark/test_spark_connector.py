@@ -1,0 +1,177 @@
+"""Spark's own Kafka connector (spark-sql-kafka at PySpark's version, fetched by scripts/fetch_spark_jars.sh into
+var/spark-jars) against the project's Python source: the same real inputs give the same records.
+
+The connector runs the way a user runs it: `rebalance-monitor run --once --config FILE` in its own process, with
+`spark.jars_dir` and `kafka.connector: spark` in the file, writing the history sink. The Python source runs in
+this process on the shared SparkSession. Inputs are what real Apache Kafka 4.4 brokers and clients recorded
+(tests/witnesses/data/4.4.0: instrumented clients' events, the coordinator's log lines, `__consumer_offsets`
+records with their timestamps) plus undecodable records; then partitions are added to the events topic and a
+second run from the same checkpoint must read them and count nothing twice."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.testing.kafka_admin import add_partitions
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+ROOT = Path(__file__).resolve().parents[2]
+JARS = ROOT / "var" / "spark-jars"
+DATA = Path(__file__).resolve().parents[1] / "witnesses" / "data" / "4.4.0"
+BAD = [b"not json at all", b"\x00\x01\x02 binary", b'{"v": 1, "type": "teleport", "ts": 1, "group": "g"}']
+
+
+def _lines(name: str) -> list[str]:
+    return [ln for ln in (DATA / name).read_text().splitlines() if ln.strip()]
+
+
+def _produce(broker, topic: str, records, partition: int | None = 0) -> None:
+    """records: (key, value, timestamp ms or None)."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20})
+    for i, (key, value, ts) in enumerate(records):
+        kwargs = {"partition": partition if partition is not None else i % 3}
+        if ts is not None:
+            kwargs["timestamp"] = int(ts)
+        p.produce(topic, value=value, key=key, **kwargs)
+    assert p.flush(30) == 0
+
+
+def _later_group(base: int) -> list[bytes]:
+    """A group that forms after the captured ones: two members, one generation, heartbeats."""
+    members = ("late-a", "late-b")
+    common = {"v": 1, "group": "late-group"}
+    ev = [{**common, "type": "join", "ts": base + i, "member_id": m, "client_id": m, "host": "/127.0.0.1",
+           "protocols": ["range"], "topics": ["late-t"], "owned": [], "session_timeout_ms": 45000,
+           "rebalance_timeout_ms": 30000, "heartbeat_interval_ms": 3000} for i, m in enumerate(members)]
+    ev += [{**common, "type": "sync", "ts": base + 100 + i, "member_id": m, "generation": 1, "protocol": "range",
+            "leader": "late-a", "assignment": [["late-t", i]]} for i, m in enumerate(members)]
+    ev += [{**common, "type": "heartbeat", "ts": t + i, "member_id": m, "generation": 1}
+           for t in range(base + 1000, base + 6000, 1000) for i, m in enumerate(members)]
+    return [json.dumps(e).encode() for e in ev]
+
+
+def _settings(broker, topics: dict, work: Path, connector: str) -> dict:
+    return {
+        "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topics["events"],
+                  "coordinator_log_topic": topics["log"], "offsets_topic": topics["offsets"],
+                  "offsets_topic_partitions": 10, "starting_offsets": "earliest",
+                  "max_offsets_per_trigger": 400, "connector": connector},
+        "spark": {"jars_dir": str(JARS) if connector == "spark" else None, "local_dir": str(work / "spark"),
+                  "shuffle_partitions": 2},
+        "state": {"checkpoint_location": str(work / "ck"), "watermark_delay": "2s"},
+        "sinks": {"history": {"parquet_path": str(work / "history")}, "dead_letter": {"path": str(work / "dlq")}},
+        "exporter": {"enabled": False},
+    }
+
+
+def _history(work: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    root = work / "history"
+    if not root.exists():
+        return []
+    return [json.loads(p) for f in sorted(root.glob("batch_id=*/*.parquet"))
+            for p in pq.read_table(f).column("payload").to_pylist()]
+
+
+def _dead_letters(work: Path) -> list[str]:
+    return sorted(json.loads(ln)["reason"] for f in sorted((work / "dlq").glob("*.jsonl"))
+                  for ln in f.read_text().splitlines())
+
+
+def _comparable(records: list[dict]) -> list[str]:
+    out = []
+    for r in records:
+        r = dict(r)
+        if r["kind"] == "member_timeout":  # when a timeout was noticed depends on batch boundaries
+            r.pop("detected_ms", None)
+            r.pop("ts", None)
+        out.append(json.dumps(r, sort_keys=True))
+    return sorted(out)
+
+
+def _run_connector_process(work: Path, settings: dict) -> str:
+    cfg_path = work / "monitor.yaml"
+    cfg_path.write_text(yaml.safe_dump(settings))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run([sys.executable, "-m", "rebalance_monitor", "run", "--once", "--config", str(cfg_path)],
+                          capture_output=True, text=True, timeout=420, env=env, cwd=str(work))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stderr
+
+
+def _run_python_source(spark, settings: dict) -> None:
+    flat = {}
+
+    def walk(prefix, d):
+        for k, v in d.items():
+            if isinstance(v, dict) and k != "conf":
+                walk(f"{prefix}{k}.", v)
+            else:
+                flat[f"{prefix}{k}"] = v
+    walk("", settings)
+    job = MonitorJob(load_config(env={}, overrides=flat), spark=spark, idle_clock=False)
+    job.run_once(timeout_s=300)
+
+
+@pytest.fixture(scope="module")
+def connector_jars():
+    if not any(JARS.glob("spark-sql-kafka-0-10_2.13-*.jar")):
+        pytest.fail(f"Spark's Kafka connector is not in {JARS}: run scripts/bootstrap.sh (scripts/fetch_spark_jars.sh)")
+    return JARS
+
+
+def test_sparks_connector_and_the_python_source_give_the_same_records(spark, broker, unique, tmp_path,
+                                                                       connector_jars):
+    topics = {"events": f"ev-{unique}", "log": f"log-{unique}", "offsets": f"off-{unique}"}
+    broker.create_topics({topics["events"]: 1, topics["log"]: 1, topics["offsets"]: 1})
+    events = [ln.encode() for ln in _lines("events.jsonl")]
+    _produce(broker, topics["events"], [(None, v, None) for v in events + BAD])
+    _produce(broker, topics["log"], [(None, ln.encode(), None) for ln in _lines("coordinator.log")])
+    offsets = []
+    for ln in _lines("offsets.jsonl"):
+        o = json.loads(ln)
+        dec = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
+        offsets.append((dec(o["key"]), dec(o["value"]), o["ts"]))
+    _produce(broker, topics["offsets"], offsets)
+
+    runs = {"spark": tmp_path / "spark-connector", "python": tmp_path / "python-source"}
+    for work in runs.values():
+        work.mkdir()
+    settings = {name: _settings(broker, topics, work, name) for name, work in runs.items()}
+
+    log = _run_connector_process(runs["spark"], settings["spark"])
+    assert "format 'kafka'" in log, log[-3000:]  # Spark's connector read, not the fallback
+    assert "in a mapInArrow stage" in log
+    _run_python_source(spark, settings["python"])
+
+    first = {name: _history(work) for name, work in runs.items()}
+    assert sum(r["kind"] == "generation" for r in first["python"]) >= 20  # the captured scenarios' generations
+    assert {r["kind"] for r in first["python"]} >= {"generation", "rebalance_started"}
+    assert _comparable(first["spark"]) == _comparable(first["python"])
+    assert _dead_letters(runs["spark"]) == _dead_letters(runs["python"])
+    assert len(_dead_letters(runs["spark"])) == len(BAD)
+
+    # partitions added while the job is down: the next run reads them (from their start) and nothing twice
+    add_partitions(broker.bootstrap, topics["events"], 3)
+    base = max(json.loads(v)["ts"] for v in events) + 60_000
+    _produce(broker, topics["events"], [(None, v, None) for v in _later_group(base)], partition=None)
+    _run_connector_process(runs["spark"], settings["spark"])
+    _run_python_source(spark, settings["python"])
+    second = {name: _history(work)[len(first[name]):] for name, work in runs.items()}
+    late = [r for r in second["spark"] if r["group"] == "late-group" and r["kind"] == "generation"]
+    assert len(late) == 1 and sorted(late[0]["members"]) == ["late-a", "late-b"]
+    assert all(r["group"] == "late-group" or r["kind"] != "generation" for r in second["spark"])
+    assert _comparable(second["spark"]) == _comparable(second["python"])
