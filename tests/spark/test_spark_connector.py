@@ -9,7 +9,6 @@ records with their timestamps) plus undecodable records; then partitions are add
 second run from the same checkpoint must read them and count nothing twice."""
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
@@ -21,7 +20,9 @@ import yaml
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.testing.job_output import comparable, dead_letter_reasons, history_records
 from rebalance_monitor.testing.kafka_admin import add_partitions
+from rebalance_monitor.testing.witnesses import load_captured, produce_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -29,23 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]
 JARS = ROOT / "var" / "spark-jars"
 DATA = Path(__file__).resolve().parents[1] / "witnesses" / "data" / "4.4.0"
 BAD = [b"not json at all", b"\x00\x01\x02 binary", b'{"v": 1, "type": "teleport", "ts": 1, "group": "g"}']
-
-
-def _lines(name: str) -> list[str]:
-    return [ln for ln in (DATA / name).read_text().splitlines() if ln.strip()]
-
-
-def _produce(broker, topic: str, records, partition: int | None = 0) -> None:
-    """records: (key, value, timestamp ms or None)."""
-    from confluent_kafka import Producer
-
-    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20})
-    for i, (key, value, ts) in enumerate(records):
-        kwargs = {"partition": partition if partition is not None else i % 3}
-        if ts is not None:
-            kwargs["timestamp"] = int(ts)
-        p.produce(topic, value=value, key=key, **kwargs)
-    assert p.flush(30) == 0
 
 
 def _later_group(base: int) -> list[bytes]:
@@ -74,32 +58,6 @@ def _settings(broker, topics: dict, work: Path, connector: str) -> dict:
         "sinks": {"history": {"parquet_path": str(work / "history")}, "dead_letter": {"path": str(work / "dlq")}},
         "exporter": {"enabled": False},
     }
-
-
-def _history(work: Path) -> list[dict]:
-    import pyarrow.parquet as pq
-
-    root = work / "history"
-    if not root.exists():
-        return []
-    return [json.loads(p) for f in sorted(root.glob("batch_id=*/*.parquet"))
-            for p in pq.read_table(f).column("payload").to_pylist()]
-
-
-def _dead_letters(work: Path) -> list[str]:
-    return sorted(json.loads(ln)["reason"] for f in sorted((work / "dlq").glob("*.jsonl"))
-                  for ln in f.read_text().splitlines())
-
-
-def _comparable(records: list[dict]) -> list[str]:
-    out = []
-    for r in records:
-        r = dict(r)
-        if r["kind"] == "member_timeout":  # when a timeout was noticed depends on batch boundaries
-            r.pop("detected_ms", None)
-            r.pop("ts", None)
-        out.append(json.dumps(r, sort_keys=True))
-    return sorted(out)
 
 
 def _run_connector_process(work: Path, settings: dict) -> str:
@@ -137,15 +95,11 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
                                                                        connector_jars):
     topics = {"events": f"ev-{unique}", "log": f"log-{unique}", "offsets": f"off-{unique}"}
     broker.create_topics({topics["events"]: 1, topics["log"]: 1, topics["offsets"]: 1})
-    events = [ln.encode() for ln in _lines("events.jsonl")]
-    _produce(broker, topics["events"], [(None, v, None) for v in events + BAD])
-    _produce(broker, topics["log"], [(None, ln.encode(), None) for ln in _lines("coordinator.log")])
-    offsets = []
-    for ln in _lines("offsets.jsonl"):
-        o = json.loads(ln)
-        dec = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
-        offsets.append((dec(o["key"]), dec(o["value"]), o["ts"]))
-    _produce(broker, topics["offsets"], offsets)
+    captured = load_captured(DATA)
+    events = [v for _, v, _ in captured["events"]]
+    produce_records(broker.bootstrap, topics["events"], captured["events"] + [(None, v, None) for v in BAD])
+    produce_records(broker.bootstrap, topics["log"], captured["coordinator-log"])
+    produce_records(broker.bootstrap, topics["offsets"], captured["offsets-topic"])
 
     runs = {"spark": tmp_path / "spark-connector", "python": tmp_path / "python-source"}
     for work in runs.values():
@@ -157,21 +111,22 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
     assert "in a mapInArrow stage" in log
     _run_python_source(spark, settings["python"])
 
-    first = {name: _history(work) for name, work in runs.items()}
+    first = {name: history_records(work / "history") for name, work in runs.items()}
     assert sum(r["kind"] == "generation" for r in first["python"]) >= 20  # the captured scenarios' generations
     assert {r["kind"] for r in first["python"]} >= {"generation", "rebalance_started"}
-    assert _comparable(first["spark"]) == _comparable(first["python"])
-    assert _dead_letters(runs["spark"]) == _dead_letters(runs["python"])
-    assert len(_dead_letters(runs["spark"])) == len(BAD)
+    assert comparable(first["spark"]) == comparable(first["python"])
+    assert dead_letter_reasons(runs["spark"] / "dlq") == dead_letter_reasons(runs["python"] / "dlq")
+    assert len(dead_letter_reasons(runs["spark"] / "dlq")) == len(BAD)
 
     # partitions added while the job is down: the next run reads them (from their start) and nothing twice
     add_partitions(broker.bootstrap, topics["events"], 3)
     base = max(json.loads(v)["ts"] for v in events) + 60_000
-    _produce(broker, topics["events"], [(None, v, None) for v in _later_group(base)], partition=None)
+    produce_records(broker.bootstrap, topics["events"], [(None, v, None) for v in _later_group(base)],
+                    partition=None)
     _run_connector_process(runs["spark"], settings["spark"])
     _run_python_source(spark, settings["python"])
-    second = {name: _history(work)[len(first[name]):] for name, work in runs.items()}
+    second = {name: history_records(work / "history")[len(first[name]):] for name, work in runs.items()}
     late = [r for r in second["spark"] if r["group"] == "late-group" and r["kind"] == "generation"]
     assert len(late) == 1 and sorted(late[0]["members"]) == ["late-a", "late-b"]
     assert all(r["group"] == "late-group" or r["kind"] != "generation" for r in second["spark"])
-    assert _comparable(second["spark"]) == _comparable(second["python"])
+    assert comparable(second["spark"]) == comparable(second["python"])

@@ -4,7 +4,6 @@ events, the group coordinator's log lines and `__consumer_offsets`, each reconst
 against the clients' own view (their generation and member ids at every stable point) and against each other."""
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -20,17 +19,8 @@ VERSIONS = sorted(p.name for p in DATA.iterdir() if (p / "truth.json").exists())
 def _load(version: str):
     d = DATA / version
     truth = json.loads((d / "truth.json").read_text())
-    lines = lambda name: [ln for ln in (d / name).read_text().splitlines() if ln.strip()]  # noqa: E731
-    events = [(None, ln.encode(), None) for ln in lines("events.jsonl")]
-    log = [(None, ln.encode(), None) for ln in lines("coordinator.log")]
-    offsets = []
-    for ln in lines("offsets.jsonl"):
-        o = json.loads(ln)
-        dec = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
-        offsets.append((dec(o["key"]), dec(o["value"]), o["ts"]))
     groups = {t["group"] for t in truth.values()}
-    outputs = {src: W.reconstruct(src, recs, groups=groups)
-               for src, recs in (("events", events), ("coordinator-log", log), ("offsets-topic", offsets))}
+    outputs = {src: W.reconstruct(src, recs, groups=groups) for src, recs in W.load_captured(d).items()}
     return truth, outputs
 
 

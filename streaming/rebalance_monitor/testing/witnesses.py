@@ -72,3 +72,36 @@ def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None) 
         out.extend(recon.feed(ev))
     out.extend(recon.finish())
     return [r for r in out if groups is None or r.get("group") in groups]
+
+
+def load_captured(directory) -> dict[str, list[tuple[bytes | None, bytes | None, int | None]]]:
+    """What scripts/capture_witnesses.py saved of real brokers and clients (tests/witnesses/data/<version>/):
+    (key, value, timestamp ms or None) per witness, in the order they were recorded."""
+    from pathlib import Path
+
+    d = Path(directory)
+
+    def lines(name: str) -> list[str]:
+        return [ln for ln in (d / name).read_text().splitlines() if ln.strip()]
+
+    def dec(v):
+        return None if v is None else base64.b64decode(v)
+
+    offsets = [(dec(o["key"]), dec(o["value"]), o["ts"]) for o in map(json.loads, lines("offsets.jsonl"))]
+    return {"events": [(None, ln.encode(), None) for ln in lines("events.jsonl")],
+            "coordinator-log": [(None, ln.encode(), None) for ln in lines("coordinator.log")],
+            "offsets-topic": offsets}
+
+
+def produce_records(bootstrap: str, topic: str, records, partition: int | None = 0) -> None:
+    """Produce (key, value, timestamp ms or None) records, all to `partition` (None: round robin over 3)."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for i, (key, value, ts) in enumerate(records):
+        kwargs = {"partition": partition if partition is not None else i % 3}
+        if ts is not None:
+            kwargs["timestamp"] = int(ts)
+        p.produce(topic, value=value, key=key, **kwargs)
+    if p.flush(30):
+        raise RuntimeError(f"producing to {topic}: records left undelivered after 30 s")

@@ -1,0 +1,164 @@
+"""The job as users run it on a cluster: a Spark standalone master and two workers (separate JVMs, from PySpark's
+own classes), `spark-submit --deploy-mode client` with Spark's Kafka connector (`--jars var/spark-jars/*`), executors
+in their own JVMs with their own Python workers, the checkpoint on storage all of them share (a local directory).
+
+One test, because each stage needs the previous one: an executor is killed mid-stream (its tasks are retried on
+the replacement, nothing lost or doubled), then the driver is killed and submitted again (it resumes from the
+checkpoint); at the end the history equals `replay` of the same real events, no generation is counted twice and
+no /metrics counter went backwards across the restart."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.spark.job import HISTORY_KINDS
+from rebalance_monitor.testing.broker import free_port
+from rebalance_monitor.testing.job_output import comparable, committed_offsets, history_records
+from rebalance_monitor.testing.spark_cluster import StandaloneCluster
+from rebalance_monitor.testing.witnesses import load_captured, produce_records
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+ROOT = Path(__file__).resolve().parents[2]
+JARS = sorted((ROOT / "var" / "spark-jars").glob("*.jar"))
+DATA = ROOT / "tests" / "witnesses" / "data" / "4.4.0"
+SPARK_MAIN = ROOT / "deploy" / "spark_main.py"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if not any(j.name.startswith("spark-sql-kafka") for j in JARS):
+        pytest.fail("Spark's Kafka connector is not in var/spark-jars: run scripts/bootstrap.sh")
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores_per_worker=1,
+                           memory_per_worker="1g") as c:
+        yield c
+
+
+def _scrape(url: str) -> dict[str, float]:
+    """Counter samples (name{labels} -> value) of /metrics."""
+    with urllib.request.urlopen(url, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^([a-z_]+_total(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def _wait(what: str, predicate, timeout_s: float, proc=None, log: Path | None = None):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the driver exited ({proc.returncode}) while waiting for {what}: "
+                                 f"{log.read_text(errors='replace')[-4000:] if log else ''}")
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}: "
+                         f"{log.read_text(errors='replace')[-4000:] if log else ''}")
+
+
+def _replay(lines: list[bytes], cfg) -> list[dict]:
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay))
+    out = []
+    for raw in lines:
+        out.extend(recon.feed(parse_event(json.loads(raw))))
+    out.extend(recon.finish())
+    return out
+
+
+def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, broker, unique, tmp_path):
+    topic = f"ev-{unique}"
+    broker.create_topics({topic: 1})
+    events = [v for _, v, _ in load_captured(DATA)["events"]]
+    last = max(json.loads(v)["ts"] for v in events)
+    # a last event 2 s (the watermark delay) later, in a group of its own: once read, event time is exactly where
+    # replay's end of input leaves it
+    sentinel = json.dumps({"v": 1, "type": "poll", "ts": last + 2000, "group": "zz-sentinel",
+                           "member_id": "s"}).encode()
+    produce_records(broker.bootstrap, topic, [(None, v, None) for v in events + [sentinel]])
+
+    port = free_port()
+    settings = {
+        "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topic, "starting_offsets": "earliest",
+                  "max_offsets_per_trigger": 80, "connector": "spark"},
+        "spark": {"master": cluster.master_url, "trigger_interval": "2s", "shuffle_partitions": 2,
+                  "local_dir": str(tmp_path / "spark-local")},
+        "state": {"checkpoint_location": str(tmp_path / "ck"), "watermark_delay": "2s", "idle_clock": False},
+        "sinks": {"history": {"parquet_path": str(tmp_path / "history")},
+                  "dead_letter": {"path": str(tmp_path / "dlq")}},
+        "exporter": {"enabled": True, "host": "127.0.0.1", "port": port},
+    }
+    cfg_path = tmp_path / "monitor.yaml"
+    cfg_path.write_text(yaml.safe_dump(settings))
+    cfg = load_config(cfg_path, env={})
+    metrics_url = f"http://127.0.0.1:{port}/metrics"
+    end = len(events) + 1
+    query_dir = tmp_path / "ck" / "query"
+
+    def submit(n: int):
+        log = tmp_path / f"driver-{n}.log"
+        conf = {"spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
+                "spark.task.maxFailures": "8"}
+        return cluster.submit([str(SPARK_MAIN), "run", "--config", str(cfg_path)], jars=JARS, conf=conf,
+                              log_path=log, cwd=tmp_path), log
+
+    def read_offset() -> int:
+        return committed_offsets(query_dir).get(topic, {}).get(0, 0)
+
+    started = time.monotonic()
+    stages = {}
+    driver, log = submit(1)
+    try:
+        executors = _wait("two executors", lambda: len(cluster.executor_pids()) >= 2 and cluster.executor_pids(),
+                          180, driver, log)
+        _wait("a first committed batch", lambda: read_offset() > 0, 180, driver, log)
+        stages["first batch"] = time.monotonic() - started
+        at_kill = read_offset()
+        cluster.kill(executors[0])  # SIGKILL: its running tasks fail and are retried elsewhere
+        _wait("progress past the executor's death", lambda: read_offset() >= min(end, at_kill + 160), 240,
+              driver, log)
+        assert executors[0] not in cluster.executor_pids()
+        before = _wait("counters on /metrics", lambda: _scrape(metrics_url), 60, driver, log)
+        assert read_offset() < end, "the input was drained before the driver could be killed mid-stream"
+        stages["executor killed and replaced"] = time.monotonic() - started
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(30)
+
+        driver, log = submit(2)
+        _wait("the whole input committed", lambda: read_offset() >= end, 300, driver, log)
+        stages["resubmitted driver drained the input"] = time.monotonic() - started
+        time.sleep(3 * 2)  # the trailing no-data batches that fire the last timers
+        after = _wait("counters on /metrics", lambda: _scrape(metrics_url), 60, driver, log)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGTERM)
+            try:
+                driver.wait(60)
+            except Exception:  # noqa: BLE001 - a hard stop is fine at the end
+                stages["executor killed and replaced"] = time.monotonic() - started
+        os.killpg(driver.pid, signal.SIGKILL)
+
+    print("stages (s from the first submit):", {k: round(v, 1) for k, v in stages.items()})
+    went_back = {k: (v, after.get(k)) for k, v in before.items()
+                 if k.startswith("kafka_consumergroup_") and after.get(k, 0) < v}
+    assert not went_back, f"counters went backwards across the driver restart: {went_back}"
+    expected = [r for r in _replay(events + [sentinel], cfg) if r["kind"] in HISTORY_KINDS]
+    got = history_records(tmp_path / "history")
+    assert comparable(got) == comparable(expected)
+    generations = sum(r["kind"] == "generation" for r in expected)
+    counted = sum(v for k, v in after.items() if k.startswith("kafka_consumergroup_generations_total"))
+    assert generations >= 20 and counted == generations
