@@ -91,7 +91,8 @@ class KafkaConfig:
 
 @dataclass(frozen=True)
 class SparkConfig:
-    master: str = "local[2]"
+    # null: the master spark-submit (or the Spark operator) was given; PySpark's local[*] without one.
+    master: str | None = "local[2]"
     app_name: str = "rebalance-monitor"
     trigger_interval: Duration = Duration(5_000)
     shuffle_partitions: int = 4

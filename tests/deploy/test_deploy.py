@@ -189,6 +189,10 @@ def test_compose_grafana_provisioning(compose):
 
 
 # ---- image ---------------------------------------------------------------------------------------------------
+def ignore_lines() -> list[str]:
+    return (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+
+
 def test_dockerfile():
     from rebalance_monitor.config import load_config
 
@@ -209,8 +213,9 @@ def test_dockerfile():
                     assert (ROOT / src).exists(), f"COPY source {src} missing"
     port = load_config(COMPOSE_DIR / "monitor.yaml", env={}).exporter.port
     assert f"EXPOSE {port}" in lines
-    assert 'ENTRYPOINT ["tini", "--", "rebalance-monitor"]' in lines
-    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    assert 'ENTRYPOINT ["tini", "--", "/opt/rebalance-monitor/entrypoint.sh"]' in lines
+    assert "COPY deploy/entrypoint.sh ./entrypoint.sh" in lines and "!deploy/entrypoint.sh" in ignore_lines()
+    ignore = ignore_lines()
     assert "**" in ignore and {"!pyproject.toml", "!requirements.lock", "!streaming/"} <= set(ignore)
     assert "-c requirements.lock" in pip  # the image gets the versions the tests ran with
 

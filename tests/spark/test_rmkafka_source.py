@@ -288,17 +288,19 @@ def test_partition_added_at_run_time_is_picked_up(spark, broker, unique, tmp_pat
     assert by_position(rows, topic) == {**kv(d1), **kv(d2)}
 
 
-def test_kafka_stream_falls_back_and_logs_no_secret(spark, caplog):
+def test_kafka_stream_falls_back_only_on_auto_and_logs_no_secret(spark, caplog):
     secret = "n0t-in-the-log"
     opts = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t", "kafka.security.protocol": "SASL_PLAINTEXT",
             "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "monitor", "kafka.sasl.password": secret}
     caplog.set_level(logging.INFO, logger="rebalance_monitor.spark.kafka_source")
-    df = ks.kafka_stream(spark, opts, prefer="spark")
+    df = ks.kafka_stream(spark, opts, prefer="auto")
     assert df.isStreaming and df.schema == ks.KAFKA_SCHEMA
     if kafka_connector_available(spark):
         assert "format 'kafka'" in caplog.text
     else:
-        assert "falling back to the Python source" in caplog.text and "format 'rmkafka'" in caplog.text
+        assert "is not on the classpath" in caplog.text and "format 'rmkafka'" in caplog.text
+        with pytest.raises(ks.ConnectorMissing, match=r"kafka.connector is 'spark' but .*allowed values: auto"):
+            ks.kafka_stream(spark, opts, prefer="spark")  # asked for by name: no silent fallback
     assert "monitor" in caplog.text and secret not in caplog.text
     with pytest.raises(ValueError):
         ks.kafka_stream(spark, opts, prefer="java")

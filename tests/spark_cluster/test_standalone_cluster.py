@@ -95,7 +95,8 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
     settings = {
         "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topic, "starting_offsets": "earliest",
                   "max_offsets_per_trigger": 80, "connector": "spark"},
-        "spark": {"master": cluster.master_url, "trigger_interval": "2s", "shuffle_partitions": 2,
+        # master null: the one spark-submit was given (as under the Spark operator)
+        "spark": {"master": None, "trigger_interval": "2s", "shuffle_partitions": 2,
                   "local_dir": str(tmp_path / "spark-local")},
         "state": {"checkpoint_location": str(tmp_path / "ck"), "watermark_delay": "2s", "idle_clock": False},
         "sinks": {"history": {"parquet_path": str(tmp_path / "history")},

@@ -20,6 +20,7 @@ from ..config import MonitorConfig, jar_files, redacted
 from ..core.events import loads_json
 from .clock_source import ClockSource, read_tick, read_tick_file, write_clock, write_tick
 from .decode_stage import DECODED_SCHEMA, make_decoder
+from .kafka_source import ConnectorMissing
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
@@ -471,6 +472,10 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
                 try:
                     job.run_once()
                     failure = None
+                except ConnectorMissing as exc:
+                    log.error("%s", exc)
+                    code = 2
+                    break
                 except Exception as exc:  # noqa: BLE001
                     failure = exc
                 code = 1 if failure is not None else 0
@@ -479,6 +484,10 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
                 break
             try:
                 query = job.start()
+            except ConnectorMissing as exc:  # configuration, not a passing failure: say so and stop
+                log.error("%s", exc)
+                code = 2
+                break
             except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
                 failure = exc
             else:

@@ -871,9 +871,14 @@ class KafkaDataSource(DataSource):
 _SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode", "idlemarker")
 
 
+class ConnectorMissing(RuntimeError):
+    """kafka.connector: spark, and Spark's Kafka connector is not on the classpath."""
+
+
 def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
     """A streaming DataFrame of Kafka records: Spark's "kafka" format when its connector is on the
-    classpath and `prefer` is "auto" or "spark", else this module's "rmkafka" format.
+    classpath and `prefer` is "auto" or "spark", else this module's "rmkafka" format (ConnectorMissing when
+    `prefer` is "spark" and the connector is not there).
 
     Options are the Spark Kafka connector's (plus this source's own); for Spark's connector the
     security settings are translated to Java client properties (sasl.jaas.config etc.). The "rmkafka"
@@ -891,7 +896,10 @@ def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
     else:
         use_spark, why = False, "Spark's Kafka connector (spark-sql-kafka) is not on the classpath"
         if prefer == "spark":
-            log.warning("prefer='spark' but %s: falling back to the Python source", why)
+            raise ConnectorMissing(
+                f"kafka.connector is 'spark' but {why}: fetch it with scripts/fetch_spark_jars.sh and set "
+                "spark.jars_dir, or give spark-submit --jars/--packages "
+                "org.apache.spark:spark-sql-kafka-0-10_2.13:<Spark version>; allowed values: auto, spark, python")
     if use_spark:
         settings, extra = kafka_clients.settings_from_options(options)
         java = kafka_clients.java_config(settings, extra)

@@ -44,31 +44,32 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
     return conf
 
 
-def build_session(master: str = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
+def build_session(master: str | None = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
                   shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = ()):
     """Start (or return the running) SparkSession with the job's settings.
 
     RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
     session time zone UTC, and the Python Kafka source registered as format "rmkafka".
-    With a local master the driver binds to the loopback address.
+    With a local master the driver binds to the loopback address. `master=None` keeps the master spark-submit
+    (or the Spark operator) set, instead of overriding it.
     """
     from pyspark.sql import SparkSession
 
     conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf, jars)
-    if master.startswith("local"):
+    if master is not None and master.startswith("local"):
         conf.setdefault("spark.driver.host", "127.0.0.1")
         conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback, no interface probing
     os.environ.setdefault("PYSPARK_PYTHON", conf["spark.pyspark.python"])
-    builder = SparkSession.builder.master(master)
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     quiet_loggers(spark)
     register_sources(spark)
-    log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, master, spark.version,
-             shuffle_partitions)
+    log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, spark.sparkContext.master,
+             spark.version, shuffle_partitions)
     return spark
 
 
