@@ -5,7 +5,8 @@
 //
 // Usage: java -cp libs/*:classes RmJavaConsumer key=value ...   (keys: bootstrap, group, topics (comma list),
 //   client.id, assignor (range|roundrobin|sticky|cooperative-sticky|uniform|...), protocol (classic|consumer),
-//   instance.id, session.timeout.ms, max.poll.interval.ms, poll.sleep.ms)
+//   instance.id, session.timeout.ms, max.poll.interval.ms, poll.sleep.ms (after every poll),
+//   stall.ms and stall.after.ms (one stall of stall.ms, stall.after.ms after its first partitions: a slow handler))
 // It stops on end of stdin or SIGTERM, leaving the group (a SIGKILL leaves it to the session timeout).
 import java.time.Duration;
 import java.util.*;
@@ -82,6 +83,8 @@ public class RmJavaConsumer {
         p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, a.getOrDefault("max.poll.interval.ms", "300000"));
         if (a.containsKey("instance.id")) p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.get("instance.id"));
         long pollSleep = Long.parseLong(a.getOrDefault("poll.sleep.ms", "0"));
+        long stallMs = Long.parseLong(a.getOrDefault("stall.ms", "0"));
+        long stallAfterMs = Long.parseLong(a.getOrDefault("stall.after.ms", "1000"));
 
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
         AtomicBoolean running = new AtomicBoolean(true);
@@ -106,11 +109,30 @@ public class RmJavaConsumer {
             public void onPartitionsLost(Collection<TopicPartition> tps) { emit("lost", consumer, tps, ""); }
         });
         emit("started", consumer, List.of(), ",\"client_id\":" + q(p.getProperty(ConsumerConfig.CLIENT_ID_CONFIG)));
+        long firstPartitionsAt = -1;
+        boolean stalled = false;
+        int lastEpoch = -1;
         try {
             while (running.get()) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 if (!records.isEmpty()) consumer.commitSync();
                 if (pollSleep > 0) Thread.sleep(pollSleep);
+                if (firstPartitionsAt < 0 && !consumer.assignment().isEmpty()) firstPartitionsAt = System.currentTimeMillis();
+                if (protocol.equals("consumer")) {
+                    // KIP-848: the member epoch moves with every group epoch the member reconciles to, and the
+                    // rebalance callbacks run only when its partitions change: print each new epoch
+                    int epoch = consumer.groupMetadata().generationId();
+                    if (epoch != lastEpoch && epoch > 0) {
+                        lastEpoch = epoch;
+                        emit("epoch", consumer, consumer.assignment(), ",\"assignment\":" + parts(consumer.assignment()));
+                    }
+                }
+                if (stallMs > 0 && !stalled && firstPartitionsAt >= 0
+                        && System.currentTimeMillis() - firstPartitionsAt >= stallAfterMs) {
+                    stalled = true;
+                    emit("stall", consumer, List.of(), ",\"stall_ms\":" + stallMs);
+                    Thread.sleep(stallMs);  // no poll: past max.poll.interval.ms the client leaves the group
+                }
             }
         } catch (WakeupException e) {
             // stopping

@@ -23,7 +23,7 @@ LOG_TOPIC, LOG_TOPIC_JSON = "scenario-coordinator-log", "scenario-coordinator-lo
 OFFSETS_PARTITIONS = int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])
 
 # two lanes of about the same length (estimated_s), run side by side on the shared Apache Kafka broker
-LANES = [["storm", "crash", "steady", "static_restart", "partition_change", "kip848_crash"],
+LANES = [["storm", "crash", "steady", "static_restart", "partition_change", "kip848_crash", "kip848_slow"],
          ["rolling_restart", "slow_consumer", "scale_out", "scale_in", "mixed_assignors", "kip848_scale",
           "java_classic"]]
 CLASSIC = [n for n in SCENARIOS if n in {x for lane in LANES for x in lane}]

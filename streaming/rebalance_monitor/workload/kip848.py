@@ -15,6 +15,7 @@ from .scenarios import SCENARIOS, Ctx, Scenario
 
 K848 = {"client": "confluent", "group_protocol": "consumer"}
 JAVA = {"client": "java"}
+JAVA_K848 = {"client": "java", "group_protocol": "consumer"}
 ALL = ("events", "coordinator-log", "offsets-topic")
 BROKER_ONLY = ("coordinator-log", "offsets-topic")
 
@@ -54,6 +55,20 @@ def _kip848_crash(ctx: Ctx) -> None:
     ctx.sleep(2)
 
 
+def _kip848_slow(ctx: Ctx) -> None:
+    ctx.start_traffic()
+    fast = ctx.add_member("k848-fast", **JAVA_K848)
+    slow = ctx.add_member("k848-slow", **JAVA_K848, max_poll_interval_ms=5000, slow_sleep_s=12.0, slow_after_s=3.0)
+    gen = ctx.wait_stable([fast, slow], timeout=90)
+    # the slow member stops polling for 12 s; 5 s in, its client leaves the group (the Java client's
+    # poll timer under KIP-848) and the broker gives the fast member every partition
+    alone = ctx.wait_stable([fast], timeout=60, after_generation=gen)
+    ctx.action("poll_timeout_observed", member=slow.name, generation=alone)
+    # back from the stall, it polls again and rejoins with the same member id
+    ctx.wait_stable([fast, slow], timeout=60, after_generation=alone)
+    ctx.sleep(2)
+
+
 def _java_classic(ctx: Ctx) -> None:
     ctx.start_traffic()
     members = [ctx.add_member(f"java-{i}", **JAVA) for i in range(2)]
@@ -77,6 +92,12 @@ for _sc in [
               # show the crash (a named blind spot of the events witness)
               "witnesses": ("coordinator-log", "offsets-topic", "events"), "group_protocol": "consumer"},
              estimated_s=35),
+    Scenario("kip848_slow", "KIP-848 slow member: a plain Java consumer (group.protocol=consumer) stalls past "
+             "max.poll.interval.ms; its client leaves the group, then rejoins with the same member id", _kip848_slow,
+             {"generations_min": 3, "causes": ["member_left", "member_joined"], "storm": False, "members_final": 2,
+              # seen only through the broker (Java is not instrumented); a KIP-848 heartbeat carries no reason,
+              # so the broker logs the poll-timeout leave as a plain leave: cause member_left (a named blind spot)
+              "witnesses": BROKER_ONLY, "group_protocol": "consumer"}, estimated_s=40),
     Scenario("java_classic", "plain Java consumers (kafka-clients, classic protocol, range), seen only through "
              "the broker: two join, a third joins, the first leaves", _java_classic,
              {"generations_min": 3, "causes": ["member_joined", "member_left"], "storm": False,

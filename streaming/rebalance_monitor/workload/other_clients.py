@@ -118,6 +118,8 @@ class JavaMember(_Snapshotting):
             args.append(f"assignor={s.remote_assignor}")
         if s.group_instance_id:
             args.append(f"instance.id={s.group_instance_id}")
+        if s.slow_sleep_s > 0:  # one stall, like the Python members' slow handler
+            args += [f"stall.ms={int(s.slow_sleep_s * 1000)}", f"stall.after.ms={int(s.slow_after_s * 1000)}"]
         return [java_binary(), "-Xmx128m", "-XX:TieredStopAtLevel=1", "-Dlog4j.rootLogger=WARN",
                 "-cp", classpath(self.version or KAFKA_VERSION), "RmJavaConsumer", *args]
 
@@ -141,7 +143,7 @@ class JavaMember(_Snapshotting):
                 if cb.get("member_id"):
                     st.member_id = cb["member_id"]
                 kind = cb.get("kind")
-                if kind == "assigned":
+                if kind in ("assigned", "epoch"):  # epoch: KIP-848, a new member epoch with no callback
                     st.generation = cb["generation"]
                     st.assignment = sorted(cb.get("assignment") or [])
                     st.state = "STABLE"
