@@ -402,3 +402,29 @@ def test_an_abandoned_group_whose_members_all_time_out_goes_empty_and_is_pruned(
     assert "g" not in recon.groups, "the abandoned group must leave state after its idle TTL"
     assert "alive" in recon.groups
     assert len(kinds([r for r in out if r["group"] == "g"], "generation")) == 1
+
+
+def test_kip848_member_revoking_at_its_old_epoch_stays_in_the_new_one():
+    """What `__consumer_offsets` held of a real KIP-848 group (Kafka 4.4, librdkafka) when the machine was busy: the
+    new member's record at epoch 3 came before the old member's revocation (a sync of epoch 2 with fewer
+    partitions) and its move to epoch 3. The old member is no straggler that failed to rejoin: KIP-848 members
+    never rejoin, each one reaches the new epoch with a sync of its own; the epoch is settled when each member's
+    record says it is stable in it (a member waiting for partitions has an empty assignment until then)."""
+    k848 = {"group_protocol": "consumer"}
+    t = 10_000
+    events = [join(t, "old", **k848), ev("rebalance_started", t, generation=1, reason="group epoch bumped to 2"),
+              ev("generation_completed", t, generation=2, protocol_type="consumer"),
+              sync(t, "old", 2, tps("t", 0, 1, 2, 3), None, protocol=None, member_state="stable"),
+              join(t + 1100, "new", **k848),
+              ev("rebalance_started", t + 1100, generation=2, reason="group epoch bumped to 3"),
+              ev("generation_completed", t + 1100, generation=3, protocol_type="consumer"),
+              # waits for partitions "old" still holds
+              sync(t + 1100, "new", 3, [], None, protocol=None, member_state="unreleased_partitions"),
+              # revoking, still at epoch 2
+              sync(t + 2000, "old", 2, tps("t", 0, 1), None, protocol=None, member_state="unrevoked_partitions"),
+              sync(t + 2010, "old", 3, tps("t", 0, 1), None, protocol=None, member_state="stable"),
+              sync(t + 2080, "new", 3, tps("t", 2, 3), None, protocol=None, member_state="stable")]
+    gens = kinds(run(events), "generation")
+    assert [(g["generation"], g["members"]) for g in gens] == [(2, ["old"]), (3, ["new", "old"])]
+    assert gens[1]["assignment"] == {"new": [["t", 2], ["t", 3]], "old": [["t", 0], ["t", 1]]}
+    assert causes_of(gens[1]) == ["member_joined"]

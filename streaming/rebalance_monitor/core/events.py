@@ -92,6 +92,9 @@ class Sync(MemberEvent):
     protocol: str | None = None
     leader: str | None = None
     assignment: tuple = ()
+    # KIP-848 (from __consumer_offsets): "stable", or "unrevoked_partitions" / "unreleased_partitions" while the
+    # member reconciles to its epoch's target assignment (not yet its settled state in that epoch)
+    member_state: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +232,7 @@ SPECS: dict[str, tuple[type, dict]] = {
         heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
         generation=("int?", False), group_protocol=("str?", False))),
     "sync": (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
-                           assignment=("tp_list", True))),
+                           assignment=("tp_list", True), member_state=("str?", False))),
     "heartbeat": (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     "poll": (Poll, _member(records=("int?", False))),
     "leave": (Leave, _member(reason=("str?", True))),

@@ -451,7 +451,10 @@ class GroupMonitor:
         expected = r.expected_ids()
         if expected is None:
             if r.joined:
-                expected = {mid for mid in r.joined if mid in self.members} | set(r.synced)
+                # KIP-848 members never rejoin: each live one reaches the new epoch by a sync of its own (a
+                # member revoking partitions syncs its old epoch first)
+                expected = ({mid for mid in r.joined if mid in self.members} | set(r.synced)
+                            | {mid for mid, m in self.members.items() if m.kip848})
             else:
                 # No join seen for this round (it was triggered where we cannot see): every live member is
                 # expected to sync; one that does not is dropped when the settle timer fires.
@@ -489,7 +492,8 @@ class GroupMonitor:
         # Members of the previous generation that never rejoined were dropped by the coordinator.
         if self.client_feed and coord is None and r.joined:
             for mid in [mid for mid, m in self.members.items()
-                        if mid not in ids and m.sync_generation is not None and m.sync_generation < gen]:
+                        if mid not in ids and m.sync_generation is not None and m.sync_generation < gen
+                        and not m.kip848]:
                 m = self.members[mid]
                 r.add_cause(C.JOIN_TIMEOUT, m.describe(), "did not rejoin before the rebalance timeout")
                 self._remove_member(mid, completed_ms or gen)
@@ -819,6 +823,10 @@ class GroupMonitor:
         m.polled(ev.ts)
         m.join_done(ev.ts)
         self._lower_timer(m)
+        if ev.member_state not in (None, "stable"):
+            # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
+            # still hold): alive, but its place in the epoch is proven by its next, stable, record
+            return
         gen = ev.generation
         if self.generation is not None and gen <= self.generation:
             if gen == self.generation:  # a late sync or a replaced static member syncing the current generation

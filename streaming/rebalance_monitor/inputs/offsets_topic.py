@@ -431,6 +431,10 @@ def _cg_target_metadata_value(r: Reader) -> dict:
     return out
 
 
+# The coordinator's MemberState codes (ConsumerGroupCurrentMemberAssignmentValue.State)
+KIP848_MEMBER_STATES = {0: "stable", 1: "unrevoked_partitions", 2: "unreleased_partitions"}
+
+
 def _cg_current_assignment_value(r: Reader) -> dict:
     p = "ConsumerGroupCurrentMemberAssignmentValue"
     out = {"member_epoch": r.int32(f"{p}.member_epoch"),
@@ -572,6 +576,8 @@ def _decode(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict | Non
                     group_instance_id=v["instance_id"], client_id=v["client_id"], host=_host(v["client_host"]),
                     protocols=protocols, topics=v["subscribed_topic_names"],
                     rebalance_timeout_ms=v["rebalance_timeout_ms"])
+        if not classic:  # a KIP-848 member: it never rejoins, every group epoch includes it until it leaves
+            ev["group_protocol"] = "consumer"
         if classic:
             ev["session_timeout_ms"] = classic["session_timeout_ms"]
         if v["rack_id"] is not None:
@@ -591,7 +597,8 @@ def _decode(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict | Non
     if name == "ConsumerGroupCurrentMemberAssignment":
         v = _cg_current_assignment_value(vr)
         ev = _event("sync", _pick_ts(ts_ms), group, member_id=k["member_id"], generation=v["member_epoch"],
-                    protocol=None, leader=None, assignment=_resolve(v["assigned_partitions"], topic_names))
+                    protocol=None, leader=None, assignment=_resolve(v["assigned_partitions"], topic_names),
+                    member_state=KIP848_MEMBER_STATES.get(v["state"], "unknown"))
         return Decoded([ev], record_type=rtype)
 
     return Decoded([], record_type=rtype)  # pragma: no cover - every table entry is handled above
