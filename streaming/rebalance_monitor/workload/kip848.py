@@ -59,7 +59,9 @@ def _kip848_slow(ctx: Ctx) -> None:
     ctx.start_traffic()
     fast = ctx.add_member("k848-fast", **JAVA_K848)
     slow = ctx.add_member("k848-slow", **JAVA_K848, max_poll_interval_ms=5000, slow_sleep_s=12.0, slow_after_s=3.0)
-    gen = ctx.wait_stable([fast, slow], timeout=90)
+    # quiet: a member that joins sits at the old group epoch with no partitions until the broker computed the
+    # new target (up to a second later), a state both clients briefly call stable
+    gen = ctx.wait_quiet([fast, slow], quiet_s=2.5, timeout=90)
     # the slow member stops polling for 12 s; 5 s in, its client leaves the group (the Java client's
     # poll timer under KIP-848) and the broker gives the fast member every partition
     alone = ctx.wait_stable([fast], timeout=60, after_generation=gen)

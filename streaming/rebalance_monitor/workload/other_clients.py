@@ -143,7 +143,11 @@ class JavaMember(_Snapshotting):
                 if cb.get("member_id"):
                     st.member_id = cb["member_id"]
                 kind = cb.get("kind")
-                if kind in ("assigned", "epoch"):  # epoch: KIP-848, a new member epoch with no callback
+                if kind == "assigned" and self.spec.group_protocol == "consumer":
+                    # KIP-848: the callback runs while the member reconciles, before its epoch moves (its
+                    # generation here is the old epoch); the "epoch" line after the poll says where it stands
+                    st.assignment = sorted(cb.get("assignment") or [])
+                elif kind in ("assigned", "epoch"):
                     st.generation = cb["generation"]
                     st.assignment = sorted(cb.get("assignment") or [])
                     st.state = "STABLE"
