@@ -2,8 +2,9 @@
 consumer, with both Kafka readers (Spark's connector and the project's Python source), side by side in one run
 on one topic of one local Apache Kafka broker.
 
-Each job run is `rebalance-monitor run --once` in its own process (local mode), or `spark-submit --deploy-mode
-client ... run --once` against the cluster, over the same backlog. Sustained rate: the events of the batches
+Each job run is `rebalance-monitor run` in its own process (local mode), or `spark-submit --deploy-mode client ...
+run` against the cluster, over the same backlog, stopped (SIGTERM) once its checkpoint has committed the whole
+topic. (`run --once` is not used: with Trigger.AvailableNow the job read the whole backlog in one batch.) Sustained rate: the events of the batches
 after the first, over the time between the first and the last batch commit in the checkpoint (so JVM start-up,
 Python worker start and the first batch's warm-up are left out). CPU per event: user+system CPU of each process
 kind (driver JVM, driver Python, executor JVMs, Python workers; the master and worker daemons apart) over the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,7 +99,7 @@ class CpuSampler:
 def sustained(query_dir: Path, topic: str) -> tuple[float, int, int]:
     """(events/s after the first batch, batches, events read) from the checkpoint's offsets and commits."""
     ends = {}
-    for f in (query_dir / "offsets").glob("[0-9]*"):
+    for f in (query_dir / "offsets").glob("[0-9]*") if (query_dir / "offsets").exists() else []:
         lines = f.read_text().splitlines()
         total = 0
         for line in lines[2:]:
@@ -109,6 +111,8 @@ def sustained(query_dir: Path, topic: str) -> tuple[float, int, int]:
             if isinstance(parts, dict):
                 total += sum(int(v) for v in parts.values())
         ends[int(f.name)] = total
+    if not (query_dir / "commits").exists():
+        return float("nan"), 0, 0
     commits = {int(f.name): f.stat().st_mtime for f in (query_dir / "commits").glob("[0-9]*")}
     batches = sorted(b for b in commits if b in ends)
     if len(batches) < 2:
@@ -119,13 +123,13 @@ def sustained(query_dir: Path, topic: str) -> tuple[float, int, int]:
 
 
 def run_job(label: str, work: Path, bootstrap: str, topic: str, connector: str, per_trigger: int,
-            cluster: StandaloneCluster | None) -> dict:
+            cluster: StandaloneCluster | None, expected: int) -> dict:
     run_dir = work / label.replace(" ", "-").replace(",", "")
     run_dir.mkdir()
     settings = {
         "kafka": {"bootstrap_servers": bootstrap, "events_topic": topic, "starting_offsets": "earliest",
                   "max_offsets_per_trigger": per_trigger, "connector": connector},
-        "spark": {"master": None if cluster else "local[2]", "shuffle_partitions": 2,
+        "spark": {"master": None if cluster else "local[2]", "shuffle_partitions": 2, "trigger_interval": "1s",
                   "local_dir": str(run_dir / "spark"),
                   "jars_dir": str(ROOT / "var" / "spark-jars") if connector == "spark" and not cluster else None},
         "state": {"checkpoint_location": str(run_dir / "ck"), "idle_clock": False},
@@ -139,17 +143,26 @@ def run_job(label: str, work: Path, bootstrap: str, topic: str, connector: str, 
     roots = [p.pid for p in cluster._procs] if cluster else []
     if cluster:
         conf = {"spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2"}
-        proc = cluster.submit([str(ROOT / "deploy" / "spark_main.py"), "run", "--once", "--config", str(cfg)],
+        proc = cluster.submit([str(ROOT / "deploy" / "spark_main.py"), "run", "--config", str(cfg)],
                               jars=JARS if connector == "spark" else [], conf=conf, log_path=log, cwd=run_dir)
     else:
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--once", "--config", str(cfg)],
+            proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(cfg)],
                                     stdout=out, stderr=subprocess.STDOUT, cwd=run_dir, start_new_session=True)
     with CpuSampler(roots + [proc.pid]) as cpu:
-        rc = proc.wait(1800)
-    wall = time.perf_counter() - t0
-    if rc != 0:
-        raise SystemExit(f"{label}: the job failed ({rc}): {log.read_text(errors='replace')[-3000:]}")
+        deadline = time.monotonic() + 1800
+        while sustained(run_dir / "ck" / "query", topic)[2] < expected:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{label}: the job stopped or took too long ({proc.poll()}): "
+                                 f"{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.5)
+        wall = time.perf_counter() - t0
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
     rate, batches, events = sustained(run_dir / "ck" / "query", topic)
     return {"label": label, "rate": rate, "batches": batches, "events": events, "wall_s": wall,
             "cpu": cpu.per_kind()}
@@ -180,12 +193,12 @@ def main() -> None:
             results = []
             for connector in ("spark", "python"):
                 results.append(run_job(f"local[2], {connector}", work, broker.bootstrap, topic, connector,
-                                       args.per_trigger, None))
+                                       args.per_trigger, None, n))
                 print(_line(results[-1], plain, n), flush=True)
             with StandaloneCluster(work / "cluster", workers=2, cores_per_worker=1, memory_per_worker="2g") as c:
                 for connector in ("spark", "python"):
                     results.append(run_job(f"standalone 2x1, {connector}", work, broker.bootstrap, topic,
-                                           connector, args.per_trigger, c))
+                                           connector, args.per_trigger, c, n))
                     print(_line(results[-1], plain, n), flush=True)
 
 

@@ -36,12 +36,14 @@ Input conventions (see also the module docs of each assignor):
   partition's replicas.  Only the client assignors use racks (as Kafka does).
 * ``topic_ids`` (extension): ``{topic: base64 Kafka Uuid}``; the server-side assignors order
   topics by id like the broker does.  Without it topic-name order stands in.
-* A member subscribed to a topic missing from ``partitions_per_topic`` is an input error
-  (:class:`AssignmentInputError`); a count of 0 is a topic without partitions.
+* A topic missing from ``partitions_per_topic`` (deleted, or not created yet) is ignored in a member's
+  subscription, as Kafka does; the sticky assignors still count it when they decide whether all
+  subscriptions are equal (Kafka compares the subscriptions as sent). A count of 0 is a topic without
+  partitions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 __all__ = [
@@ -66,6 +68,9 @@ class MemberSubscription:
     owned_partitions: tuple[tuple[str, int], ...] = ()
     generation: int | None = None
     rack: str | None = None
+    # the subscription as the member sent it, topics the cluster lacks included (None: same as `topics`); the
+    # sticky assignors compare these to decide whether all subscriptions are equal, as Kafka does
+    subscribed: tuple[str, ...] | None = None
 
 
 def _registry():
@@ -151,12 +156,11 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         raise AssignmentInputError(f"duplicate member_id(s): {dup}")
-    for m in norm:
-        missing = [t for t in m.topics if t not in partitions_per_topic]
-        if missing:
-            raise AssignmentInputError(
-                f"member {m.member_id!r} is subscribed to topic(s) {missing} "
-                f"that have no partition count in partitions_per_topic")
+    # A topic the cluster does not have (deleted, or not created yet) is ignored, as Kafka does: its client
+    # assignors see no metadata for it, the coordinator resolves no id for it.
+    norm = [m if all(t in partitions_per_topic for t in m.topics) else
+            replace(m, topics=tuple(t for t in m.topics if t in partitions_per_topic), subscribed=m.topics)
+            for m in norm]
     racks = None
     if partition_racks is not None:
         if not isinstance(partition_racks, Mapping):

@@ -121,11 +121,11 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
     n = len(ordered)
     min_quota, extra = divmod(total, n)
     unfilled = []
-    for m in ordered:
+    for index, m in enumerate(ordered):
         quota = min_quota
-        if extra > 0:
+        gets_extra = extra > 0
+        if gets_extra:
             quota += 1
-            extra -= 1
         mine = owned[m.member_id]
         keep = result[m.member_id]
         for t in (list(mine) if given_order else topics.hash_order(list(mine))):
@@ -142,8 +142,15 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
                         keep.append((t, p))
                     else:
                         unassigned.append((t, p))
+        # Kafka 4.4: a member with room left gives its extra partition up while enough members after it remain
+        # to take every extra one, so the extras go to members that already hold partitions (fewer moves)
+        if quota > 0 and gets_extra and n - index > extra:
+            quota -= 1
+            gets_extra = False
         if quota > 0:
             unfilled.append((m.member_id, quota))
+        if gets_extra:
+            extra -= 1
     i = 0
     for mid, quota in unfilled:
         take = unassigned[i:i + quota]

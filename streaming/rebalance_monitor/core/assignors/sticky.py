@@ -98,9 +98,10 @@ def _resolve_ownership(all_topics, ordered, num_partitions):
            for m in ordered}
     for m in ordered:
         # Kafka quirk kept on purpose: the reference set is the first non-empty subscription.
+        sent = m.subscribed if m.subscribed is not None else m.topics  # as the member sent it
         if not first_topics:
-            first_topics = set(m.topics)
-        elif equal and not (len(m.topics) == len(first_topics) and first_topics.issuperset(m.topics)):
+            first_topics = set(sent)
+        elif equal and not (len(sent) == len(first_topics) and first_topics.issuperset(sent)):
             equal = False
         mine = []
         owned[m.member_id] = mine
