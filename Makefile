@@ -1,7 +1,7 @@
 # Everything goes through scripts/bootstrap.sh first, so each target works on a fresh machine.
 PY := .venv/bin/python
 
-.PHONY: bootstrap test test-fast demo bench soak docs dashboards check-generated clean
+.PHONY: bootstrap test test-fast demo bench soak assignors-soak docs dashboards check-generated clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -15,6 +15,12 @@ test-fast: bootstrap
 
 demo: bootstrap
 	.venv/bin/rebalance-monitor demo
+
+# The assignors against Kafka's own classes on many random cases, large groups included (ASSIGNOR_CASES per assignor).
+ASSIGNOR_CASES ?= 20000
+assignors-soak: bootstrap
+	RM_ASSIGNOR_EXAMPLES=$(ASSIGNOR_CASES) RM_ASSIGNOR_RANDOM=1 RM_ASSIGNOR_SIZE=large \
+		$(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/assignors/test_assignors_vs_kafka.py
 
 bench: bootstrap
 	$(PY) bench/run_all.py

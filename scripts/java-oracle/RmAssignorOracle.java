@@ -161,7 +161,9 @@ public class RmAssignorOracle {
             Subscription s;
             if (stickyUserData) {
                 ByteBuffer userData = (owned.isEmpty() && gen == null) ? null : stickyUserData(owned, gen, rack);
-                s = new Subscription(topics, userData, List.of(), -1, rack);
+                // an eager member revoked everything before joining (no owned partitions in the protocol) but, like
+                // every Java consumer since 2.4, still sends its generation in the subscription
+                s = new Subscription(topics, userData, List.of(), gen == null ? -1 : gen, rack);
             } else {
                 s = new Subscription(topics, null, owned, gen == null ? -1 : gen, rack);
             }

@@ -43,7 +43,6 @@ def test_run_assign_case_shape():
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda c: c.update(partitions_per_topic={}), "no partition count"),
     (lambda c: c.update(partitions_per_topic={"t": "3"}), "non-negative integer"),
     (lambda c: c.update(partitions_per_topic={"t": -1}), "non-negative integer"),
     (lambda c: c.update(members="x"), "'members' must be a list"),
@@ -64,6 +63,39 @@ def test_bad_input_messages(mutate, message):
         run_assign_case(case)
 
 
+@pytest.mark.parametrize("name", ASSIGNOR_NAMES)
+def test_a_topic_the_cluster_lacks_is_ignored_as_kafka_does(name):
+    # found against Kafka 4.4's classes: a deleted or not-yet-created topic in a subscription is skipped, the
+    # rest is assigned (the monitor refused such cases before)
+    case = {"assignor": name, "partitions_per_topic": {"t": 2},
+            "members": [{"member_id": "a", "topics": ["t", "gone"]}, {"member_id": "b", "topics": ["t"]}]}
+    assert run_assign_case(case) == {"a": [["t", 0]], "b": [["t", 1]]}
+
+
+def test_sticky_counts_a_missing_topic_when_it_compares_subscriptions():
+    # Kafka's sticky assignors decide "all subscriptions equal" on the subscriptions as sent: {t, gone} and {t}
+    # differ, so the general (not the constrained) algorithm runs; here both keep their partitions either way, and
+    # the member with the missing topic is the one whose subscription differs
+    from rebalance_monitor.core.assignors import MemberSubscription
+    from rebalance_monitor.core.assignors.sticky import _resolve_ownership
+
+    a = MemberSubscription("a", ("t",), subscribed=("t", "gone"))
+    b = MemberSubscription("b", ("t",))
+    assert _resolve_ownership({"t"}, [a, b], {"t": 2})[0] is False
+    assert _resolve_ownership({"t"}, [b, MemberSubscription("c", ("t",))], {"t": 2})[0] is True
+
+
+def test_uniform_gives_the_extra_partition_to_a_member_after_an_empty_one():
+    # Kafka 4.4's homogeneous uniform assignor: with 1 partition for 2 new members the extra one goes to the last
+    # member in the coordinator's order, since enough members follow the first to take every extra partition
+    from rebalance_monitor.core.assignors.server import coordinator_member_order
+
+    members = [MemberSubscription("m000-175", ("t0",)), MemberSubscription("m001-768", ("t0",))]
+    order = [m.member_id for m in coordinator_member_order(members)]
+    out = assign("uniform", {"t0": 1}, members, topic_ids={"t0": "eTzvjx_C6qgV53d0WtPeuw"})
+    assert out[order[-1]] == [("t0", 0)] and out[order[0]] == []
+
+
 def test_cli_main_in_process():
     out, err = io.StringIO(), io.StringIO()
     assert main(stdin=io.StringIO(json.dumps(CASE)), stdout=out, stderr=err) == 0
@@ -73,11 +105,11 @@ def test_cli_main_in_process():
 
 
 def test_cli_subprocess_bad_input_exit_code():
-    bad = dict(CASE, members=[{"member_id": "a", "topics": ["nope"]}])
+    bad = dict(CASE, members=[{"member_id": "a", "topics": "nope"}])
     proc = subprocess.run([sys.executable, "-m", "rebalance_monitor.core.assignors.cli"],
                           input=json.dumps(bad), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert "nope" in proc.stderr and proc.stdout == ""
+    assert "topics" in proc.stderr and proc.stdout == ""
 
 
 def test_pure_core_imports():
