@@ -41,3 +41,10 @@ def test_agrees_with_kafka(oracle, assignor):
         assert run_assign_case(case) == oracle.assign(case), f"Kafka {ORACLE_VERSION} disagrees on {case}"
 
     agrees()
+
+
+def test_the_oracle_is_compiled_for_the_release_the_records_name():
+    from pathlib import Path
+
+    pinned = (Path(__file__).resolve().parents[2] / "scripts" / "java-oracle" / "kafka-version").read_text().strip()
+    assert pinned == ORACLE_VERSION

@@ -3,7 +3,7 @@ contract section 2 (mismatched, unassigned and moved partitions, imbalance, mini
 from __future__ import annotations
 
 from . import assignment_checks as checks
-from .assignors import AssignmentInputError, MemberSubscription, UnknownAssignor, assign
+from .assignors import ASSIGNOR_RELEASE, AssignmentInputError, MemberSubscription, UnknownAssignor, assign
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 
@@ -37,7 +37,8 @@ def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]
 
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
-           "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None}
+           "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None,
+           "expected_assignor_release": None}
     if assignment is not None:
         out["imbalance"] = checks.imbalance(assignment) if assignment else None
         previous: dict[str, list] = {}
@@ -96,6 +97,8 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         out["expected_reason"] = f"cannot recompute: {exc}"
         return out
     out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
+    # whose assignor this is: an operator on another Kafka release may see a different, equally correct answer
+    out["expected_assignor_release"] = ASSIGNOR_RELEASE
     if inferred:
         out["expected_reason"] = "partition counts inferred from assignments for " + ", ".join(inferred[:5])
     if assignment is not None:

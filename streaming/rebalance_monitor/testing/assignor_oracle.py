@@ -11,9 +11,10 @@ import json
 import subprocess
 import threading
 
-from .kafka_install import KAFKA_VERSION, KafkaNotInstalled, java_binary, kafka_home
+from ..core.assignors import ASSIGNOR_RELEASE
+from .kafka_install import KafkaNotInstalled, java_binary, kafka_home
 
-ORACLE_VERSION = KAFKA_VERSION  # the release whose assignors are the reference (docs/assignors.md)
+ORACLE_VERSION = ASSIGNOR_RELEASE  # the release whose assignors are the reference (docs/assignors.md)
 
 
 class OracleError(RuntimeError):

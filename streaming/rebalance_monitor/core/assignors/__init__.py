@@ -47,9 +47,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 __all__ = [
-    "ASSIGNOR_NAMES", "AssignmentInputError", "MemberSubscription", "UnknownAssignor",
+    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "AssignmentInputError", "MemberSubscription", "UnknownAssignor",
     "assign", "run_assign_case",
 ]
+
+
+# The Apache Kafka release whose assignors these reproduce, case for case: held against that release's own classes
+# by tests/assignors/test_assignors_vs_kafka.py (docs/assignors.md says what changed between releases).
+ASSIGNOR_RELEASE = "4.4.0"
 
 
 class AssignmentInputError(ValueError):
