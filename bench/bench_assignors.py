@@ -11,7 +11,9 @@ Scenarios (all 10 topics):
              -> general (heterogeneous) sticky algorithm
 kafka-python (kafka.coordinator.assignors.range / roundrobin / sticky) runs in a child process
 with a time limit (--kp-timeout); "n/a" means it has no such assignor, ">Ns" that it was stopped.
-Numbers are wall-clock seconds, best of --repeat runs.  The ratio is kafka-python / ours.
+Kafka's own Java classes (the assignor oracle of the tests, Kafka 4.4.0) run in one JVM: each case is run
+--java-warmup times first, then timed inside the JVM.  Numbers are seconds, best of --repeat runs for Python.
+The ratios: kafka-python / ours, and ours / Java.
 """
 from __future__ import annotations
 
@@ -127,23 +129,53 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kp-timeout", type=float, default=300.0)
     ap.add_argument("--no-kafka-python", action="store_true")
+    ap.add_argument("--no-java", action="store_true", help="skip Kafka's Java assignors")
+    ap.add_argument("--java-warmup", type=int, default=5)
     ap.add_argument("--assignors", default=",".join(OURS), help="comma-separated subset")
     ap.add_argument("--scenarios", default="uniform,rebalance,skewed", help="comma-separated subset")
     args = ap.parse_args(argv)
     if args.quick:
         args.members, args.partitions = 200, 2000
     print(f"# {args.members} members x {args.partitions} partitions, best of {args.repeat}")
-    print(f"{'scenario':<10} {'assignor':<19} {'ours s':>9} {'kafka-python s':>15} {'ratio':>8}")
-    for name in args.scenarios.split(","):
-        ppt, members = scenario(name, args.members, args.partitions)
-        for a in [a for a in OURS if a in args.assignors.split(",")]:
-            ours = _time(lambda: assign(a, ppt, members), args.repeat)
-            kp_s, note = None, "n/a"
-            if a in KP and not args.no_kafka_python:
-                kp_s, note = kafka_python_time(KP[a], ppt, members, args.repeat, args.kp_timeout)
-            kp_txt = f"{kp_s:.3f}" if kp_s is not None else note
-            ratio = f"{kp_s / ours:.1f}x" if kp_s is not None and ours > 0 else "-"
-            print(f"{name:<10} {a:<19} {ours:>9.3f} {kp_txt:>15} {ratio:>8}", flush=True)
+    print(f"{'scenario':<10} {'assignor':<19} {'ours s':>9} {'kafka-python s':>15} {'kp/ours':>8} {'Java s':>9} "
+          f"{'ours/Java':>9}")
+    oracle = None
+    if not args.no_java:
+        from rebalance_monitor.testing.assignor_oracle import KafkaAssignorOracle
+
+        oracle = KafkaAssignorOracle().start()
+    try:
+        for name in args.scenarios.split(","):
+            ppt, members = scenario(name, args.members, args.partitions)
+            for a in [a for a in OURS if a in args.assignors.split(",")]:
+                ours = _time(lambda: assign(a, ppt, members), args.repeat)
+                kp_s, note = None, "n/a"
+                if a in KP and not args.no_kafka_python:
+                    kp_s, note = kafka_python_time(KP[a], ppt, members, args.repeat, args.kp_timeout)
+                kp_txt = f"{kp_s:.3f}" if kp_s is not None else note
+                ratio = f"{kp_s / ours:.1f}x" if kp_s is not None and ours > 0 else "-"
+                java_txt, java_ratio = "-", "-"
+                if oracle is not None:
+                    java_s = oracle.assign(_case(a, ppt, members), warmup=args.java_warmup, timed=True)["nanos"] / 1e9
+                    java_txt, java_ratio = f"{java_s:.3f}", f"{ours / java_s:.1f}x" if java_s > 0 else "-"
+                print(f"{name:<10} {a:<19} {ours:>9.3f} {kp_txt:>15} {ratio:>8} {java_txt:>9} {java_ratio:>9}",
+                      flush=True)
+    finally:
+        if oracle is not None:
+            oracle.close()
+
+
+def _case(assignor, ppt, members) -> dict:
+    """The `assign` case of a scenario, for Kafka's Java assignors (topic ids fixed, so both sides order alike)."""
+    import base64
+    import hashlib
+
+    return {"assignor": assignor, "partitions_per_topic": dict(ppt),
+            "topic_ids": {t: base64.urlsafe_b64encode(hashlib.md5(t.encode()).digest()).decode().rstrip("=")
+                          for t in ppt},
+            "members": [{"member_id": m.member_id, "topics": list(m.topics), "group_instance_id": m.group_instance_id,
+                         "owned_partitions": [list(tp) for tp in m.owned_partitions], "generation": m.generation,
+                         "rack": m.rack} for m in members]}
 
 
 if __name__ == "__main__":
