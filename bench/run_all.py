@@ -15,6 +15,7 @@ BENCHES = [
     ("whole job vs plain consumer", ["bench_job.py"]),
     ("standalone cluster vs local mode vs plain consumer, both Kafka readers", ["bench_cluster.py"]),
     ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
+    ("history: a year of a fleet's history, one group and the top 20", ["bench_history.py"]),
 ]
 
 

@@ -55,6 +55,17 @@ def _cmd_run(args) -> int:
     return run_job(cfg, once=args.once)
 
 
+def _cmd_history(args) -> int:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"rebalance-monitor history: bad configuration: {exc}", file=sys.stderr)
+        return 2
+    from .history import run_history
+
+    return run_history(cfg, args)
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -88,6 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", required=True)
     run.add_argument("--once", action="store_true", help="process what is available now, then stop")
     run.set_defaults(func=_cmd_run)
+
+    h = sub.add_parser("history", help="why did a group rebalance? a group's timeline, or the fleet's top groups, "
+                                        "from the history the job wrote")
+    h.add_argument("--config", help="the job's config file (its sinks.history settings); defaults apply without one")
+    h.add_argument("--group", help="the group's timeline; without it, the top groups by rebalances")
+    h.add_argument("--since", help="from this time: 12h, 7d, 30m ago, ISO 8601, or epoch ms")
+    h.add_argument("--until", help="up to this time (same forms)")
+    h.add_argument("--source", choices=("auto", "parquet", "kafka"), default="auto",
+                   help="the Parquet directory or the Kafka topic of sinks.history (auto: Parquet when set)")
+    h.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    h.add_argument("--top", type=int, default=20, help="groups in the fleet view")
+    h.set_defaults(func=_cmd_history)
 
     d = sub.add_parser("demo", help="the whole system on this machine with nothing configured")
     d.add_argument("--duration", type=float, default=None, help="stop after this many seconds")

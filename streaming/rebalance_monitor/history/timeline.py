@@ -1,0 +1,87 @@
+"""What `rebalance-monitor history` answers: a group's timeline (generations with their causes, timeouts, storms) or
+the fleet's groups ranked by rebalances, as plain rows the renderers print."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail")
+FLEET_COLUMNS = ("group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
+
+
+def _who(c: dict) -> str:
+    parts = [c.get("client_id") or c.get("member_id") or ""]
+    if c.get("host"):
+        parts.append(f"@{c['host']}")
+    return "".join(parts)
+
+
+def _causes(rec: dict) -> str:
+    out = []
+    for c in rec.get("causes") or []:
+        who = _who(c)
+        out.append(f"{c.get('cause')}" + (f" ({who})" if who else ""))
+    return "; ".join(out)
+
+
+def timeline_rows(records: Iterable[dict]) -> list[dict]:
+    """One row per thing that happened to the group, oldest first."""
+    rows = []
+    for r in records:
+        kind = r.get("kind")
+        row = dict.fromkeys(TIMELINE_COLUMNS)
+        row["time"] = r.get("ts")
+        if kind == "generation":
+            d = r.get("duration_ms")
+            row.update(event="generation", generation=r.get("generation"),
+                       duration_s=round(d / 1000.0, 3) if d is not None else None,
+                       members=len(r.get("members") or []), moved=r.get("partitions_moved"),
+                       mismatched=r.get("mismatched_partitions"), detail=_causes(r))
+        elif kind == "member_timeout":
+            row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
+        elif kind == "storm":
+            what = "storm ended" if r.get("ended_ms") else "storm"
+            row.update(event=what, detail=f"{r.get('rebalances')} rebalances in the window"
+                       + (f", {r.get('pattern')}" if r.get("pattern") else ""))
+        elif kind in ("group_deleted", "coordinator"):
+            row.update(event=kind.replace("_", " "), detail=r.get("action") or r.get("reason") or "")
+        else:
+            continue
+        rows.append(row)
+    return rows
+
+
+def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
+    """Groups ranked by rebalances (generations) in the range, then timeouts; `top` rows."""
+    stats: dict[str, dict] = {}
+    causes: dict[str, Counter] = {}
+    members: dict[str, Counter] = {}
+    for r in records:
+        g = r.get("group")
+        if not g:
+            continue
+        s = stats.setdefault(g, {"group": g, "rebalances": 0, "timeouts": 0, "storms": 0, "first": None,
+                                 "last": None, "top_cause": None, "top_member": None})
+        ts = r.get("ts")
+        if ts is not None:
+            s["first"] = ts if s["first"] is None else min(s["first"], ts)
+            s["last"] = ts if s["last"] is None else max(s["last"], ts)
+        kind = r.get("kind")
+        if kind == "generation":
+            s["rebalances"] += 1
+            for c in r.get("causes") or []:
+                causes.setdefault(g, Counter())[c.get("cause")] += 1
+                who = _who(c)
+                if who:
+                    members.setdefault(g, Counter())[who] += 1
+        elif kind == "member_timeout":
+            s["timeouts"] += 1
+        elif kind == "storm" and not r.get("ended_ms"):
+            s["storms"] += 1
+    for g, s in stats.items():
+        if causes.get(g):
+            s["top_cause"] = causes[g].most_common(1)[0][0]
+        if members.get(g):
+            s["top_member"] = members[g].most_common(1)[0][0]
+    ranked = sorted(stats.values(), key=lambda s: (-s["rebalances"], -s["timeouts"], s["group"]))
+    return ranked[:top]

@@ -1,0 +1,61 @@
+"""`rebalance-monitor history`'s timeline, fleet ranking, renderers and time parsing (pure, no job)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from rebalance_monitor.history.render import parse_when, render
+from rebalance_monitor.history.timeline import FLEET_COLUMNS, TIMELINE_COLUMNS, fleet_rows, timeline_rows
+
+GEN = {"kind": "generation", "group": "orders", "ts": 1_700_000_060_000, "generation": 7, "duration_ms": 1500,
+       "members": ["a", "b"], "partitions_moved": 3, "mismatched_partitions": 0,
+       "causes": [{"cause": "member_left", "member_id": "a-1", "client_id": "orders-3", "host": "/10.0.0.7"}]}
+TIMEOUT = {"kind": "member_timeout", "group": "orders", "ts": 1_700_000_070_000, "timeout": "session",
+           "member_id": "b-1", "client_id": "orders-4", "host": "/10.0.0.8"}
+
+
+def test_parse_when():
+    now = 1_700_000_000_000
+    assert parse_when("12h", now) == now - 12 * 3_600_000
+    assert parse_when("7d", now) == now - 7 * 86_400_000
+    assert parse_when("2023-11-14T22:13:20Z") == 1_700_000_000_000
+    assert parse_when("2023-11-14T22:13:20") == 1_700_000_000_000  # no zone: UTC
+    assert parse_when("1700000000000") == 1_700_000_000_000
+    with pytest.raises(ValueError, match="not a time"):
+        parse_when("yesterday")
+
+
+def test_timeline_names_the_cause_the_client_and_the_host():
+    rows = timeline_rows([GEN, TIMEOUT, {"kind": "offsets_committed", "group": "orders", "ts": 1}])
+    assert [r["event"] for r in rows] == ["generation", "session timeout"]
+    assert rows[0]["detail"] == "member_left (orders-3@/10.0.0.7)" and rows[0]["duration_s"] == 1.5
+    assert rows[0]["moved"] == 3 and rows[0]["members"] == 2
+    assert rows[1]["detail"] == "orders-4@/10.0.0.8"
+
+
+def test_fleet_ranks_by_rebalances_and_names_the_usual_suspect():
+    recs = [dict(GEN, ts=GEN["ts"] + i) for i in range(3)] + [dict(GEN, group="payments")]
+    recs.append({"kind": "storm", "group": "orders", "ts": 1_700_000_100_000, "ended_ms": None, "rebalances": 4})
+    rows = fleet_rows(recs, top=1)
+    assert len(rows) == 1 and rows[0]["group"] == "orders" and rows[0]["rebalances"] == 3
+    assert rows[0]["storms"] == 1 and rows[0]["top_cause"] == "member_left"
+    assert rows[0]["top_member"] == "orders-3@/10.0.0.7"
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_renderers(fmt):
+    out = io.StringIO()
+    render(timeline_rows([GEN]), TIMELINE_COLUMNS, fmt, out, title="group orders")
+    text = out.getvalue()
+    if fmt == "json":
+        row = json.loads(text.splitlines()[0])
+        assert row["time"] == "2023-11-14T22:14:20.000+00:00" and row["generation"] == 7
+    elif fmt == "csv":
+        assert text.splitlines()[0].split(",") == list(TIMELINE_COLUMNS)
+    else:
+        assert text.splitlines()[0] == "group orders" and "member_left (orders-3@/10.0.0.7)" in text
+    out = io.StringIO()
+    render([], FLEET_COLUMNS, "table", out)
+    assert "(nothing in this range)" in out.getvalue()
