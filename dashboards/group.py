@@ -24,6 +24,7 @@ def build() -> str:
     last_ts = sel("kafka_consumergroup_last_rebalance_timestamp_seconds", ONE)
     storm = sel("kafka_consumergroup_storm", ONE)
     storms = sel("kafka_consumergroup_storms_total", ONE)
+    storm_pattern = sel("kafka_consumergroup_storm_pattern", ONE)
     coordinator = sel("kafka_consumergroup_coordinator_info", ONE)
     rebalances = sel("kafka_consumergroup_rebalances_total", ONE)
     gens = sel("kafka_consumergroup_generations_total", ONE)
@@ -81,6 +82,10 @@ def build() -> str:
     d = d.with_panel(stat_panel(
         "Storm", help_of("kafka_consumergroup_storm"), [q(f"max({storm})", instant=True)], w=3,
         mappings=value_map({"0": ("no", "green"), "1": ("STORM", "red")})))
+    d = d.with_panel(stat_panel(
+        "Storm looks like", help_of("kafka_consumergroup_storm_pattern"),
+        [q(f"max by (pattern) ({storm_pattern}) == 1", "{{pattern}}", instant=True)],
+        text_mode=cm.BigValueTextMode.NAME, w=3).no_value("no storm"))
     d = d.with_panel(stat_panel(
         "Rebalancing for", "Time since the current rebalance started (empty when the group is not rebalancing). "
         + help_of("kafka_consumergroup_last_rebalance_start_timestamp_seconds"),

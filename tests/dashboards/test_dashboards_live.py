@@ -55,7 +55,8 @@ class CatalogueStandIn:
                 if spec.name.endswith("timestamp_seconds"):
                     value = now - 5
                 elif spec.type == "info" or spec.name in {
-                        "kafka_consumergroup_state", "kafka_consumergroup_storm", "rebalance_monitor_up",
+                        "kafka_consumergroup_state", "kafka_consumergroup_storm", "kafka_consumergroup_storm_pattern",
+                        "rebalance_monitor_up",
                         "rebalance_monitor_ready", "kafka_consumergroup_rebalance_in_progress"}:
                     value = 1
                 else:

@@ -77,3 +77,58 @@ def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
         # The storm ends: Prometheus resolves the alert and Alertmanager drops it.
         gauge.labels(group="g").set(0)
         am.wait_until_gone("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
+
+
+@pytest.fixture()
+def pattern_exporter():
+    """Two groups in a storm: `rollout` looks like a rolling restart, `flappy` like a flapping member."""
+    from prometheus_client import CollectorRegistry, Gauge, start_http_server
+
+    from rebalance_monitor.metrics.catalogue import by_name
+    from rebalance_monitor.testing.broker import free_port
+
+    registry = CollectorRegistry()
+    gauges = {name: Gauge(name, by_name(name).help, list(by_name(name).labels), registry=registry)
+              for name in ("kafka_consumergroup_storm", "kafka_consumergroup_storm_pattern")}
+    for group, pattern in (("rollout", "rolling_restart"), ("flappy", "flapping_member")):
+        gauges["kafka_consumergroup_storm"].labels(group=group).set(1)
+        gauges["kafka_consumergroup_storm_pattern"].labels(group=group, pattern=pattern).set(1)
+    port = free_port()
+    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_exporter, tmp_path):
+    """The shipped Alertmanager configuration (deploy/compose/alertmanager.yml) inhibits the storm alert of a group
+    whose storm looks planned, and leaves the flapping member's storm and its critical alert active."""
+    import time
+
+    import yaml
+
+    _require_binaries()
+    from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
+                                                        copy_rules_with_short_for)
+
+    shipped = yaml.safe_load(open(os.path.join(ROOT, "deploy", "compose", "alertmanager.yml")))
+    rules = copy_rules_with_short_for(sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml"))), tmp_path, "1s")
+    with AlertmanagerServer(config=shipped) as am, PrometheusWithAlertmanager(
+            [pattern_exporter], alertmanager=am, rule_files=rules, scrape_interval="1s"):
+        planned = am.wait_for_alert("KafkaConsumerGroupPlannedChurn", {"group": "rollout"}, timeout_s=45)
+        assert planned["labels"]["severity"] == "info" and planned["labels"]["pattern"] == "rolling_restart"
+        flapping = am.wait_for_alert("KafkaConsumerGroupFlappingMember", {"group": "flappy"}, timeout_s=45)
+        assert flapping["labels"]["severity"] == "critical" and flapping["status"]["state"] == "active"
+        assert am.find("KafkaConsumerGroupFlappingMember", {"group": "rollout"}) == []
+        deadline = time.monotonic() + 45
+        while True:
+            storm = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "rollout"}, timeout_s=45)
+            if storm["status"]["inhibitedBy"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert storm["status"]["state"] == "suppressed" and storm["status"]["inhibitedBy"]
+        other = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "flappy"}, timeout_s=45)
+        assert other["status"]["state"] == "active" and not other["status"]["inhibitedBy"]

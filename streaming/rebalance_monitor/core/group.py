@@ -23,6 +23,7 @@ from .members import Member
 from .rebalance import Rebalance
 from .settings import CoreSettings
 from .storm import StormTracker
+from .storm_pattern import summarise
 
 EMPTY = "Empty"
 PREPARING = "PreparingRebalance"
@@ -551,7 +552,7 @@ class GroupMonitor:
                 self._count("partitions_capped")
                 self.owners = dict(list(self.owners.items())[-self.settings.max_partitions_per_group:])
         self.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
-        for srec in self.storm.on_generation(completed_ms):
+        for srec in self.storm.on_generation(completed_ms, summarise(rec)):
             out.append(self._stamp(srec, completed_ms))
 
     def _stamp(self, rec: dict, ts: int) -> dict:

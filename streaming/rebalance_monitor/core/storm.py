@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections import deque
 
+from .storm_pattern import classify
+
 
 class StormTracker:
-    __slots__ = ("window_ms", "min_rebalances", "completions", "started_ms", "count_in_storm", "storms")
+    __slots__ = ("window_ms", "min_rebalances", "completions", "started_ms", "count_in_storm", "storms",
+                 "summaries", "in_storm_summaries")
 
     def __init__(self, window_ms: int, min_rebalances: int):
         self.window_ms = window_ms
@@ -20,16 +23,20 @@ class StormTracker:
         self.started_ms: int | None = None
         self.count_in_storm = 0
         self.storms = 0
+        # storm_pattern.summarise() of each completion in `completions`, and of every generation of the running storm
+        self.summaries: deque[dict | None] = deque()
+        self.in_storm_summaries: list = []
 
     @property
     def in_storm(self) -> bool:
         return self.started_ms is not None
 
     def _record(self, ended_ms: int | None) -> dict:
+        pattern, detail = classify([s for s in self.in_storm_summaries if s is not None])
         return {
             "kind": "storm", "started_ms": self.started_ms, "ended_ms": ended_ms,
             "rebalances": self.count_in_storm if ended_ms is not None else len(self.completions),
-            "window_ms": self.window_ms,
+            "window_ms": self.window_ms, "pattern": pattern, "pattern_detail": detail,
         }
 
     def end_deadline(self) -> int | None:
@@ -46,27 +53,46 @@ class StormTracker:
             out.append(self._record(end))
             self.started_ms = None
             self.count_in_storm = 0
+            self.in_storm_summaries = []
         horizon = now_ms - self.window_ms
         keep = self.min_rebalances if self.started_ms is not None else 0
         while len(self.completions) > keep and self.completions[0] <= horizon:
             self.completions.popleft()
+            if self.summaries:
+                self.summaries.popleft()
         return out
 
-    def on_generation(self, completed_ms: int) -> list[dict]:
+    def on_generation(self, completed_ms: int, summary: dict | None = None) -> list[dict]:
+        """`summary`: storm_pattern.summarise() of the generation record (what the pattern rules read)."""
         out = self.advance(completed_ms)
         self.completions.append(completed_ms)
+        self.summaries.append(summary)
         if self.started_ms is not None:
             self.count_in_storm += 1
+            self.in_storm_summaries.append(summary)
         elif len(self.completions) >= self.min_rebalances:
             self.started_ms = completed_ms
             self.count_in_storm = len(self.completions)
             self.storms += 1
+            self.in_storm_summaries = list(self.summaries)
             out.append(self._record(None))
         return out
 
     def to_state(self) -> list:
-        return [list(self.completions), self.started_ms, self.count_in_storm, self.storms]
+        return [list(self.completions), self.started_ms, self.count_in_storm, self.storms, list(self.summaries),
+                self.in_storm_summaries]
 
     def load_state(self, state: list) -> None:
-        completions, self.started_ms, self.count_in_storm, self.storms = state
+        completions, self.started_ms, self.count_in_storm, self.storms = state[:4]
         self.completions = deque(completions)
+        # state written before storm patterns has no summaries: the pattern then reads what follows
+        summaries = state[4] if len(state) > 4 else [None] * len(completions)
+        self.summaries = deque(_summary(s) for s in summaries)
+        self.in_storm_summaries = [_summary(s) for s in (state[5] if len(state) > 5 else [])]
+
+
+def _summary(s):
+    """A summary back from JSON state (tuples came back as lists)."""
+    if s is None:
+        return None
+    return {"members": s["members"], "causes": [tuple(c) for c in s["causes"]]}

@@ -119,6 +119,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        ("group",)),
     _g("kafka_consumergroup_storms_total", "counter",
        "Rebalance storms that started.", ("group",)),
+    _g("kafka_consumergroup_storm_pattern", "gauge",
+       "What the group's running (or last) storm looks like, as the label pattern: rolling_restart, scaling, "
+       "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern")),
     # ---- lag -------------------------------------------------------------------------------------------------
     _g("kafka_consumergroup_lag", "gauge",
        "Offset lag: log-end offset minus committed offset, never negative.",

@@ -34,7 +34,7 @@ def sample_records() -> list[dict]:
         {"kind": "member_timeout", "group": g, "member_id": "c-2", "timeout": "poll", "last_seen_ms": T0 - 330_000,
          "deadline_ms": T0 - 30_000, "detected_ms": T0 - 29_000, "client_id": "orders-2", "host": "/10.0.0.12"},
         {"kind": "storm", "group": g, "started_ms": T0 - 20_000, "ended_ms": None, "rebalances": 4,
-         "window_ms": 600_000},
+         "window_ms": 600_000, "pattern": "rolling_restart", "pattern_detail": "2 members restarted in turn"},
         {"kind": "end_offsets", "group": "", "ts": T0 - 30_000, "offsets": [["orders", 0, 1300], ["orders", 1, 960]]},
         {"kind": "end_offsets", "group": "", "ts": T0, "offsets": [["orders", 0, 1600], ["orders", 1, 960]]},
         {"kind": "offsets_committed", "group": g, "ts": T0, "member_id": "c-1",

@@ -161,7 +161,8 @@ class _Dedupe:
 _STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total")      # default 0
 _STATE_GAUGES = ("generation", "state", "members", "protocol", "in_progress", "last_rebalance_ts",
                  "last_rebalance_start_ts", "lag_at_rebalance_start", "mismatched", "unassigned", "imbalance",
-                 "needless_moves", "heartbeat_gap_ratio", "storm", "storm_started_ms")  # default None
+                 "needless_moves", "heartbeat_gap_ratio", "storm", "storm_started_ms",
+                 "storm_pattern")  # default None
 _STATE_FLAGS = ("has_status",)                                                         # default False
 
 
@@ -196,6 +197,7 @@ class _Group:
         self.heartbeat_gap_ratio: float | None = None
         self.storm: int | None = None
         self.storm_started_ms: int | None = None
+        self.storm_pattern: str | None = None  # the running (or last) storm's pattern (core/storm_pattern.py)
         self.coordinator: tuple[int, object] | None = None   # (partition, broker or None)
         # offsets
         self.committed: dict[tuple[str, int], int] = {}
@@ -314,6 +316,9 @@ class _Group:
         if self.storm is not None or self.storms_total:
             add("kafka_consumergroup_storm", f"kafka_consumergroup_storm{{{g}}} {self.storm or 0}\n")
             add("kafka_consumergroup_storms_total", f"kafka_consumergroup_storms_total{{{g}}} {self.storms_total}\n")
+        if self.storm_pattern is not None:
+            add("kafka_consumergroup_storm_pattern", f'kafka_consumergroup_storm_pattern{{{g},'
+                f'pattern="{escape_label(self.storm_pattern)}"}} {self.storm or 0}\n')
         if self.lag_at_rebalance_start is not None:
             add("kafka_consumergroup_lag_sum_at_rebalance_start",
                 f"kafka_consumergroup_lag_sum_at_rebalance_start{{{g}}} {self.lag_at_rebalance_start}\n")
@@ -711,6 +716,8 @@ class MetricsUpdater:
         if g.storm_started_ms is None or (isinstance(started, int) and started >= g.storm_started_ms):
             g.storm_started_ms = started
             g.storm = 1 if r.get("ended_ms") is None else 0
+            if r.get("pattern"):
+                g.storm_pattern = str(r["pattern"])
 
     def _on_group_status(self, g: _Group, r: dict) -> None:
         g.meta_frags = None

@@ -1,0 +1,96 @@
+"""What a rebalance storm looks like, from the generations inside it: a few named rules, checked in order, the first
+that holds names the pattern (Burrow's evaluator rules are the model). A planned rolling restart or autoscaling
+should not page the way a flapping member does; the pattern lets alert rules tell them apart.
+
+Each generation is summarised as `{"members": n, "causes": [(cause, who), ...]}`, `who` being the client id (or
+member id) and host of the member a cause names.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Sequence
+
+ROLLING_RESTART = "rolling_restart"
+SCALING = "scaling"
+FLAPPING_MEMBER = "flapping_member"
+TIMEOUTS = "timeouts"
+MIXED = "mixed"
+PATTERNS = (TIMEOUTS, FLAPPING_MEMBER, SCALING, ROLLING_RESTART, MIXED)
+
+_TIMEOUT_CAUSES = {"session_timeout", "poll_timeout", "join_timeout", "sync_timeout"}
+_CHURN_CAUSES = {"member_joined", "member_left", "static_member_replaced", "unknown"}
+
+
+def summarise(generation_record: dict) -> dict:
+    """The part of a `generation` record the rules read."""
+    causes = []
+    for c in generation_record.get("causes") or []:
+        who = c.get("client_id") or c.get("member_id") or ""
+        if c.get("host"):
+            who = f"{who}@{c['host']}"
+        causes.append((c.get("cause"), who))
+    return {"members": len(generation_record.get("members") or []), "causes": causes}
+
+
+def _timeouts(gens: Sequence[dict]) -> str | None:
+    timed = [g for g in gens if any(c in _TIMEOUT_CAUSES for c, _ in g["causes"])]
+    if len(timed) * 2 < len(gens):
+        return None
+    who = sorted({w for g in timed for c, w in g["causes"] if c in _TIMEOUT_CAUSES and w})
+    kinds = sorted({c for g in timed for c, _ in g["causes"] if c in _TIMEOUT_CAUSES})
+    return f"{', '.join(kinds)} of {', '.join(who[:5]) or 'unnamed members'}" + (" ..." if len(who) > 5 else "")
+
+
+def _flapping(gens: Sequence[dict]) -> str | None:
+    per_gen = Counter(w for g in gens for w in {w for _, w in g["causes"] if w})
+    if not per_gen:
+        return None
+    who, n = per_gen.most_common(1)[0]
+    if n >= 3 and n * 5 >= len(gens) * 3:  # named in at least 60% of the generations
+        return f"{who} in {n} of {len(gens)} generations"
+    return None
+
+
+def _rolling_restart(gens: Sequence[dict]) -> str | None:
+    causes = [c for g in gens for c, _ in g["causes"]]
+    if not causes or any(c not in _CHURN_CAUSES for c in causes):
+        return None
+    per_who = Counter(w for g in gens for w in {w for _, w in g["causes"] if w})
+    if len(per_who) < 2 or max(per_who.values()) > 2:  # several members, each out and back at most once
+        return None
+    kinds: dict[str, set] = {}
+    for g in gens:
+        for c, w in g["causes"]:
+            if w:
+                kinds.setdefault(w, set()).add(c)
+    back = [w for w, ks in kinds.items() if "static_member_replaced" in ks or {"member_left", "member_joined"} <= ks
+            or {"unknown", "member_joined"} <= ks]
+    if len(back) * 2 < len(kinds):  # most of them left and came back
+        return None
+    if gens[0]["members"] and abs(gens[-1]["members"] - max(g["members"] for g in gens)) > 1:
+        return None  # the group shrank for good: not a restart
+    return f"{len(per_who)} members restarted in turn"
+
+
+def _scaling(gens: Sequence[dict]) -> str | None:
+    sizes = [g["members"] for g in gens]
+    steps = [b - a for a, b in zip(sizes, sizes[1:])]
+    if len(sizes) < 2 or sizes[0] == sizes[-1]:
+        return None
+    if all(s >= 0 for s in steps) or all(s <= 0 for s in steps):
+        return f"{'scale-out' if sizes[-1] > sizes[0] else 'scale-in'} from {sizes[0]} to {sizes[-1]} members"
+    return None
+
+
+RULES: tuple[tuple[str, Callable[[Sequence[dict]], str | None]], ...] = (
+    (TIMEOUTS, _timeouts), (FLAPPING_MEMBER, _flapping), (SCALING, _scaling), (ROLLING_RESTART, _rolling_restart))
+
+
+def classify(gens: Sequence[dict]) -> tuple[str, str]:
+    """(pattern, detail) of a storm made of these generations (oldest first)."""
+    for name, rule in RULES:
+        detail = rule(gens) if gens else None
+        if detail is not None:
+            return name, detail
+    kinds = Counter(c for g in gens for c, _ in g["causes"])
+    return MIXED, ", ".join(f"{c} x{n}" for c, n in kinds.most_common(4)) or "no causes known"

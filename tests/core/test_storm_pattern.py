@@ -1,0 +1,72 @@
+"""Storms explained: each rule of core/storm_pattern on the generations it is meant for, in one table, and the
+pattern on the storm records of a replayed storm."""
+from __future__ import annotations
+
+import pytest
+
+from rebalance_monitor.core.storm import StormTracker
+from rebalance_monitor.core.storm_pattern import classify, summarise
+
+
+def g(members, *causes):
+    return {"members": members, "causes": list(causes)}
+
+
+CASES = [
+    ("rolling restart: each member out and back once, in turn",
+     [g(2, ("member_left", "c1@h1")), g(3, ("member_joined", "c1@h1")), g(2, ("member_left", "c2@h2")),
+      g(3, ("member_joined", "c2@h2")), g(2, ("member_left", "c3@h3")), g(3, ("member_joined", "c3@h3"))],
+     "rolling_restart", "3 members restarted in turn"),
+    ("scaling out, one member at a time",
+     [g(3, ("member_joined", "c4@h4")), g(4, ("member_joined", "c5@h5")), g(5, ("member_joined", "c6@h6")),
+      g(6, ("member_joined", "c7@h7"))],
+     "scaling", "scale-out from 3 to 6 members"),
+    ("scaling in",
+     [g(5, ("member_left", "a@1")), g(4, ("member_left", "b@2")), g(3, ("member_left", "c@3")), g(2, ("member_left", "d@4"))],
+     "scaling", "scale-in from 5 to 2 members"),
+    ("one member flapping",
+     [g(3, ("member_joined", "bad@h9")), g(2, ("member_left", "bad@h9")), g(3, ("member_joined", "bad@h9")),
+      g(2, ("member_left", "bad@h9")), g(3, ("member_joined", "ok@h1"))],
+     "flapping_member", "bad@h9 in 4 of 5 generations"),
+    ("timeouts",
+     [g(3, ("session_timeout", "slow@h2")), g(3, ("member_joined", "slow@h2")), g(2, ("poll_timeout", "slow@h2")),
+      g(3, ("member_joined", "new@h3"))],
+     "timeouts", "poll_timeout, session_timeout of slow@h2"),
+    ("mixed",
+     [g(3, ("metadata_change", "")), g(4, ("member_joined", "a@1")), g(3, ("member_left", "b@2")),
+      g(3, ("subscription_change", "c@3"))],
+     "mixed", "metadata_change x1, member_joined x1, member_left x1, subscription_change x1"),
+]
+
+
+@pytest.mark.parametrize("name, gens, pattern, detail", CASES, ids=[c[0] for c in CASES])
+def test_rules(name, gens, pattern, detail):
+    assert classify(gens) == (pattern, detail)
+
+
+def test_summary_of_a_generation_record():
+    rec = {"members": ["a", "b"], "causes": [{"cause": "member_left", "member_id": "m-1", "client_id": "c",
+                                              "host": "/10.0.0.1"}, {"cause": "unknown"}]}
+    assert summarise(rec) == {"members": 2, "causes": [("member_left", "c@/10.0.0.1"), ("unknown", "")]}
+
+
+def test_storm_records_carry_the_pattern_and_survive_the_state_codec():
+    t = StormTracker(window_ms=60_000, min_rebalances=3)
+    gens = CASES[0][1]
+    out = []
+    for i, s in enumerate(gens[:3]):
+        out += t.on_generation(1000 * (i + 1), s)
+    # at its start the storm holds the first three generations: two members, the first already back
+    assert (out[-1]["pattern"], out[-1]["pattern_detail"]) == ("rolling_restart", "2 members restarted in turn")
+    import json
+
+    restored = StormTracker(window_ms=60_000, min_rebalances=3)
+    restored.load_state(json.loads(json.dumps(t.to_state())))
+    for i, s in enumerate(gens[3:]):
+        out += restored.on_generation(4000 + 1000 * i, s)
+    end = restored.advance(10_000_000)
+    assert end and end[0]["ended_ms"] is not None
+    assert (end[0]["pattern"], end[0]["pattern_detail"]) == ("rolling_restart", "3 members restarted in turn")
+    old = StormTracker(window_ms=60_000, min_rebalances=3)
+    old.load_state([[1, 2], None, 0, 0])  # state written before patterns
+    assert list(old.summaries) == [None, None]
