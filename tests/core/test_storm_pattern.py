@@ -27,7 +27,7 @@ CASES = [
     ("one member flapping",
      [g(3, ("member_joined", "bad@h9")), g(2, ("member_left", "bad@h9")), g(3, ("member_joined", "bad@h9")),
       g(2, ("member_left", "bad@h9")), g(3, ("member_joined", "ok@h1"))],
-     "flapping_member", "bad@h9 in 4 of 5 generations"),
+     "flapping_member", "bad@h9 in 4 of 5 generations, gone 2 times"),
     ("timeouts",
      [g(3, ("session_timeout", "slow@h2")), g(3, ("member_joined", "slow@h2")), g(2, ("poll_timeout", "slow@h2")),
       g(3, ("member_joined", "new@h3"))],
@@ -48,6 +48,10 @@ def test_summary_of_a_generation_record():
     rec = {"members": ["a", "b"], "causes": [{"cause": "member_left", "member_id": "m-1", "client_id": "c",
                                               "host": "/10.0.0.1"}, {"cause": "unknown"}]}
     assert summarise(rec) == {"members": 2, "causes": [("member_left", "c@/10.0.0.1"), ("unknown", "")]}
+    # no client id: the member id less the UUID Kafka appends to the client id
+    rec = {"members": [], "causes": [{"cause": "member_joined",
+                                      "member_id": "storm-flapper-1b4e28ba-2fa1-11d2-883f-0016d3cca427"}]}
+    assert summarise(rec)["causes"] == [("member_joined", "storm-flapper")]
 
 
 def test_storm_records_carry_the_pattern_and_survive_the_state_codec():

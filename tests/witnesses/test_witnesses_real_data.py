@@ -86,3 +86,18 @@ def test_a_static_member_restarted_in_its_session_starts_no_rebalance_in_any_wit
         started = [r for r in mine if r["kind"] == "rebalance_started"]
         gens = [r for r in mine if r["kind"] == "generation"]
         assert len(started) <= len(gens), (witness, [r["generation"] for r in started], [g["generation"] for g in gens])
+
+
+def test_storms_are_explained_alike_by_every_witness():
+    """What real brokers and clients recorded: the storm scenario (one member joins and leaves four times) is a
+    flapping member named by its client id, the rolling restart a rolling restart, whichever input is read."""
+    from rebalance_monitor.config import load_config
+
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10, "storm.min_rebalances": 5,
+                                         "core.settle": "10s"})
+    for version in VERSIONS:
+        for witness, recs in W.load_captured(DATA / version).items():
+            storms = {r["group"]: r for r in W.reconstruct(witness, recs, cfg=cfg) if r["kind"] == "storm"}
+            assert storms["w-storm"]["pattern"] == "flapping_member", (version, witness, storms["w-storm"])
+            assert storms["w-storm"]["pattern_detail"].startswith("storm-flapper"), (version, witness)
+            assert storms["w-rolling_restart"]["pattern"] == "rolling_restart", (version, witness)

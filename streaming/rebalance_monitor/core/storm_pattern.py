@@ -7,8 +7,12 @@ member id) and host of the member a cause names.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Callable, Sequence
+
+# Kafka's member ids are "<client.id>-<UUID>": without a client id, the member id less its UUID names the client
+_MEMBER_UUID = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 ROLLING_RESTART = "rolling_restart"
 SCALING = "scaling"
@@ -19,13 +23,14 @@ PATTERNS = (TIMEOUTS, FLAPPING_MEMBER, SCALING, ROLLING_RESTART, MIXED)
 
 _TIMEOUT_CAUSES = {"session_timeout", "poll_timeout", "join_timeout", "sync_timeout"}
 _CHURN_CAUSES = {"member_joined", "member_left", "static_member_replaced", "unknown"}
+_DEPARTURES = {"member_left", "unknown", "session_timeout", "poll_timeout", "join_timeout", "sync_timeout"}
 
 
 def summarise(generation_record: dict) -> dict:
     """The part of a `generation` record the rules read."""
     causes = []
     for c in generation_record.get("causes") or []:
-        who = c.get("client_id") or c.get("member_id") or ""
+        who = c.get("client_id") or _MEMBER_UUID.sub("", c.get("member_id") or "")
         if c.get("host"):
             who = f"{who}@{c['host']}"
         causes.append((c.get("cause"), who))
@@ -46,30 +51,40 @@ def _flapping(gens: Sequence[dict]) -> str | None:
     if not per_gen:
         return None
     who, n = per_gen.most_common(1)[0]
-    if n >= 3 and n * 5 >= len(gens) * 3:  # named in at least 60% of the generations
-        return f"{who} in {n} of {len(gens)} generations"
+    departures = sum(1 for g in gens for c, w in g["causes"] if w == who and c in _DEPARTURES)
+    # named in at least 60% of the generations, and gone more than once (a rolling restart takes each member
+    # out once)
+    if n >= 3 and n * 5 >= len(gens) * 3 and departures >= 2:
+        return f"{who} in {n} of {len(gens)} generations, gone {departures} times"
     return None
 
 
 def _rolling_restart(gens: Sequence[dict]) -> str | None:
-    causes = [c for g in gens for c, _ in g["causes"]]
-    if not causes or any(c not in _CHURN_CAUSES for c in causes):
+    causes = [(c, w) for g in gens for c, w in g["causes"]]
+    if not causes:
         return None
-    per_who = Counter(w for g in gens for w in {w for _, w in g["causes"] if w})
-    if len(per_who) < 2 or max(per_who.values()) > 2:  # several members, each out and back at most once
+    departed: Counter = Counter()
+    back = set()
+    for c, w in causes:  # in time order
+        if not w:
+            continue
+        if c in _DEPARTURES:
+            departed[w] += 1
+        elif c in ("member_joined", "static_member_replaced") and departed[w]:
+            back.add(w)
+        if c == "static_member_replaced":
+            departed[w] += 1
+            back.add(w)
+    if len(departed) < 2 or max(departed.values()) > 2 or not back:
+        return None  # several members, each out (and back) once
+    if any(departed[w] > 1 and w not in back for w in departed):
         return None
-    kinds: dict[str, set] = {}
-    for g in gens:
-        for c, w in g["causes"]:
-            if w:
-                kinds.setdefault(w, set()).add(c)
-    back = [w for w, ks in kinds.items() if "static_member_replaced" in ks or {"member_left", "member_joined"} <= ks
-            or {"unknown", "member_joined"} <= ks]
-    if len(back) * 2 < len(kinds):  # most of them left and came back
+    other = sum(1 for c, _ in causes if c not in _CHURN_CAUSES and c not in _DEPARTURES)
+    if other * 3 > len(causes):  # churn, give or take a client's own rejoin
         return None
-    if gens[0]["members"] and abs(gens[-1]["members"] - max(g["members"] for g in gens)) > 1:
+    if abs(gens[-1]["members"] - max(g["members"] for g in gens)) > 1:
         return None  # the group shrank for good: not a restart
-    return f"{len(per_who)} members restarted in turn"
+    return f"{len(departed)} members restarted in turn"
 
 
 def _scaling(gens: Sequence[dict]) -> str | None:

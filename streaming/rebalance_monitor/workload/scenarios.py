@@ -477,7 +477,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("rolling_restart", "three members are restarted one after the other (leave, then join)",
              _rolling_restart,
              {"generations_min": 7, "causes": ["member_joined", "member_left"], "timeouts": [],
-              "storm": True, "members_final": 3}, estimated_s=45),
+              "storm": True, "storm_pattern": "rolling_restart", "members_final": 3}, estimated_s=45),
     Scenario("static_restart", "two static members (group.instance.id, session timeout 15 s); one restarts "
              "within its session timeout: no member times out, no rebalance, the group keeps its generation",
              _static_restart,
@@ -491,7 +491,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
                     "keeps the old member id.",)),
     Scenario("storm", "two stable members and a third that joins and leaves four times", _storm,
              {"generations_min": 9, "causes": ["member_joined", "member_left"], "timeouts": [],
-              "storm": True, "members_final": 2}, estimated_s=45),
+              "storm": True, "storm_pattern": "flapping_member", "members_final": 2}, estimated_s=45),
     Scenario("partition_change", "the subscribed partitions change under a stable group (CreatePartitions, "
              "or on a broker without it a new topic matching the members' pattern)", _partition_change,
              {"generations_min": 2, "causes_any": ["metadata_change", "subscription_change"],
