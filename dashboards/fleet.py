@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from .common import (FLEET, UID_FLEET, bargauge_panel, base_dashboard, cluster_var, datasource_var, group_var,
-                     help_of, pie_panel, q, recorded, render, row, sel, stat_panel, table_panel, ts_panel)
+                     help_of, pie_panel, prometheus_annotation, q, recorded, render, row, sel, stat_panel,
+                     table_panel, ts_panel)
 
 TITLE = "Kafka rebalances: fleet overview"
 
@@ -18,14 +19,26 @@ def build() -> str:
     lag_s = sel("kafka_consumergroup_lag_seconds", FLEET)
     in_progress = sel("kafka_consumergroup_rebalance_in_progress", FLEET)
     generation = sel("kafka_consumergroup_generation", FLEET)
+    storm_pattern = sel("kafka_consumergroup_storm_pattern", FLEET)
+    annotations = {}
+    rebal_ann, extra = prometheus_annotation(
+        "Rebalances", f"max by (cluster, group) (changes({generation}[1m])) > 0", "orange",
+        title="Rebalance of {{group}}", text="new generation", tag_keys="cluster,group", step="60s")
+    annotations.update(extra)
+    storm_ann, extra = prometheus_annotation(
+        "Storms", f"max by (cluster, group, pattern) ({storm_pattern}) == 1", "red",
+        title="Storm in {{group}}", text="looks like {{pattern}}", tag_keys="cluster,group,pattern", step="60s")
+    annotations.update(extra)
     mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", FLEET)
     unassigned = sel("kafka_consumergroup_unassigned_partitions", FLEET)
     gap = sel("kafka_consumergroup_heartbeat_gap_ratio", FLEET)
 
     d = (base_dashboard(TITLE, UID_FLEET,
                         "Consumer groups by rebalance rate, storms, causes, member timeouts and lag. "
-                        "Click a group in a table to open its drill-down.")
-         .with_variable(datasource_var()).with_variable(cluster_var()).with_variable(group_var(multi=True)))
+                        "Click a group in a table to open its drill-down. Annotations mark rebalances and storms "
+                        "(with what each storm looks like).")
+         .with_variable(datasource_var()).with_variable(cluster_var()).with_variable(group_var(multi=True))
+         .annotation(rebal_ann).annotation(storm_ann))
 
     d = d.with_row(row("Now"))
     d = d.with_panel(stat_panel(
@@ -117,4 +130,4 @@ def build() -> str:
         "Heartbeat-gap ratio, top 10", help_of("kafka_consumergroup_heartbeat_gap_ratio"),
         [q(f"topk(10, max by (cluster, group) ({gap}))", "{{group}}", instant=True)],
         unit="percentunit", w=8, h=8, max_val=1, thresholds=[(None, "green"), (0.5, "orange"), (0.8, "red")]))
-    return render(d)
+    return render(d, annotations)

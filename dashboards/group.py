@@ -51,7 +51,8 @@ def build() -> str:
         title="Rebalance", text="New generation of $group", step="60s")
     annotations.update(extra)
     storm_ann, extra = prometheus_annotation(
-        "Storm", f"max({storm}) == 1", "red", title="Rebalance storm", text="$group is in a rebalance storm")
+        "Storm", f"max by (pattern) ({storm_pattern}) == 1 or (max({storm}) == 1 unless on () max({storm_pattern}))",
+        "red", title="Rebalance storm", text="$group is in a rebalance storm: {{pattern}}", tag_keys="pattern")
     annotations.update(extra)
     timeout_ann, extra = prometheus_annotation(
         "Member timeouts", f"sum by (timeout, client_id, host) (changes({timeouts}[1m])) > 0", "purple",

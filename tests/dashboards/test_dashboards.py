@@ -168,6 +168,18 @@ def test_drilldown_has_what_an_operator_needs(models):
                if "kafka_consumergroup" in t["expr"] and "kafka_topic_partition_end_offset" not in t["expr"])
 
 
+def test_rebalances_and_storms_are_annotations_on_both_dashboards(models):
+    """Storm annotations say what the storm looks like (kafka_consumergroup_storm_pattern's label)."""
+    for name in ("fleet", "group"):
+        anns = {a["name"]: a for a in models[name]["annotations"]["list"]}
+        storm = anns["Storms" if name == "fleet" else "Storm"]
+        assert "kafka_consumergroup_storm_pattern" in storm["expr"] and "pattern" in storm["tagKeys"]
+        assert "{{pattern}}" in storm["textFormat"]
+        assert "kafka_consumergroup_generation" in anns["Rebalances"]["expr"]
+    fleet = {a["name"]: a for a in models["fleet"]["annotations"]["list"]}
+    assert "{{group}}" in fleet["Rebalances"]["titleFormat"] and 'group=~"$group"' in fleet["Storms"]["expr"]
+
+
 def test_fleet_tables_link_to_the_drilldown(models):
     links = []
     for p in _panels(models["fleet"]):
