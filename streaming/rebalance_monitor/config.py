@@ -179,6 +179,8 @@ class SinksConfig:
 @dataclass(frozen=True)
 class LoggingConfig:
     level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="INFO")
+    # the Kafka clients' own loggers (kafka-python) and py4j's: their INFO lines are connection chatter
+    kafka_clients_level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="WARNING")
     progress_interval: Duration = Duration(30_000)
 
 

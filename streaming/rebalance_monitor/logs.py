@@ -39,8 +39,15 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def configure_logging(level: str, secrets=()) -> None:
+CLIENT_LOGGERS = ("kafka", "py4j")
+
+
+def configure_logging(level: str, secrets=(), clients_level: str = "WARNING") -> None:
+    """The root logger at `level`; the Kafka clients' and py4j's loggers at `clients_level` (logging.
+    kafka_clients_level), since their INFO lines are per-connection chatter; secrets redacted everywhere."""
     logging.basicConfig(level=getattr(logging, level), format=FORMAT)
+    for name in CLIENT_LOGGERS:
+        logging.getLogger(name).setLevel(getattr(logging, clients_level))
     redactor = RedactSecrets(secrets)
     for handler in logging.getLogger().handlers:
         handler.filters = [f for f in handler.filters if not isinstance(f, RedactSecrets)]

@@ -142,3 +142,22 @@ def test_spark_jars_dir_must_hold_jars_and_becomes_spark_jars(tmp_path):
     assert conf["spark.jars"] == f"{empty / 'a.jar'},{empty / 'b.jar'}"
     assert "spark.jars" not in session_conf()
     assert load_config(env={}).spark.jars_dir is None  # off unless asked: the Python source stays the default
+
+
+def test_the_kafka_clients_log_at_warning_unless_asked():
+    import logging
+
+    from rebalance_monitor.logs import configure_logging
+
+    cfg = load_config(env={})
+    assert cfg.logging.kafka_clients_level == "WARNING"
+    configure_logging("INFO", (), cfg.logging.kafka_clients_level)
+    assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.WARNING
+    assert logging.getLogger("py4j.clientserver").getEffectiveLevel() == logging.WARNING
+    assert logging.getLogger("rebalance_monitor.job").getEffectiveLevel() == logging.getLogger().getEffectiveLevel()
+    configure_logging("INFO", (), load_config(env={}, overrides={"logging.kafka_clients_level": "DEBUG"})
+                      .logging.kafka_clients_level)
+    assert logging.getLogger("kafka").getEffectiveLevel() == logging.DEBUG
+    with pytest.raises(ConfigError, match="logging.kafka_clients_level"):
+        load_config(env={}, overrides={"logging.kafka_clients_level": "LOUD"})
+    configure_logging("INFO", ())  # leave the test process as the others expect it

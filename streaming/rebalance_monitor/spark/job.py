@@ -431,7 +431,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
     from ..logs import config_secrets, configure_logging
 
-    configure_logging(cfg.logging.level, config_secrets(cfg))
+    configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
     exporter = None
     updater = None
     if cfg.exporter.enabled:
