@@ -40,12 +40,13 @@ def test_metrics_healthz_ready(exporter):
     assert value(s, "kafka_consumergroup_members", group="g") == 3
     assert value(s, "rebalance_monitor_up") == 1
     assert get(exporter.url + "/healthz")[0] == 200
-    assert get(exporter.url + "/ready")[0] == 503
+    code, _, body = get(exporter.url + "/ready")
+    assert code == 503 and body == b"not ready: the streaming job has not started yet\n"
     exporter.updater.set_ready(True)
     exporter.updater.record_batch(1, {"events": 1})
-    assert get(exporter.url + "/ready")[0] == 200
-    exporter.updater.set_ready(False)
-    assert get(exporter.url + "/ready")[0] == 503
+    assert get(exporter.url + "/ready")[:3:2] == (200, b"ready\n")
+    exporter.updater.set_ready(False, "the history sink failed: disk full")
+    assert get(exporter.url + "/ready")[:3:2] == (503, b"not ready: the history sink failed: disk full\n")
     assert get(exporter.url + "/nope")[0] == 404
 
 

@@ -73,6 +73,17 @@ def finish_and_compare(proc, broker, topic, events, cfg, hist, what: str) -> tup
     assert proc.wait(timeout=60) == 0
     return [r for r in history(hist) if r["kind"] in HISTORY_KINDS], expected
 
+def _ready_body(port: int) -> str:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=5) as r:
+            return r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.read().decode()
+
+
 def start_past_first_generations(tmp_path: Path, broker, topic: str):
     """The scripted events' first half in `topic` and the real job started on it, ready, with its first
     generations in the history: (events, port, cfg, job process, history path)."""
@@ -101,6 +112,8 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
             os.kill(broker.proc.pid, signal.SIGSTOP)  # the broker hangs
             try:
                 wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
+                body = _ready_body(port)  # it says why: a batch too old, or the query that failed
+                assert body.startswith("not ready: ") and len(body) > len("not ready: ") + 10, body
                 time.sleep(10)
                 assert proc.poll() is None, "the job must keep running through the outage"
             finally:

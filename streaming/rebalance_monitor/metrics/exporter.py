@@ -5,7 +5,8 @@ Endpoints:
 * ``/metrics``: the text exposition (format 0.0.4) of :class:`~rebalance_monitor.metrics.updater.MetricsUpdater`,
   gzip-compressed when the scraper accepts it (Prometheus does). Protected by basic auth when configured.
 * ``/healthz``: 200 while the process lives (liveness).
-* ``/ready``: 200 when the streaming job reported ready and its last batch is recent, else 503 (readiness).
+* ``/ready``: 200 when the streaming job reported ready and its last batch is recent, else 503 with the reason
+  on the body (readiness).
   ``/healthz`` and ``/ready`` carry no data and are not behind basic auth, so orchestrator probes work.
 
 A small ``http.server`` of our own (prometheus_client's ``start_http_server`` has TLS but no basic auth).
@@ -141,10 +142,11 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/healthz":
             self._send(200, b"ok\n")
         elif path == "/ready":
-            if exp.updater.is_ready():
+            ready, why = exp.updater.readiness()
+            if ready:
                 self._send(200, b"ready\n")
             else:
-                self._send(503, b"not ready\n")
+                self._send(503, f"not ready: {why}\n".encode())
         elif path == "/metrics":
             if not self._authorized():
                 log.info("exporter: rejected /metrics request from %s (bad or missing credentials)",

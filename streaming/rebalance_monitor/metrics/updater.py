@@ -434,6 +434,7 @@ class MetricsUpdater:
         self._up = 1
         self._ready = False
         self._ready_since: float | None = None
+        self._not_ready_reason: str | None = None
         self._events_read: dict[str, int] = {}
         self._rejects: dict[str, int] = {}
         self._batches = 0
@@ -563,7 +564,7 @@ class MetricsUpdater:
                 persist(self, batch_id)
             except Exception:
                 self.note_sink_error("metrics_state")
-                self.set_ready(False)
+                self.set_ready(False, "the exported-metrics snapshot could not be saved")
                 raise
             with self._lock:
                 self._frozen = None
@@ -839,11 +840,14 @@ class MetricsUpdater:
         with self._lock:
             self._up = 1 if up else 0
 
-    def set_ready(self, ready: bool) -> None:
+    def set_ready(self, ready: bool, reason: str | None = None) -> None:
+        """`reason`: why the job is not ready, shown on /ready's body (None keeps the previous one)."""
         with self._lock:
             if ready and not self._ready:
                 self._ready_since = self.clock()
             self._ready = bool(ready)
+            if reason is not None or ready:
+                self._not_ready_reason = None if ready else reason
 
     def note_sink_error(self, sink: str) -> None:
         with self._lock:
@@ -851,11 +855,19 @@ class MetricsUpdater:
 
     def is_ready(self) -> bool:
         """Ready: the job said so, and its last batch (or the ready report) is at most ``ready_max_age_s`` old."""
+        return self.readiness()[0]
+
+    def readiness(self) -> tuple[bool, str]:
+        """(ready, why not) for /ready: the reason the job gave, or how old its last batch is."""
         with self._lock:
             if not self._ready:
-                return False
+                return False, self._not_ready_reason or "the streaming job has not started yet"
             last = max(x for x in (self._last_batch_ts, self._ready_since, 0.0) if x is not None)
-            return self.clock() - last <= self.ready_max_age_s
+            age = self.clock() - last
+            if age > self.ready_max_age_s:
+                return False, (f"the last micro-batch ended {age:.0f} s ago (exporter.ready_max_batch_age: "
+                               f"{self.ready_max_age_s:.0f} s)")
+            return True, "ready"
 
     # ---- introspection -------------------------------------------------------------------------------------
     @property

@@ -279,7 +279,7 @@ class MonitorJob:
                 log.error("batch %s: %s sink failed: %s", batch_id, name, exc)
                 if self.updater is not None:
                     self.updater.note_sink_error(name)
-                    self.updater.set_ready(False)
+                    self.updater.set_ready(False, f"the {name} sink failed: {exc}"[:500])
                 raise SinkUnavailable(f"{name} sink failed: {exc}") from exc
         counts: dict[str, int] = {}
         for rec in records:
@@ -391,7 +391,7 @@ class MonitorJob:
         self._stopping.set()
         self.stop_query()
         if self.updater is not None:
-            self.updater.set_ready(False)
+            self.updater.set_ready(False, "the job is stopping")
 
 
 class BatchInterrupted(RuntimeError):
@@ -497,10 +497,11 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
             # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
             # checkpoint. Nothing is lost: offsets and state are only committed with completed batches.
             job.stop_query()
-            if updater is not None:
-                updater.set_ready(False)
             if time.monotonic() - started > 120:
                 backoff = 1.0
+            if updater is not None:
+                updater.set_ready(False, f"the query failed ({str(failure)[:300]}); restarting from the checkpoint "
+                                         f"in {backoff:.0f} s")
             log.error("the query failed (%s); restarting from the checkpoint in %.0f s", failure, backoff)
             if stop.wait(backoff):
                 break
