@@ -26,13 +26,20 @@ def _cmd_assign(args) -> int:
     return 0
 
 
+def _config_or_none(command: str, path):
+    """The configuration, or None after saying on stderr what is wrong with it (naming the key)."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(f"rebalance-monitor {command}: bad configuration: {exc}", file=sys.stderr)
+        return None
+
+
 def _cmd_replay(args) -> int:
     from .replay import open_input, run_replay
 
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"rebalance-monitor replay: bad configuration: {exc}", file=sys.stderr)
+    cfg = _config_or_none("replay", args.config)
+    if cfg is None:
         return 2
     try:
         stream = open_input(args.path)
@@ -45,10 +52,8 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"rebalance-monitor run: bad configuration: {exc}", file=sys.stderr)
+    cfg = _config_or_none("run", args.config)
+    if cfg is None:
         return 2
     from .spark.job import run_job
 
@@ -56,10 +61,8 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_history(args) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"rebalance-monitor history: bad configuration: {exc}", file=sys.stderr)
+    cfg = _config_or_none("history", args.config)
+    if cfg is None:
         return 2
     from .history import run_history
 

@@ -68,20 +68,14 @@ class CatalogueStandIn:
 
 @pytest.fixture()
 def stand_in():
-    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client import CollectorRegistry
 
-    from rebalance_monitor.testing.broker import free_port
+    from rebalance_monitor.testing.prometheus import serve_registry
 
     registry = CollectorRegistry()
     registry.register(CatalogueStandIn())
-    port = free_port()
-    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_registry(registry) as target:
+        yield target
 
 
 def _queries() -> dict[str, str]:

@@ -30,24 +30,18 @@ def _require_binaries():
 @pytest.fixture()
 def storm_exporter():
     """A tiny exporter: kafka_consumergroup_storm for group g (storm) and group calm (no storm)."""
-    from prometheus_client import CollectorRegistry, Gauge, start_http_server
+    from prometheus_client import CollectorRegistry, Gauge
 
     from rebalance_monitor.metrics.catalogue import by_name
-    from rebalance_monitor.testing.broker import free_port
+    from rebalance_monitor.testing.prometheus import serve_registry
 
     spec = by_name("kafka_consumergroup_storm")
     registry = CollectorRegistry()
     gauge = Gauge(spec.name, spec.help, list(spec.labels), registry=registry)
     gauge.labels(group="g").set(1)
     gauge.labels(group="calm").set(0)
-    port = free_port()
-    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
-    try:
-        yield f"127.0.0.1:{port}", gauge
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_registry(registry) as target:
+        yield target, gauge
 
 
 def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
@@ -82,10 +76,10 @@ def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
 @pytest.fixture()
 def pattern_exporter():
     """Two groups in a storm: `rollout` looks like a rolling restart, `flappy` like a flapping member."""
-    from prometheus_client import CollectorRegistry, Gauge, start_http_server
+    from prometheus_client import CollectorRegistry, Gauge
 
     from rebalance_monitor.metrics.catalogue import by_name
-    from rebalance_monitor.testing.broker import free_port
+    from rebalance_monitor.testing.prometheus import serve_registry
 
     registry = CollectorRegistry()
     gauges = {name: Gauge(name, by_name(name).help, list(by_name(name).labels), registry=registry)
@@ -93,14 +87,8 @@ def pattern_exporter():
     for group, pattern in (("rollout", "rolling_restart"), ("flappy", "flapping_member")):
         gauges["kafka_consumergroup_storm"].labels(group=group).set(1)
         gauges["kafka_consumergroup_storm_pattern"].labels(group=group, pattern=pattern).set(1)
-    port = free_port()
-    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_registry(registry) as target:
+        yield target
 
 
 def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_exporter, tmp_path):

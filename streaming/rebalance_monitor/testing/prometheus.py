@@ -10,6 +10,7 @@ runs with ``--web.enable-lifecycle``.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -174,3 +175,19 @@ class PrometheusServer:
                 raise TimeoutError(f"{promql!r} did not satisfy the condition within {timeout_s}s; "
                                    f"last result {last}; targets {self.targets_health()}")
             time.sleep(interval_s)
+
+
+@contextlib.contextmanager
+def serve_registry(registry):
+    """A prometheus_client registry served on a free loopback port for as long as the block runs; yields the
+    scrape target `host:port` (stand-in exporters of the rule and dashboard tests)."""
+    from prometheus_client import start_http_server
+
+    port = free_port()
+    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
