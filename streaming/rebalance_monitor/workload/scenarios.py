@@ -205,10 +205,12 @@ class Ctx:
             return None
         return gen, tuple(s.member_id for s in snaps)
 
-    def wait_stable(self, members: list[Member], timeout: float = 40.0, after_generation: int | None = None,
+    def wait_stable(self, members: list[Member], timeout: float = 75.0, after_generation: int | None = None,
                     partitions: int | None = None) -> int:
         """Wait until every member in `members` is STABLE in one common generation (newer than
-        `after_generation` if given) and together they own all partitions; returns that generation."""
+        `after_generation` if given) and together they own all partitions; returns that generation.
+        The default bound leaves room for a round that waits out a slow member's rebalance timeout (30 s for the
+        kafka-python members) on a loaded machine: 40 s was too short for the storm scenario in a full run."""
         result = {}
 
         def ok() -> bool:
