@@ -118,13 +118,16 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
                            p["durationMs"].get("queryPlanning", 0) / 1000.0) for p, r in data]}
 
 
-def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
-    """(produce-to-record delay of a generation in s, [timeout reported after its deadline in s, ...]).
+def latency(spark, broker, work, samples: int = 3, variant: str = "plain") -> tuple[float, dict]:
+    """(produce-to-record delay of a generation in s, {group: timeout reported after its deadline in s}).
 
     `samples` groups, each one member with a 10 s session that goes silent after one heartbeat; their
     deadlines are spread over one trigger interval so the figures cover the trigger phase; and one group
-    with a 30 s session, whose deadline comes when the idle clock is running."""
-    topic = "bench-latency"
+    with a 30 s session, whose deadline comes long after the input went quiet. `variant`: "plain" (the Python
+    Kafka source), "connector" (Spark's own Kafka connector, var/spark-jars), or "restart" (20 s sessions; the
+    driver stops once the groups' generations are out and a new one starts on the same checkpoint, so the
+    deadlines pass right after the restart)."""
+    topic = f"bench-latency-{variant}"
     broker.create_topics({topic: 1})
     seen: dict[tuple, float] = {}
 
@@ -133,8 +136,11 @@ def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
             if r["kind"] in ("generation", "member_timeout") and (r["kind"], r["group"]) not in seen:
                 seen[(r["kind"], r["group"])] = time.time()
 
-    job = MonitorJob(cfg_for(broker.bootstrap, topic, work, trigger="5s", **{"state.watermark_delay": "2s"}),
-                     spark=spark, on_records=on_records)
+    extra = {"state.watermark_delay": "2s"}
+    if variant == "connector":
+        extra.update({"kafka.connector": "spark"})
+    cfg = cfg_for(broker.bootstrap, topic, work, trigger="5s", **extra)
+    job = MonitorJob(cfg, spark=spark, on_records=on_records)
     job.start()
     # a long-running job is warm: let a first event go through (Python workers, state store) before measuring
     now = int(time.time() * 1000)
@@ -147,8 +153,8 @@ def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
     deadlines: dict[str, float] = {}
     produced: dict[str, float] = {}
     for i in range(samples + 1):
-        # the last sample: a 30 s session (the idle clock is running by its deadline)
-        group, session = (f"lat-{i}", 10_000) if i < samples else ("lat-30s", 30_000)
+        # the last sample: a 30 s session (the input has been quiet long before its deadline)
+        group, session = (f"lat-{i}", 20_000 if variant == "restart" else 10_000) if i < samples else ("lat-30s", 30_000)
         now = int(time.time() * 1000)
         evs = [{"v": 1, "type": "join", "ts": now, "group": group, "member_id": "a", "protocols": ["range"],
                 "topics": ["t"], "session_timeout_ms": session, "rebalance_timeout_ms": 30_000},
@@ -160,7 +166,18 @@ def latency(spark, broker, work, samples: int = 3) -> tuple[float, list[float]]:
         produced[group] = time.time()
         deadlines[group] = (now + 10 + session) / 1000.0  # last heartbeat + session timeout
         time.sleep(5.0 / samples)
-    t_end = time.time() + 90
+    if variant == "restart":
+        t_gen = time.time() + 60
+        while time.time() < t_gen and sum(k[0] == "generation" for k in seen) < samples + 2:
+            time.sleep(0.2)
+        job.stop()
+        stopped = time.time()
+        job = MonitorJob(cfg, spark=spark, on_records=on_records)
+        job.start()
+        print(f"  driver restarted: stopped {stopped - max(produced.values()):.1f} s after the last produce, "
+              f"started again {time.time() - stopped:.1f} s later; first deadline "
+              f"{min(deadlines.values()) - time.time():.1f} s after that", flush=True)
+    t_end = time.time() + 120
     while time.time() < t_end and sum(k[0] == "member_timeout" for k in seen) < samples + 1:
         time.sleep(0.2)
     job.stop()
@@ -178,13 +195,16 @@ def main() -> None:
     ap.add_argument("--shuffle-partitions", type=int, default=2, help="state partitions (one per core here)")
     ap.add_argument("--latency-only", action="store_true", help="skip the throughput part (1 and 2)")
     ap.add_argument("--samples", type=int, default=3, help="groups with a 10 s session in the latency part")
+    ap.add_argument("--variants", default="plain,restart,connector",
+                    help="latency variants: plain (Python source), restart (driver restart), connector (Spark's)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-job-")
     with Broker(log_path=os.path.join(work, "broker.log")) as broker:
         if args.latency_only:
             spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                                  shuffle_partitions=args.shuffle_partitions)
-            report_latency(*latency(spark, broker, work, args.samples))
+                                  shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants))
+            for variant in args.variants.split(","):
+                report_latency(variant, *latency(spark, broker, work, args.samples, variant))
             spark.stop()
             return
         topic = "bench-events"
@@ -195,7 +215,7 @@ def main() -> None:
         print(f"produced {len(values):,} events in {time.perf_counter() - t0:.1f} s", flush=True)
         plain = drain_plain(broker.bootstrap, topic, args.partitions, len(values))
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                              shuffle_partitions=args.shuffle_partitions)
+                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants))
         r = job_throughput(spark, broker.bootstrap, topic, work, len(values), args.per_trigger)
         print(f"plain confluent consumer : {plain:12,.0f} records/s (read-rate ceiling)")
         print(f"whole job, 5 s trigger   : {r['steady_rate']:12,.0f} events/s sustained "
@@ -206,15 +226,26 @@ def main() -> None:
               f"{r['cpu_s']:.1f} s = {r['cpu_s'] / r['rows'] * 1e6:.1f} us/event (machine load {os.getloadavg()[0]:.1f})")
         print("  per batch (rows, s, of which planning s): " +
               ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]))
-        report_latency(*latency(spark, broker, work))
+        for variant in args.variants.split(","):
+            report_latency(variant, *latency(spark, broker, work, variant=variant))
         spark.stop()
 
 
-def report_latency(gen_delay: float, timeouts: dict) -> None:
-    print(f"produce -> generation record delay: {gen_delay:.1f} s (worst of {len(timeouts)}; 5 s trigger, 2 s "
-          f"watermark delay)")
+def connector_jars(variants: str) -> list[str]:
+    """Spark's Kafka connector jars (var/spark-jars, scripts/fetch_spark_jars.sh) if a variant needs them."""
+    if "connector" not in variants.split(","):
+        return []
+    from rebalance_monitor.config import jar_files
+
+    return jar_files(os.path.join(os.path.dirname(__file__), "..", "var", "spark-jars"))
+
+
+def report_latency(variant: str, gen_delay: float, timeouts: dict) -> None:
+    print(f"[{variant}] produce -> generation record delay: {gen_delay:.1f} s (worst of {len(timeouts)}; 5 s "
+          f"trigger, 2 s watermark delay)")
     short = [t for g, t in timeouts.items() if g != "lat-30s"]
-    print("session timeouts reported after their deadlines, input idle: 10 s sessions " +
+    sessions = "20 s sessions" if variant == "restart" else "10 s sessions"
+    print(f"[{variant}] session timeouts reported after their deadlines, input idle: {sessions} " +
           ", ".join(f"{t:.1f} s" for t in short) + f"; 30 s session {timeouts['lat-30s']:.1f} s (target: within "
           f"2 triggers = 10 s)", flush=True)
 

@@ -74,3 +74,24 @@ def test_storm_records_carry_the_pattern_and_survive_the_state_codec():
     old = StormTracker(window_ms=60_000, min_rebalances=3)
     old.load_state([[1, 2], None, 0, 0])  # state written before patterns
     assert list(old.summaries) == [None, None]
+
+
+def test_a_running_storm_is_reported_again_when_its_pattern_changes_and_only_then():
+    # the storm scenario on Apache Kafka: two members join one at a time, then a third joins and leaves
+    joins = [g(1, ("member_joined", "storm-1")), g(2, ("member_joined", "storm-0"))]
+    cycle = [g(3, ("member_joined", "storm-flapper")), g(2, ("member_left", "storm-flapper"))]
+    t = StormTracker(window_ms=120_000, min_rebalances=4)
+    records = []
+    for i, s in enumerate(joins + cycle * 4):
+        records += [(i, r) for r in t.on_generation(1000 * (i + 1), s)]
+    running = [(i, r) for i, r in records if r["ended_ms"] is None]
+    # it starts as mixed (the flapper gone once), becomes flapping_member when it leaves again, then stays so
+    assert [(i, r["pattern"]) for i, r in running] == [(3, "mixed"), (5, "flapping_member")]
+    assert {r["started_ms"] for _, r in running} == {4000}
+    import json
+
+    restored = StormTracker(window_ms=120_000, min_rebalances=4)
+    restored.load_state(json.loads(json.dumps(t.to_state())))
+    assert restored.on_generation(20_000, cycle[0]) == []  # the same pattern after a restart: no new record
+    (end,) = restored.advance(10_000_000)
+    assert end["pattern"] == "flapping_member" and end["ended_ms"] is not None

@@ -78,7 +78,7 @@ def test_every_malformed_record_is_dead_lettered_once_and_good_ones_are_used(spa
         produced.append((off, kind, value))
     cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_record_bytes": 1 << 20})
     collected = []
-    run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in good) + 2000)
+    run_until_idle(spark, cfg, collected, flush_to=max(e["ts"] for e in good))
     dead = [json.loads(d) for _, _, ds in collected for d in ds]
     by_offset = {d["offset"]: d for d in dead}
     assert len(by_offset) == len(dead), "a record was dead-lettered twice"

@@ -188,36 +188,27 @@ def test_latest_offsets_are_the_high_watermarks(broker, unique, client):
         meta.close()
 
 
-def test_idle_marker_says_what_each_check_found(broker, unique, tmp_path):
-    """What the job's idle clock reads in the same trigger (clock_source): the reader's latest-offset check."""
-    from rebalance_monitor.spark.clock_source import read_tick_file
-
+def test_latest_offset_takes_the_limit_then_the_rest_then_stands_still(broker, unique):
+    """The reader's latest-offset check, trigger after trigger (what Spark asks before every batch)."""
     topic = unique
     broker.create_topics({topic: 2})
     produce(broker.bootstrap, topic, 40, range(2))
-    marker = tmp_path / "kafka-caught-up.json"
-    reader = ks.KafkaStreamReader(options(broker.bootstrap, topic, idleMarker=marker, maxOffsetsPerTrigger=30))
+    reader = ks.KafkaStreamReader(options(broker.bootstrap, topic, maxOffsetsPerTrigger=30))
     limit = reader.getDefaultReadLimit()
 
-    def said():
-        m = read_tick_file(str(marker))
-        return m["caught_up"], m["backlog"]
+    def count(a, b):
+        a, b = ks.from_json_offsets(a), ks.from_json_offsets(b)
+        return sum(off - a.get(tp, 0) for tp, off in b.items())
 
     try:
-        first = reader.latestOffset(reader.initialOffset(), limit)
-        assert said() == (False, True)  # 30 of the 40 records: 10 left for the next trigger
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, limit)
+        assert count(start, first) == 30  # 30 of the 40 records: 10 left for the next trigger
         rest = reader.latestOffset(first, limit)
-        assert rest != first and said() == (False, False)  # the other 10: all there is
-        asked_ms = int(time.time() * 1000)
-        assert reader.latestOffset(rest, limit) == rest
-        assert said() == (True, False) and read_tick_file(str(marker))["wall_ms"] >= asked_ms
+        assert count(first, rest) == 10  # the other 10: all there is
+        assert reader.latestOffset(rest, limit) == rest  # caught up: the same offsets, no empty range
         produce(broker.bootstrap, topic, 1, [0])
-        assert reader.latestOffset(rest, limit) != rest and said() == (False, False)
-        # Trigger.AvailableNow: no word (the job gives no marker then either)
-        marker.unlink()
-        reader.prepareForTriggerAvailableNow()
-        reader.latestOffset(rest, limit)
-        assert not marker.exists()
+        assert count(rest, reader.latestOffset(rest, limit)) == 1
     finally:
         reader.stop()
 

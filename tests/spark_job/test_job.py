@@ -14,7 +14,6 @@ from builders import heartbeats, hb, join, leave, poll, stable_group, sync, tps 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.spark.clock_source import write_tick
 from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -100,20 +99,16 @@ def make_cfg(broker, topic, tmp_path, **extra):
     return load_config(env={}, overrides=overrides)
 
 
-def run_until_idle(spark, cfg, collected, tick=None):
-    """Run the job (1 s trigger, no idle clock so that event time moves only as the test says) until it
-    has processed everything, including the no-data batches that fire timers; then stop it."""
+def run_until_idle(spark, cfg, collected, flush_to=None):
+    """Run the job (no clock follows the wall clock, so event time moves only as the test says) until it has
+    processed everything; then, if `flush_to` is given, move every group's clock there in one more batch
+    (what `run --once` does at the end of its input, at the last event time); then stop it."""
     job = MonitorJob(cfg, spark=spark, idle_clock=False,
                      on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
-    q = job.start()
     try:
-        q.processAllAvailable()
-        if tick is not None:
-            write_tick(os.path.join(cfg.state.checkpoint_location, "clock-tick.json"), tick)
-            q.processAllAvailable()
-        time.sleep(3 * int(cfg.spark.trigger_interval) / 1000)  # the trailing no-data batch
-        q.processAllAvailable()
-        assert q.exception() is None
+        job.read_available(timeout_s=300)
+        if flush_to is not None:
+            job.flush(flush_to, timeout_s=300)
     finally:
         job.stop()
     return job
@@ -130,7 +125,7 @@ def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, un
     assert "MapInArrow" not in MonitorJob(cfg, spark=spark).build()._jdf.queryExecution().logical().toString()
     collected = []
     # at the end, move event time to exactly the last event (what replay's end of input does)
-    run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in events) + int(cfg.state.watermark_delay))
+    run_until_idle(spark, cfg, collected, flush_to=max(e["ts"] for e in events))
     assert len({b for b, recs, _ in collected if recs}) >= 3, "maxOffsetsPerTrigger should split the input"
     spark_records = [r for _, recs, _ in collected for r in recs]
     expected = replay_records(events, cfg)
@@ -166,7 +161,7 @@ def test_restart_from_checkpoint_neither_duplicates_nor_loses_generations(spark,
     run_until_idle(spark, cfg, collected)  # first run, then the job stops
     produce(broker, topic, events[half:])
     # restarted from the same checkpoint
-    run_until_idle(spark, cfg, collected, tick=max(e["ts"] for e in events) + int(cfg.state.watermark_delay))
+    run_until_idle(spark, cfg, collected, flush_to=max(e["ts"] for e in events))
     spark_records = [r for _, recs, _ in collected for r in recs]
     assert comparable(spark_records) == comparable(replay_records(events, cfg))
     gens = [(r["group"], r["generation"]) for r in spark_records if r["kind"] == "generation"]
@@ -174,7 +169,8 @@ def test_restart_from_checkpoint_neither_duplicates_nor_loses_generations(spark,
 
 
 def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, broker, unique, tmp_path):
-    """Only the idle clock can move event time here: after the crash nothing at all is produced."""
+    """Only the groups' clocks following the wall clock can move event time here: after the crash nothing at all
+    is produced."""
     topic = f"events-{unique}"
     broker.create_topics({topic: 1})
     now = int(time.time() * 1000)
@@ -202,8 +198,55 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
     assert all(t["deadline_ms"] == t["last_seen_ms"] + 6000 for t in timeouts)
 
 
-def test_run_once_with_available_now_equals_replay(spark, broker, unique, tmp_path):
-    """`run --once` (Trigger.AvailableNow): process what is there, stop, and say what replay says.
+def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spark, broker, unique, tmp_path):
+    """A group whose member heartbeats while the job is down: after the restart its backlog (read over several
+    batches) is applied before the group's clock follows the wall clock, so no false timeout; once the member
+    is silent for its session, one timeout, reported on a quiet input with no record after the restart."""
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    t = int(time.time() * 1000)
+    session = 20_000
+
+    def with_session(evs):
+        for e in evs:
+            if "session_timeout_ms" in e:
+                e["session_timeout_ms"] = session
+        return evs
+
+    first = with_session(stable_group(("a",), start=t - 50_000, group="bk"))
+    first += heartbeats(["a"], 1, t - 49_000, t - 45_000, group="bk")
+    produce(broker, topic, first)
+    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 4})
+    got = []
+    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job.start()
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(r["kind"] == "generation" for r in got):
+            time.sleep(0.2)
+    finally:
+        job.stop()
+    assert any(r["kind"] == "generation" for r in got)
+    # while the job is down, the member goes on heartbeating: a backlog reaching up to now
+    backlog = heartbeats(["a"], 1, t - 42_000, int(time.time() * 1000), every=2000, group="bk")
+    last_beat = max(e["ts"] for e in backlog)
+    produce(broker, topic, backlog)
+    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job.start()
+    try:
+        deadline = time.time() + (last_beat + session) / 1000 - time.time() + 60
+        while time.time() < deadline and not any(r["kind"] == "member_timeout" for r in got):
+            time.sleep(0.2)
+        time.sleep(3)  # (a second, false one would come in the same or the next batch)
+    finally:
+        job.stop()
+    timeouts = [r for r in got if r["kind"] == "member_timeout"]
+    assert [(r["member_id"], r["deadline_ms"]) for r in timeouts] == [("a", last_beat + session)], timeouts
+    assert job.stats.batches >= 3, "the backlog should take several batches"
+
+
+def test_run_once_equals_replay(spark, broker, unique, tmp_path):
+    """`run --once`: process what is there, stop, and say what replay says.
     This one decodes in a separate mapInArrow stage (as with Spark's own Kafka connector), the others in
     the Python source."""
     topic = f"events-{unique}"

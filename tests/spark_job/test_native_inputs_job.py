@@ -95,7 +95,7 @@ def test_coordinator_log_and_offsets_topic_through_the_job(spark, broker, unique
     cfg = make_cfg(broker, f"unused-{unique}", tmp_path, **{"kafka.coordinator_log_topic": logs_topic,
                                                              "kafka.offsets_topic": offsets_topic})
     collected = []
-    run_until_idle(spark, cfg, collected, tick=int(t0 * 1000) + 3_600_000)
+    run_until_idle(spark, cfg, collected, flush_to=int(t0 * 1000) + 3_600_000 - 2000)
     records = [r for _, rs, _ in collected for r in rs]
     dead = [json.loads(d) for _, _, ds in collected for d in ds]
     exp_logs, rej_logs = replay("coordinator-log", [(None, v, int(t0 * 1000)) for v in lines], cfg)

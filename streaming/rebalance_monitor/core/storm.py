@@ -4,6 +4,10 @@ A group is in a storm while at least `min_rebalances` generations completed insi
 `(t - window, t]`. With completion times c1 <= ... <= cn, the storm starts at the completion that brings the
 count to the minimum and ends at `c[n - min + 1] + window`, the moment the oldest completion the storm still
 needs falls out of the window.
+
+A storm record is emitted when the storm starts, again (same `started_ms`, `ended_ms` still null) whenever a
+generation inside it changes its pattern (a storm that starts as "mixed" often shows what it is a few
+generations later), and when it ends.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from .storm_pattern import classify
 
 class StormTracker:
     __slots__ = ("window_ms", "min_rebalances", "completions", "started_ms", "count_in_storm", "storms",
-                 "summaries", "in_storm_summaries")
+                 "summaries", "in_storm_summaries", "pattern")
 
     def __init__(self, window_ms: int, min_rebalances: int):
         self.window_ms = window_ms
@@ -26,6 +30,7 @@ class StormTracker:
         # storm_pattern.summarise() of each completion in `completions`, and of every generation of the running storm
         self.summaries: deque[dict | None] = deque()
         self.in_storm_summaries: list = []
+        self.pattern: str | None = None  # the pattern the running storm's last record named
 
     @property
     def in_storm(self) -> bool:
@@ -33,6 +38,7 @@ class StormTracker:
 
     def _record(self, ended_ms: int | None) -> dict:
         pattern, detail = classify([s for s in self.in_storm_summaries if s is not None])
+        self.pattern = pattern
         return {
             "kind": "storm", "started_ms": self.started_ms, "ended_ms": ended_ms,
             "rebalances": self.count_in_storm if ended_ms is not None else len(self.completions),
@@ -54,6 +60,7 @@ class StormTracker:
             self.started_ms = None
             self.count_in_storm = 0
             self.in_storm_summaries = []
+            self.pattern = None
         horizon = now_ms - self.window_ms
         keep = self.min_rebalances if self.started_ms is not None else 0
         while len(self.completions) > keep and self.completions[0] <= horizon:
@@ -70,6 +77,8 @@ class StormTracker:
         if self.started_ms is not None:
             self.count_in_storm += 1
             self.in_storm_summaries.append(summary)
+            if classify([s for s in self.in_storm_summaries if s is not None])[0] != self.pattern:
+                out.append(self._record(None))
         elif len(self.completions) >= self.min_rebalances:
             self.started_ms = completed_ms
             self.count_in_storm = len(self.completions)
@@ -80,7 +89,7 @@ class StormTracker:
 
     def to_state(self) -> list:
         return [list(self.completions), self.started_ms, self.count_in_storm, self.storms, list(self.summaries),
-                self.in_storm_summaries]
+                self.in_storm_summaries, self.pattern]
 
     def load_state(self, state: list) -> None:
         completions, self.started_ms, self.count_in_storm, self.storms = state[:4]
@@ -89,6 +98,11 @@ class StormTracker:
         summaries = state[4] if len(state) > 4 else [None] * len(completions)
         self.summaries = deque(_summary(s) for s in summaries)
         self.in_storm_summaries = [_summary(s) for s in (state[5] if len(state) > 5 else [])]
+        # state written before pattern updates: take the running storm's pattern as it reads now
+        if len(state) > 6:
+            self.pattern = state[6]
+        elif self.started_ms is not None:
+            self.pattern = classify([s for s in self.in_storm_summaries if s is not None])[0]
 
 
 def _summary(s):

@@ -40,7 +40,7 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
         elif kind == "member_timeout":
             row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
         elif kind == "storm":
-            what = "storm ended" if r.get("ended_ms") else "storm"
+            what = "storm ended" if r.get("ended_ms") else "storm" if r.get("ts") == r.get("started_ms") else "storm pattern"
             row.update(event=what, detail=f"{r.get('rebalances')} rebalances in the window"
                        + (f", {r.get('pattern')}" if r.get("pattern") else ""))
         elif kind in ("group_deleted", "coordinator"):
@@ -56,6 +56,7 @@ def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
     stats: dict[str, dict] = {}
     causes: dict[str, Counter] = {}
     members: dict[str, Counter] = {}
+    started: dict[str, set] = {}
     for r in records:
         g = r.get("group")
         if not g:
@@ -76,7 +77,8 @@ def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
                     members.setdefault(g, Counter())[who] += 1
         elif kind == "member_timeout":
             s["timeouts"] += 1
-        elif kind == "storm" and not r.get("ended_ms"):
+        elif kind == "storm" and not r.get("ended_ms") and r.get("started_ms") not in started.setdefault(g, set()):
+            started[g].add(r.get("started_ms"))  # (a running storm's record repeats when its pattern changes)
             s["storms"] += 1
     for g, s in stats.items():
         if causes.get(g):

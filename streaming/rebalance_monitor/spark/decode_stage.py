@@ -31,6 +31,9 @@ _ARROW_SCHEMA = pa.schema([
     ("group", pa.string()), ("ts", pa.int64()), ("et", pa.timestamp("us", tz="UTC")), ("ord", pa.int64()),
     ("kind", pa.string()), ("num", pa.int64()), ("payload", pa.string()), ("packed", pa.binary()),
 ])
+# The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
+# batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
+WAKE_KEY = b"rebalance-monitor/wake"
 # the columns of a pack, in order
 PACK_COLUMNS = ("ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
 
@@ -126,6 +129,9 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
                     top, top_append = ts, append_ms
                 continue
         out.batch_max, out.batch_max_append = top, top_append
+        if key == WAKE_KEY:
+            n -= 1  # not an input record
+            continue
         _decode_slow(out, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
                      max_future_ms)
         top, top_append = out.batch_max, out.batch_max_append

@@ -1,13 +1,15 @@
 """`rebalance-monitor run`: the Spark Structured Streaming job.
 
-    Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow) ──┐
-    clock ticks (rmclock, driver-written when idle) ─────────────────────────┴► union, watermark (max policy)
-      ─► groupBy(group).transformWithState(GroupProcessor, EventTime)
+    Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow, or in the Python source)
+      ─► watermark ─► groupBy(group).transformWithState(GroupProcessor, ProcessingTime)
       ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
+
+In processing-time mode Spark runs a batch at every trigger, with or without input, and fires the groups' timers
+then; each group keeps its own clock in event time (core/group_clock.py). Nothing else moves time: no side
+files, no second source, no thread of the driver's.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -18,14 +20,13 @@ from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, jar_files, redacted
 from ..core.events import loads_json
-from .clock_source import ClockSource, read_tick, read_tick_file, write_clock, write_tick
-from .decode_stage import DECODED_SCHEMA, make_decoder
+from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .kafka_source import ConnectorMissing
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
 
-TICK_CHECK_S = 0.25  # how often the idle clock looks at the query (cheap: no Spark job, one small file)
+ONCE_TRIGGER_MS = 200  # `run --once`: its batches follow one another this closely
 
 
 class SinkUnavailable(RuntimeError):
@@ -94,6 +95,7 @@ class MonitorJob:
 
     def __init__(self, cfg: MonitorConfig, spark=None, updater=None, on_records=None, idle_clock: bool = True):
         self.cfg = cfg
+        # while the input is idle, a group's clock follows the wall clock (state.idle_clock, and this flag)
         self.idle_clock = idle_clock
         self.spark = spark
         self.updater = updater
@@ -102,19 +104,7 @@ class MonitorJob:
         self.stats = JobStats()
         self.sinks = None
         os.makedirs(cfg.state.checkpoint_location, exist_ok=True)
-        self.tick_path = os.path.join(cfg.state.checkpoint_location, "clock-tick.json")
-        # the Python Kafka source's word on each trigger: did it find new records (see clock_source)
-        self.marker_path = os.path.join(cfg.state.checkpoint_location, "kafka-caught-up.json")
-        self._live_clock = False  # the idle clock runs (processing-time trigger)
-        self._clock_lock = threading.Lock()
-        self._file_lock = threading.Lock()  # the clock file's two writers: the ticker and the batches
-        self._max_event_ms: int | None = None
-        self._max_event_wall: float = 0.0
-        # after a restart, event time goes on from where the idle clock left it
-        saved = read_tick_file(self.tick_path)
-        if isinstance(saved.get("event_ms"), int) and isinstance(saved.get("wall_ms"), int):
-            self._max_event_ms, self._max_event_wall = saved["event_ms"], saved["wall_ms"] / 1000.0
-        self._ticker: threading.Thread | None = None
+        self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
         self._stopping = threading.Event()
         # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py)
         self.metrics_state = None
@@ -134,31 +124,28 @@ class MonitorJob:
             self.spark = build_session(master=c.master, app_name=c.app_name, local_dir=c.local_dir,
                                        shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf,
                                        jars=jar_files(c.jars_dir) if c.jars_dir else ())
-        self.spark.dataSource.register(ClockSource)
-        self.spark.conf.set("spark.sql.streaming.multipleWatermarkPolicy", "max")
         self.spark.conf.set("spark.sql.streaming.stateStore.providerClass",
                             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
         return self.spark
 
-    def build(self, live_clock: bool = False):
-        """The query's plan; `live_clock`: with the idle clock's per-trigger marker (not for AvailableNow)."""
-        from pyspark.sql import functions as F
-
+    def build(self, flush_to_ms: int | None = None, once: bool = False, whole_input: bool = False):
+        """The query's plan. `once` (`run --once`): every group with anything pending wakes up at every
+        trigger; no clock follows the wall clock or Spark's watermark. `whole_input`: what the input holds is
+        read in one batch, as replay reads it (maxOffsetsPerTrigger splits a backlog by record count, so one
+        topic's batch may run ahead of another's in time, and a group's events from the slower topic are then
+        late). `flush_to_ms`: every group's clock is at least there."""
         from .kafka_source import is_decoded, kafka_stream
 
         spark = self._session()
         cfg = self.cfg
         options = source_options(cfg)
+        if whole_input:
+            options.pop("maxOffsetsPerTrigger", None)
         decode = {"topics": topic_sources(cfg), "max_bytes": cfg.kafka.max_record_bytes,
                   "max_future_ms": int(cfg.kafka.max_future_skew)}
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
-        if live_clock:
-            options["idleMarker"] = self.marker_path
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self.marker_path)  # a previous run's word says nothing about this one
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
-        delay = f"{int(cfg.state.watermark_delay)} milliseconds"
         if is_decoded(raw):
             decoded = raw
         else:
@@ -166,74 +153,106 @@ class MonitorJob:
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
-        events = decoded.withWatermark("et", delay)
-        clock = read_tick_file(self.tick_path)
-        if not clock:
-            write_tick(self.tick_path, 0)
-        elif clock.get("idle"):
-            # not idle until a batch shows it: a backlog produced while the job was down comes first
-            write_clock(self.tick_path, clock, int(time.time() * 1000), int(self.cfg.spark.trigger_interval),
-                        **{**{k: v for k, v in clock.items() if k != "tick"}, "idle": False})
-        ticks = spark.readStream.format("rmclock").option("path", self.tick_path)
-        if live_clock:
-            ticks = ticks.option("marker", self.marker_path)
-        ticks = (ticks.load()
-                 .select(F.lit("").alias("group"), F.col("tick").alias("ts"),
-                         F.timestamp_millis("tick").alias("et"), F.lit(0).cast("long").alias("ord"),
-                         F.lit("tick").alias("kind"), F.lit(None).cast("long").alias("num"),
-                         F.lit("").alias("payload"), F.lit(None).cast("binary").alias("packed"))
-                 .withWatermark("et", delay))
-        unioned = events.unionByName(ticks)
-        return (unioned.groupBy("group")
-                .transformWithState(
-                    GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay)),
-                    OUTPUT_SCHEMA, "Append", "EventTime"))
+        events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
+        processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
+                                   follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
+                                   flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once)
+        return events.groupBy("group").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 
-    def start(self, available_now: bool = False):
+    def start(self, once: bool = False, flush_to_ms: int | None = None, whole_input: bool = False):
+        """Start the query (see `build`); `once` runs its batches back to back."""
         from .sinks import Sinks
 
         cfg = self.cfg
         log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
-        self._live_clock = not available_now and self.idle_clock and cfg.state.idle_clock
-        out = self.build(self._live_clock)
+        out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
                            cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
+        interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
         writer = (out.writeStream.foreachBatch(self._process_batch)
                   .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
-                  .queryName("rebalance_monitor"))
-        if available_now:
-            writer = writer.trigger(availableNow=True)
-        else:
-            writer = writer.trigger(processingTime=f"{int(cfg.spark.trigger_interval)} milliseconds")
+                  .queryName("rebalance_monitor")
+                  .trigger(processingTime=f"{interval} milliseconds"))
         self.query = writer.start()
-        if self._live_clock and self._ticker is None:
-            self._ticker = threading.Thread(target=self._tick_loop, name="clock-ticker", daemon=True)
-            self._ticker.start()
+        if not once:
+            threading.Thread(target=self.wake_input, name="wake-input", daemon=True).start()
         if self.updater is not None:
             self.updater.set_up(True)
         return self.query
 
+    def wake_input(self, timeout_s: float = 30.0) -> bool:
+        """Write one record that the decoder drops (key `WAKE_KEY`) to the first events topic, or else the
+        coordinator-log topic: Spark runs no batch after a restart until its input has a new record, and in
+        processing-time mode it runs one at every trigger from then on, so timers fire on a quiet input.
+        False if there is no such topic or the write failed (the first real record then does it)."""
+        from .sinks import KafkaTopicWriter
+
+        cfg = self.cfg
+        topics = cfg.events_topics() or ([cfg.kafka.coordinator_log_topic] if cfg.kafka.coordinator_log_topic else [])
+        if not topics:
+            log.info("no events or coordinator-log topic to wake: after a restart, timers wait for the first record")
+            return False
+        writer = None
+        try:
+            writer = KafkaTopicWriter(topics[0], kafka_settings(cfg))
+            writer.send([(WAKE_KEY.decode(), "")], timeout_s=timeout_s)
+            return True
+        except Exception as exc:  # noqa: BLE001 - the first real record wakes the query instead
+            log.warning("could not write the wake-up record to %s (%s): after a restart, timers wait for the "
+                        "first input record", topics[0], exc)
+            return False
+        finally:
+            if writer is not None:
+                writer.close()
+
+    def read_available(self, timeout_s: float | None = None, whole_input: bool = False) -> None:
+        """Process what the input holds now, then stop (the first part of `run --once`): until a batch has
+        read all its source had when the batch began (`whole_input`: in one batch; see `build`). Every group
+        keeps a timer due at the next trigger, so that a `flush` reaches it. (Neither Trigger.AvailableNow nor processAllAvailable ends here: in
+        processing-time mode the query always has another batch to run.)"""
+        q = self.start(once=True, whole_input=whole_input)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            while not any(_caught_up(p) for p in q.recentProgress):
+                if q.exception() is not None:
+                    raise q.exception()
+                if not q.isActive:
+                    raise RuntimeError("the query stopped before it had read its input")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"the input was not read within {timeout_s} s")
+                time.sleep(0.1)
+        finally:
+            self.stop_query()
+
+    def flush(self, to_ms: int, timeout_s: float | None = None) -> None:
+        """Move every group's clock to `to_ms` (release its pending events, fire its deadlines up to there) in
+        one batch, then stop: what replay's end of input does."""
+        before = self.stats.batches
+        q = self.start(once=True, flush_to_ms=to_ms)
+        self.wake_input()  # no new record, no batch: Spark's rule after a restart
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            # the batch ran (foreachBatch returned), then Spark committed it (its progress is reported after
+            # the commit): a batch stopped before its commit would run again, without the flush, on restart
+            while self.stats.batches == before or not any(
+                    p.get("batchId", -1) >= self.stats.last_batch_id for p in q.recentProgress):
+                if q.exception() is not None:
+                    raise q.exception()
+                if not q.isActive:
+                    raise RuntimeError("the flush query stopped before its first batch")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"no batch within {timeout_s} s")
+                time.sleep(0.05)
+        finally:
+            self.stop_query()
+
     def run_once(self, timeout_s: float | None = None) -> None:
         """`run --once`: process everything available now, then stop, leaving event time at the last event
-        (as replay's end of input does). Trigger.AvailableNow runs no trailing no-data batch, so this takes
-        three short runs: read everything; then a clock tick at the last event time plus the watermark delay;
-        then one more tick so that a batch runs with that watermark and releases what was pending."""
-        delay = int(self.cfg.state.watermark_delay)
-        max_seen = None
-        for step in range(3):
-            q = self.start(available_now=True)
-            q.awaitTermination(timeout_s)
-            if q.exception() is not None:
-                raise q.exception()
-            for p in q.recentProgress:
-                ev_max = (p.get("eventTime") or {}).get("max")
-                if ev_max and _kafka_rows(p) > 0:
-                    ms = _iso_ms(ev_max)
-                    max_seen = ms if max_seen is None else max(max_seen, ms)
-            if max_seen is None:
-                return
-            if step < 2:
-                write_tick(self.tick_path, max(read_tick(self.tick_path) + 1, max_seen + delay + step))
+        (as replay's end of input does)."""
+        self._max_event_ms = None
+        self.read_available(timeout_s, whole_input=True)
+        if self._max_event_ms is not None:
+            self.flush(self._max_event_ms, timeout_s)
 
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
@@ -259,8 +278,8 @@ class MonitorJob:
             rec = loads_json(payload)
             if kind == CLOCK_KIND:
                 read += int(rec.get("records") or 0)
-                if ts and ts > 0:
-                    self._saw_event_time(int(ts), rec.get("append_ms"))
+                if ts and ts > 0 and (self._max_event_ms is None or ts > self._max_event_ms):
+                    self._max_event_ms = int(ts)
                 continue
             records.append(rec)
             if kind in HISTORY_KINDS:
@@ -300,8 +319,6 @@ class MonitorJob:
             st.records[k] = st.records.get(k, 0) + v
         for k, v in reasons.items():
             st.dead_letters[k] = st.dead_letters.get(k, 0) + v
-        if self._live_clock:
-            self._tick()  # the next trigger's idle tick starts from this batch's event time
         if self.on_records is not None:
             self.on_records(batch_id, records, dead)
 
@@ -318,51 +335,6 @@ class MonitorJob:
         if wm:
             out["watermark_ms"] = _iso_ms(wm)
         return out
-
-    def _saw_event_time(self, ts: int, append_ms: int | None = None) -> None:
-        """The highest event time so far, and the wall-clock time it belongs to: the Kafka timestamp of
-        its record when known (live input: about the event's own time), else now (when it was seen)."""
-        with self._clock_lock:
-            if self._max_event_ms is None or ts > self._max_event_ms:
-                self._max_event_ms = ts
-                now = time.time()
-                self._max_event_wall = now if append_ms is None else min(now, append_ms / 1000.0)
-
-    # --- the idle clock -----------------------------------------------------------------------
-    def _tick_loop(self) -> None:
-        while not self._stopping.wait(TICK_CHECK_S):
-            self._tick()
-
-    def _tick(self) -> None:
-        try:
-            self.maybe_tick()
-        except Exception as exc:  # noqa: BLE001 - the next one tries again
-            log.warning("clock tick failed: %s", exc)
-
-    def maybe_tick(self, now: float | None = None) -> None:
-        """Keep the clock file (see clock_source) in step: the highest event time, the wall-clock time it
-        belongs to, and whether the Kafka input is idle. While idle, the clock source follows the wall clock.
-
-        The highest event time comes from the decoded batches (`clock` rows); "idle" means the last batch
-        read no Kafka row or the last trigger found nothing new, so a backlog being read is never overtaken.
-        The Python Kafka source's marker, fresher, decides over this flag within a trigger (clock_source)."""
-        q = self.query
-        if q is None:
-            return
-        last = q.lastProgress
-        idle = not (last and _kafka_rows(last) > 0 and q.status.get("isDataAvailable"))
-        with self._clock_lock:
-            if self._max_event_ms is None:
-                return
-            event_ms, wall_ms = self._max_event_ms, int(self._max_event_wall * 1000)
-        wanted = {"event_ms": event_ms, "wall_ms": wall_ms, "idle": idle,
-                  "delay_ms": int(self.cfg.state.watermark_delay), "interval_ms": int(self.cfg.spark.trigger_interval)}
-        with self._file_lock:
-            clock = read_tick_file(self.tick_path)
-            if all(clock.get(k) == v for k, v in wanted.items()):
-                return
-            write_clock(self.tick_path, clock, int((time.time() if now is None else now) * 1000),
-                        int(self.cfg.spark.trigger_interval), **wanted)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:
@@ -407,18 +379,28 @@ def _collect_output(df) -> list[tuple]:
     return [(r.kind, r.group, r.ts, r.payload) for r in df.collect()]
 
 
-def _kafka_rows(progress: dict) -> int:
-    """Input rows of a progress report that came from Kafka (not from the clock ticks)."""
-    def is_clock(source: dict) -> bool:
-        end = source.get("endOffset")
-        if isinstance(end, str):
-            try:
-                end = json.loads(end)
-            except ValueError:
-                return False
-        return isinstance(end, dict) and set(end) == {"tick"}
+def _caught_up(progress: dict) -> bool:
+    """A completed batch that read everything its sources had when it began. (A batch run again after a
+    restart, because it had not been committed, reports no latest offset: it read what it was planned to,
+    not what the input holds now.)"""
+    sources = progress.get("sources") or []
+    if not sources:
+        return False
+    for src in sources:
+        latest = src.get("latestOffset")
+        if latest is None or _offsets(latest) != _offsets(src.get("endOffset")):
+            return False
+    return True
 
-    return sum(int(s.get("numInputRows", 0)) for s in progress.get("sources", []) if not is_clock(s))
+
+def _offsets(value):
+    """A source's offsets as reported in a progress (JSON text or already parsed)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _iso_ms(text: str) -> int:

@@ -13,8 +13,8 @@ Options (names are case-insensitive):
   with ``__`` only when the pattern does too) or ``assign`` (JSON ``{"topic": [0, 1]}``).
 - ``startingOffsets``: ``earliest``, ``latest`` (default) or JSON ``{"t": {"0": 23}}`` (-2 earliest,
   -1 latest; partitions left out start at earliest). Used only when a query starts without checkpoint.
-- ``maxOffsetsPerTrigger``: records per micro-batch, spread over partitions by their lag (Spark's
-  admission-control API: honoured by ``Trigger.AvailableNow`` too).
+- ``maxOffsetsPerTrigger``: records per micro-batch, spread over partitions by their lag and rounded as
+  Spark's own connector rounds (Spark's admission-control API: honoured by ``Trigger.AvailableNow`` too).
 - ``minPartitions``: split offset ranges so a batch has at least this many Spark tasks
   (default one task per Kafka partition with new records).
 - ``failOnDataLoss`` (default true): fail when records to read were deleted; false: skip them.
@@ -27,9 +27,6 @@ Options (names are case-insensitive):
 - ``kafkaConsumer.pollTimeoutMs`` (default 120000): give up reading a range after this long without
   progress. ``groupIdPrefix``: prefix of the (never joined) group id librdkafka requires.
 - ``includeHeaders`` (default false), ``arrowBatchRows`` (default 20000).
-- ``idleMarker``: a file where every trigger's latest-offset check says whether it found new records, whether
-  it left some for later triggers (``maxOffsetsPerTrigger``), and when (the job's idle clock reads it: see
-  `clock_source`). Not written with ``Trigger.AvailableNow``.
 
 New partitions and new topics matching a pattern are picked up at the next micro-batch and read
 from their earliest offset. Reads assign partitions directly and never join a consumer group;
@@ -53,7 +50,6 @@ from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, Str
                                StructType, TimestampType)
 
 from rebalance_monitor.spark import kafka_clients
-from rebalance_monitor.spark.clock_source import write_marker
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +136,6 @@ class SourceOptions:
     include_headers: bool = False
     arrow_batch_rows: int = 20_000
     decode: dict | None = None  # option "decode": emit decoded rows (see decode_stage) instead of records
-    idle_marker: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "SourceOptions":
@@ -186,7 +181,6 @@ class SourceOptions:
             if not isinstance(o.decode, dict) or not isinstance(o.decode.get("topics"), dict):
                 raise ValueError('option decode must be JSON {"topics": {topic: format}, "max_bytes": n, '
                                  '"max_future_ms": n}')
-        o.idle_marker = str(opts["idlemarker"]) if opts.get("idlemarker") else None
         return o
 
     def topic_selected(self, topic: str) -> bool:
@@ -232,30 +226,22 @@ def from_json_offsets(offsets: Mapping | None) -> dict[TP, int]:
 
 
 def rate_limit(starts: Mapping[TP, int], ends: Mapping[TP, int], max_rows: int) -> dict[TP, int]:
-    """End offsets taking at most `max_rows` records in all, shared by the partitions in proportion
-    to their lag (the remainder goes to the largest fractional shares). Progress is guaranteed."""
+    """End offsets taking about `max_rows` records in all, shared by the partitions in proportion to their
+    lag, rounded as Spark's own Kafka connector rounds (so both split a backlog into the same batches): a
+    share of one record or more is rounded down, a smaller one up to one record, so no partition starves
+    (a batch may then take a few records fewer, or more, than `max_rows`)."""
     lags = {tp: ends[tp] - starts.get(tp, ends[tp]) for tp in ends}
-    total = sum(lag for lag in lags.values() if lag > 0)
-    if total <= max_rows:
+    total = float(sum(lag for lag in lags.values() if lag > 0))
+    if total < 1:
         return dict(ends)
     out = {}
-    shares = {}
-    given = 0
     for tp, lag in lags.items():
         if lag <= 0:
             out[tp] = ends[tp]
             continue
-        exact = max_rows * lag / total
-        take = int(exact)
-        shares[tp] = exact - take
-        out[tp] = starts[tp] + take
-        given += take
-    for tp in sorted(shares, key=lambda t: (-shares[t], t)):
-        if given >= max_rows:
-            break
-        if out[tp] < ends[tp]:
-            out[tp] += 1
-            given += 1
+        share = max_rows * (lag / total)
+        take = math.ceil(share) if share < 1 else math.floor(share)
+        out[tp] = min(ends[tp], starts[tp] + take)
     return out
 
 
@@ -791,22 +777,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                     "set failOnDataLoss=false to wait until they pass the old position")
             log.warning("rmkafka: latest offsets went backwards (%s); holding the old position", detail)
         # Never go backwards.
-        ends = available = {tp: max(off, eff_starts[tp]) for tp, off in latest.items()}
+        ends = {tp: max(off, eff_starts[tp]) for tp, off in latest.items()}
         if isinstance(limit, ReadMaxRows):
             ends = rate_limit(eff_starts, ends, limit.max_rows)
-        backlog = ends != available
         for tp, off in starts.items():  # partitions that disappeared keep their position
             ends.setdefault(tp, off)
         result = to_json_offsets(ends)
-        if self.opts.idle_marker and self._target is None:
-            self._mark(caught_up=result == start, backlog=backlog)
         return start if result == start else result
-
-    def _mark(self, caught_up: bool, backlog: bool) -> None:
-        try:
-            write_marker(self.opts.idle_marker, caught_up, backlog, int(time.time() * 1000))
-        except OSError as exc:  # the idle clock then goes by the driver's view: later, never wrong
-            log.warning("rmkafka: cannot write the idle marker %s: %s", self.opts.idle_marker, exc)
 
     def reportLatestOffset(self):
         return None if self._last_latest is None else to_json_offsets(self._last_latest)
@@ -868,7 +845,7 @@ class KafkaDataSource(DataSource):
 # ----------------------------------------------------------------------------------------------
 # choose between Spark's connector and this source
 
-_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode", "idlemarker")
+_SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode")
 
 
 class ConnectorMissing(RuntimeError):

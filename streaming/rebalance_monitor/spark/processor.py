@@ -1,36 +1,41 @@
-"""The Spark stateful processor: the core's `GroupMonitor` per group key, on Spark's event-time watermark.
+"""The Spark stateful processor: the core's `GroupMonitor` per group key, in event time, woken by
+processing-time timers.
 
-It runs under `transformWithState` (rows in, rows out: a group has a few packed rows per batch, so Row objects
-are cheaper than the pandas frames of `transformWithStateInPandas`), and talks to the state store as little as
-it can: one `get` and one `update` per group and batch, and the group's one event-time timer is kept in the
-state value, so it is replaced only when the group needs an earlier wake-up (a timer earlier than needed is
-left to fire early, and that wake-up sets the next one), instead of listing, deleting and registering timers
-in every batch. A timer firing in a batch that already ran the group's rows costs no state read.
+It runs under `transformWithState` in processing-time mode (rows in, rows out: a group has a few packed rows per
+batch, so Row objects are cheaper than the pandas frames of `transformWithStateInPandas`). In that mode Spark
+runs a batch at every trigger even with no input, and fires the timers due by then, so a silent group is woken
+with no side channel. Its clock stays event time (core/group_clock.py): Spark's watermark, or its own newest
+event less the release delay; it follows the wall clock only once that has stood still for the delay. It talks
+to the state store as little as it can: one `get` and one `update` per group and batch, and the group's one
+timer is kept in the state value, so it is replaced only when the group needs an earlier wake-up (a timer
+earlier than needed is left to fire early, and that wake-up sets the next one), instead of listing, deleting
+and registering timers in every batch. A timer firing in a batch that already ran the group's rows costs no
+state read.
 
-Per group the state holds the monitor's snapshot and the events not yet released. An event is released
-(applied to the monitor, in timestamp order) once the watermark reaches it, or once the group's own events
-are `release_delay_ms` past it: disorder up to that delay gives the same output as ordered input, and a
-backlog is processed in the batch that reads it instead of one batch later. An event older than what the
-group already processed is late: it becomes a dead-letter row with reason `late_event`. Event-time timers
-wake the group when its next deadline (session, poll, settle, storm end, or pending release) is passed, even
-if the group itself sends nothing.
+Per group the state holds the monitor's snapshot, the events not yet released and the clock's reference. An
+event is released (applied to the monitor, in timestamp order) once the group's clock reaches it, or once the
+group's own events are `release_delay_ms` past it: disorder up to that delay gives the same output as ordered
+input, and a backlog is processed in the batch that reads it instead of one batch later. An event older than
+what the group already processed is late: it becomes a dead-letter row with reason `late_event`.
 
 Rows in: see `decode_stage` (heartbeats and polls as columns, other events as JSON text).
 Rows out: `kind` (a record kind, or `dead_letter`), `group`, `ts`, `payload` (the record as JSON).
-The key "" carries cluster-wide rows: clock ticks (a decoded batch's one becomes a `clock` row for the
-driver's idle clock), `end_offsets` and `coordinator_change` events (passed through as records), and the
-decoder's dead letters (passed through).
+The key "" carries cluster-wide rows: a decoded batch's clock row (its highest event time and the records it
+read, for the driver's figures), `end_offsets` and `coordinator_change` events (passed through as records),
+and the decoder's dead letters (passed through).
 """
 from __future__ import annotations
 
 import bisect
 import json
+import time
 
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from ..core.events import Rejected, event_to_dict, loads_json, parse_event
 from ..core.group import GroupMonitor
+from ..core.group_clock import ClockReference, group_now, observe, wake_wall_ms
 from ..core.settings import CoreSettings
 from ..event_columns import HEARTBEAT, hot_event
 from .decode_stage import PACK_COLUMNS, unpack_events
@@ -141,12 +146,27 @@ def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", ori
 
 
 class GroupProcessor(StatefulProcessor):
+    """`follow_wall`: a group's clock follows the wall clock while the input is idle (core/group_clock.py);
+    `started_ms`: the job's start (wall clock; set on the driver when the plan is built), before which no
+    idle time counts; `flush_to_ms`: every group's clock is at least there (the end of input of `run --once`);
+    `visit_every_batch`: every group with anything pending or due wakes up at every trigger (`run --once`,
+    whose flush run must reach every such group); `follow_watermark` False: a group's clock moves with its own
+    events only, never with Spark's watermark (`run --once`: a backlog is split into batches by record
+    count, not by time, so one topic's batch may run far ahead of another's; the flush then moves every group
+    to the end of input, as replay's end of input does)."""
+
     def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
-                 release_delay_ms: int | None = None):
+                 release_delay_ms: int | None = None, *, follow_wall: bool = True, started_ms: int | None = None,
+                 flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True):
         self.settings = settings or CoreSettings()
         self.emit_status = emit_status
         # events of a group this far behind its newest event are released without waiting for the watermark
         self.release_delay_ms = release_delay_ms
+        self.follow_wall = follow_wall
+        self.started_ms = int(time.time() * 1000) if started_ms is None else started_ms
+        self.flush_to_ms = flush_to_ms
+        self.visit_every_batch = visit_every_batch
+        self.follow_watermark = follow_watermark
         self._batch = None  # (batch time, watermark) of the batch under way
         self._ran: set = set()  # groups whose rows this batch already processed
 
@@ -169,54 +189,63 @@ class GroupProcessor(StatefulProcessor):
 
     # --- state ------------------------------------------------------------------------------
     def _load(self, group: str):
-        """(monitor, pending events sorted by (ts, seq), last seq, newest event time seen, registered timer)
+        """(monitor, pending events sorted by (ts, seq), last seq, newest event time seen, registered timer,
+        clock reference)
 
-        The registered timer is None for none, or `UNKNOWN_TIMER` for a state written before it was kept."""
+        The registered timer (processing time) is None for none, or `UNKNOWN_TIMER` for a state written
+        before it was kept."""
         value = self.state.get()
         if value is not None:
             snap = loads_json(value[0])
             g = GroupMonitor.from_state(snap["g"], self.settings)
             pending = [list(p) for p in snap["p"]]
             pending.sort(key=_entry_order)  # older snapshots kept a heap, not a sorted list
-            return g, pending, snap["q"], snap.get("m", g.clock_ms), snap.get("t", UNKNOWN_TIMER)
-        return GroupMonitor(group, self.settings), [], 0, 0, None
+            ref = snap.get("r")
+            return (g, pending, snap["q"], snap.get("m", g.clock_ms), snap.get("t", UNKNOWN_TIMER),
+                    ClockReference(*ref) if ref else None)
+        return GroupMonitor(group, self.settings), [], 0, 0, None, None
 
-    def _save(self, g: GroupMonitor, pending: list, seq: int, newest: int, timer: int | None) -> None:
-        self.state.update((dumps({"g": g.to_state(), "p": pending, "q": seq, "m": newest, "t": timer}),))
+    def _save(self, g: GroupMonitor, pending: list, seq: int, newest: int, timer: int | None,
+              ref: ClockReference) -> None:
+        self.state.update((dumps({"g": g.to_state(), "p": pending, "q": seq, "m": newest, "t": timer,
+                                  "r": list(ref)}),))
 
-    def _drop_timers(self, timer, watermark: int) -> None:
-        """Delete the group's registered timer (timers at or below the watermark have fired, or are firing,
-        and are gone)."""
+    def _drop_timers(self, timer, wall_ms: int) -> None:
+        """Delete the group's registered timer (timers at or before this batch's time have fired, or are
+        firing, and are gone)."""
         if timer == UNKNOWN_TIMER:
             for t in list(self.handle.listTimers()):
-                if t > watermark:
+                if t > wall_ms:
                     self.handle.deleteTimer(t)
-        elif timer is not None and timer > watermark:
+        elif timer is not None and timer > wall_ms:
             self.handle.deleteTimer(timer)
 
-    def _schedule(self, g: GroupMonitor, pending: list, watermark: int, timer) -> int:
-        """Make sure the group wakes up by its next deadline; returns the timer now registered.
+    def _schedule(self, g: GroupMonitor, pending: list, now: int, timer, ref: ClockReference, wall_ms: int) -> int:
+        """Make sure the group wakes up by its next deadline; returns the (processing-time) timer registered.
 
         The wake-up: the oldest pending event, the monitor's next timer, or the group's idle TTL (so its
-        state is dropped). A registered timer that is not later than that is kept: it fires early at worst,
-        and the wake-up then sets the next one."""
+        state is dropped), in event time; the timer is when the group's clock gets there if the input stays
+        idle (core/group_clock.py). A registered timer that is not later than that is kept: it fires early at
+        worst, and the wake-up then sets the next one."""
         want = g.last_event_ms + self.settings.group_idle_ttl_ms + 1
         if pending and pending[0][0] < want:
             want = pending[0][0]
         nxt = g.next_timer_ms()
         if nxt is not None and nxt < want:
             want = nxt
-        # Spark fires a timer once the watermark passes it; never register one already behind.
-        want = max(want, watermark + 1)
-        if timer != UNKNOWN_TIMER and timer is not None and watermark < timer <= want:
+        if self.visit_every_batch:
+            at = wall_ms + 1
+        else:
+            at = wake_wall_ms(ref, max(want, now + 1), wall_ms, self.started_ms, self.release_delay_ms or 0)
+        if timer != UNKNOWN_TIMER and timer is not None and wall_ms < timer <= at:
             return timer
-        self._drop_timers(timer, watermark)
-        self.handle.registerTimer(want)
-        return want
+        self._drop_timers(timer, wall_ms)
+        self.handle.registerTimer(at)
+        return at
 
-    def _run(self, group: str, new: "_NewRows | None", watermark: int) -> list[tuple]:
-        """Apply a group's new rows (if any) and the watermark; returns the output rows."""
-        g, pending, seq, newest, timer = self._load(group)
+    def _run(self, group: str, new: "_NewRows | None", watermark: int, wall_ms: int) -> list[tuple]:
+        """Apply a group's new rows (if any) and its clock at this batch; returns the output rows."""
+        g, pending, seq, newest, timer, ref = self._load(group)
         out: list[tuple] = []
         keys: list = []
         if new is not None and new.keys:
@@ -230,9 +259,13 @@ class GroupProcessor(StatefulProcessor):
                 keys = keys[k:]
             if keys and keys[-1][0] > newest:
                 newest = keys[-1][0]
-        release = watermark
-        if self.release_delay_ms is not None and newest - self.release_delay_ms > release:
-            release = newest - self.release_delay_ms
+        base = watermark if self.follow_watermark else 0
+        if self.release_delay_ms is not None and newest - self.release_delay_ms > base:
+            base = newest - self.release_delay_ms
+        ref = observe(ref, base, wall_ms)
+        release = group_now(ref, wall_ms, self.started_ms, self.release_delay_ms or 0, self.follow_wall)
+        if self.flush_to_ms is not None and self.flush_to_ms > release:
+            release = self.flush_to_ms
         records: list[dict] = []
         process = g.process
         # merge the pending events (sorted, older) with the new ones (sorted), releasing up to `release`
@@ -269,16 +302,16 @@ class GroupProcessor(StatefulProcessor):
             if pi < n_pending:
                 rest.sort(key=_entry_order)
         pending = rest
-        if watermark > 0:
-            records.extend(g.advance_to(watermark))
+        if release > 0:
+            records.extend(g.advance_to(release))
         if self.emit_status and g.dirty:
-            records.append(g.status(max(watermark, g.clock_ms)))
+            records.append(g.status(max(release, g.clock_ms)))
         out.extend(_record_rows(records))
-        if not pending and g.is_idle(watermark):
+        if not pending and g.is_idle(release):
             self.state.clear()
-            self._drop_timers(timer, watermark)
+            self._drop_timers(timer, wall_ms)
         else:
-            self._save(g, pending, seq, newest, self._schedule(g, pending, watermark, timer))
+            self._save(g, pending, seq, newest, self._schedule(g, pending, release, timer, ref, wall_ms), ref)
         return out
 
     # --- Spark callbacks --------------------------------------------------------------------
@@ -291,7 +324,7 @@ class GroupProcessor(StatefulProcessor):
         self._ran_in_batch(group, timerValues)
         new = _NewRows(rows)
         out = [("dead_letter", group, ts, payload) for ts, payload in new.dead]
-        out.extend(self._run(group, new, watermark))
+        out.extend(self._run(group, new, watermark, timerValues.getCurrentProcessingTimeInMs()))
         if out:
             yield from _out_rows(out)
 
@@ -303,7 +336,7 @@ class GroupProcessor(StatefulProcessor):
             # Its rows were processed in this batch, up to this watermark, and its next timer set: this one
             # (usually the oldest event then pending, since released) has nothing left to do.
             return
-        out = self._run(group, None, timerValues.getCurrentWatermarkInMs())
+        out = self._run(group, None, timerValues.getCurrentWatermarkInMs(), timerValues.getCurrentProcessingTimeInMs())
         if out:
             yield from _out_rows(out)
 
@@ -312,7 +345,7 @@ class GroupProcessor(StatefulProcessor):
         for row in rows:
             kind, ts, order, num, payload, packed = row.kind, row.ts, row.ord, row.num, row.payload, row.packed
             if kind == "tick":
-                if order:  # a decoded batch's clock row (the idle clock's ticks read no record)
+                if order:  # a decoded batch's clock row (a batch of wake-up records only reads none)
                     append = None if num is None or num != num else int(num)
                     out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(
                         {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order})))

@@ -1,0 +1,62 @@
+"""A group's "now" in a live job: event time, following the wall clock only while the input is idle.
+
+The core runs in event time: a group's deadlines (session, poll, settle, storm end) fire when its clock passes
+them. Its clock is the input's watermark (the highest event time less the disorder delay), or the group's own
+newest event less that delay if that is later (`base_ms`). On a quiet input the watermark stops, and a silent
+member would never time out; so the clock follows the wall clock, but only once `base_ms` has not moved for
+`delay_ms` of wall-clock time (no fresh event could still fall inside the disorder window):
+
+    now = reference + (wall - since)   once wall - since >= delay_ms, else base_ms
+
+`reference` is the highest `base_ms` the group has seen and `since` the wall-clock time it first saw it, or the
+job's start if later: after a restart the clock waits for the input again, so a backlog produced while the job
+was down is read before anything times out (never overtaken). An event that still arrives behind the clock is
+late, as any event behind what its group processed (dead-lettered with reason `late_event`).
+
+`replay` has no wall clock: its end of input moves every group to the last event time instead.
+Pure: no I/O, the wall clock is a parameter.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ClockReference(NamedTuple):
+    """What a group keeps between runs: the highest base it saw, and the wall-clock time it first saw it."""
+    base_ms: int
+    since_wall_ms: int
+
+
+def observe(ref: ClockReference | None, base_ms: int, wall_ms: int) -> ClockReference:
+    """The reference after seeing `base_ms` at `wall_ms` (a higher base restarts the idle count)."""
+    if ref is None or base_ms > ref.base_ms:
+        return ClockReference(base_ms, wall_ms)
+    return ref
+
+
+def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:
+    """How long the base has stood still, counted from the job's start at the earliest."""
+    return max(0, wall_ms - max(ref.since_wall_ms, started_wall_ms))
+
+
+def group_now(ref: ClockReference, wall_ms: int, started_wall_ms: int, delay_ms: int,
+              follow_wall: bool = True) -> int:
+    """The group's clock at `wall_ms` (never below its reference base)."""
+    if not follow_wall:
+        return ref.base_ms
+    idle = idle_ms(ref, wall_ms, started_wall_ms)
+    return ref.base_ms + idle if idle >= delay_ms else ref.base_ms
+
+
+def wake_wall_ms(ref: ClockReference, want_ms: int, wall_ms: int, started_wall_ms: int, delay_ms: int) -> int:
+    """The wall-clock time at which the group should look again for its clock to have reached `want_ms` (a
+    deadline or a pending event, in event time); later than `wall_ms`.
+
+    First when the watermark gets there if it moves on about as fast as the wall clock (a live input); if the
+    group looks then and the base has not moved, when its clock follows the wall clock there (idle input)."""
+    since = max(ref.since_wall_ms, started_wall_ms)
+    ahead = want_ms - ref.base_ms
+    at = since + ahead
+    if at <= wall_ms:
+        at = since + max(delay_ms, ahead)
+    return max(wall_ms + 1, at)

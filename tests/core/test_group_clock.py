@@ -1,0 +1,64 @@
+"""A group's clock in the live job (core/group_clock.py): event time, following the wall clock only once the input
+has stood still for the delay, never before the job's start; and when the group must look again."""
+from __future__ import annotations
+
+import pytest
+
+from rebalance_monitor.core.group_clock import ClockReference, group_now, idle_ms, observe, wake_wall_ms
+
+DELAY = 2_000
+E = 1_700_000_000_000  # event time
+W = 1_800_000_000_000  # wall clock (the client clocks and the job's need not agree)
+
+
+def test_a_moving_input_keeps_event_time():
+    ref = observe(None, E, W)
+    for step in range(1, 6):  # the base moves on every batch: the clock is the base, the wall clock plays no part
+        ref = observe(ref, E + step * 1000, W + step * 1000)
+        assert group_now(ref, W + step * 1000, started_wall_ms=0, delay_ms=DELAY) == E + step * 1000
+
+
+@pytest.mark.parametrize("quiet_ms, expected", [
+    (0, E), (DELAY - 1, E),  # not yet: an event could still fall inside the disorder window
+    (DELAY, E + DELAY), (10_000, E + 10_000),  # then the clock follows the wall clock from the base
+])
+def test_a_quiet_input_follows_the_wall_clock_after_the_delay(quiet_ms, expected):
+    ref = observe(None, E, W)
+    assert observe(ref, E, W + quiet_ms) == ref  # the same base later does not restart the count
+    assert group_now(ref, W + quiet_ms, started_wall_ms=0, delay_ms=DELAY) == expected
+
+
+def test_a_higher_base_restarts_the_count_and_a_lower_one_is_ignored():
+    ref = observe(observe(None, E, W), E + 500, W + 5_000)
+    assert ref == ClockReference(E + 500, W + 5_000)
+    assert observe(ref, E, W + 9_000) == ref
+    assert group_now(ref, W + 6_000, 0, DELAY) == E + 500
+
+
+def test_no_idle_time_counts_before_the_jobs_start():
+    # the group last saw the input move an hour before a restart: a backlog may be waiting to be read
+    ref = observe(None, E, W)
+    started = W + 3_600_000
+    assert idle_ms(ref, started + 1_000, started) == 1_000
+    assert group_now(ref, started + 1_000, started, DELAY) == E
+    assert group_now(ref, started + 5_000, started, DELAY) == E + 5_000
+
+
+def test_without_follow_wall_the_clock_is_the_base():
+    ref = observe(None, E, W)
+    assert group_now(ref, W + 3_600_000, 0, DELAY, follow_wall=False) == E
+
+
+def test_the_wake_up_is_when_a_moving_watermark_gets_there_then_when_an_idle_clock_does():
+    ref = observe(None, E, W)
+    # a deadline 7 s ahead: look again in 7 s (a live input's watermark moves with the wall clock)
+    assert wake_wall_ms(ref, E + 7_000, W, 0, DELAY) == W + 7_000
+    # a pending event 500 ms ahead: in 500 ms; if the base has not moved by then, once the clock follows
+    assert wake_wall_ms(ref, E + 500, W, 0, DELAY) == W + 500
+    assert wake_wall_ms(ref, E + 500, W + 500, 0, DELAY) == W + DELAY
+    # and the idle clock reaches the want at that time (no wake-up too early to act)
+    at = wake_wall_ms(ref, E + 7_000, W + 7_000, 0, DELAY)
+    assert group_now(ref, at, 0, DELAY) >= E + 7_000
+    # never at or before the batch under way; after a restart, counted from the start
+    assert wake_wall_ms(ref, E + 10, W + 5_000, 0, DELAY) == W + 5_001
+    assert wake_wall_ms(ref, E + 7_000, W + 100_000, W + 99_000, DELAY) == W + 99_000 + 7_000
