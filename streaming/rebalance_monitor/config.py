@@ -212,18 +212,11 @@ class MonitorConfig:
         )
 
     def group_filter(self):
-        """A predicate for group names from groups.allow / groups.deny, or None when both are unset."""
-        allow = re.compile(self.groups.allow) if self.groups.allow else None
-        deny = re.compile(self.groups.deny) if self.groups.deny else None
-        if allow is None and deny is None:
-            return None
+        """The predicate of groups.allow / groups.deny (core/group_filter.py), or None when both are unset."""
+        from .core.group_filter import GroupFilter
 
-        def keep(group: str) -> bool:
-            if allow is not None and not allow.search(group):
-                return False
-            return not (deny is not None and deny.search(group))
-
-        return keep
+        f = GroupFilter(self.groups.allow, self.groups.deny)
+        return f if f.active else None
 
     def events_topics(self) -> list[str]:
         return [t.strip() for t in self.kafka.events_topic.split(",") if t.strip()]

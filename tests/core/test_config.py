@@ -93,10 +93,12 @@ def test_secrets_come_from_files_or_env_and_are_never_shown(tmp_path):
 
 
 def test_group_filter_and_core_settings():
-    cfg = load_config(env={}, overrides={"groups.allow": "^prod-", "groups.deny": "-test$",
+    cfg = load_config(env={}, overrides={"groups.allow": "prod-.*", "groups.deny": ".*-test",
                                          "storm.window": "3m", "storm.min_rebalances": 6})
     keep = cfg.group_filter()
     assert keep("prod-orders") and not keep("dev-orders") and not keep("prod-orders-test")
+    assert not keep("dev-prod-orders")  # the whole name must match, as in the exporter
+    assert load_config(env={}).group_filter() is None
     s = cfg.core_settings()
     assert s.storm_window_ms == 180_000 and s.storm_min_rebalances == 6
 

@@ -253,6 +253,18 @@ def test_cardinality_cap_and_allow_deny_counted_once_per_group():
     assert value(s, "kafka_consumergroup_generations_total", group="app-3") == 1
 
 
+def test_groups_left_out_upstream_are_counted_once_with_their_batch():
+    """The Spark job drops the events of groups groups.allow/deny exclude before the exporter sees them, and
+    hands their names to apply_batch: counted once per group, and not again when Spark replays the batch."""
+    u = MetricsUpdater(group_allow=r"app-.*")
+    u.apply_batch(0, [gen(group="app-1")], left_out=["scratch", "tmp"])
+    u.apply_batch(0, [gen(group="app-1")], left_out=["scratch", "tmp"])   # the same batch again
+    u.apply_batch(1, [], left_out=["scratch", "other"])
+    s = scrape(u)
+    assert value(s, "rebalance_monitor_groups_dropped_total", reason="denied") == 3
+    assert value(s, "rebalance_monitor_groups_tracked") == 1
+
+
 def test_self_metrics_batches_ready_and_sinks():
     clock = Clock(1000.0)
     u = MetricsUpdater(clock=clock, ready_max_age_s=60)

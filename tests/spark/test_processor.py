@@ -270,3 +270,31 @@ def test_a_timer_not_later_than_needed_is_kept_not_replaced():
         batches += 1
         assert len(p.handle.timers) == 1
     assert p.handle.registered <= 0.6 * batches, (p.handle.registered, batches)
+
+
+def test_the_decode_stage_leaves_out_the_groups_allow_and_deny_exclude_and_names_them():
+    """groups.allow/deny apply before the shuffle: no row (so no state) for a group left out, its name in
+    the batch's clock row, bad records of any group still dead-lettered, and the processor's clock record
+    carrying the names to the driver."""
+    evs = _events(seconds=2)
+    other = [dict(e, group="scratch-1") for e in evs] + [dict(e, group="orders-test") for e in evs[:3]]
+    values = [json.dumps(e).encode() for e in evs + other] + [b'{"v": 1, "group": "scratch-1"}']
+    n = len(values)
+    batch = pa.RecordBatch.from_pydict({
+        "topic": ["ev"] * n, "partition": pa.array([0] * n, pa.int32()), "offset": list(range(n)),
+        "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
+        "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
+    groups = {"allow": "g|orders-.*", "deny": ".*-test"}
+    out = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12, groups=groups)(iter([batch])))[0].to_pylist()
+    assert {r["group"] for r in out if r["kind"] == "events"} == {"g"}
+    assert [r["kind"] for r in out if r["kind"] == "dead_letter"] == ["dead_letter"]  # bad input is kept
+    tick = [r for r in out if r["kind"] == "tick"]
+    assert len(tick) == 1 and sorted(json.loads(tick[0]["payload"])) == ["orders-test", "scratch-1"]
+    assert tick[0]["ord"] == n  # every record read is counted, left out or not
+    p = _processor()
+    clock = [json.loads(r.payload) for r in p.handleInputRows(("",), iter([Row(**tick[0])]), _Time(0))]
+    assert sorted(clock[0]["left_out"]) == ["orders-test", "scratch-1"]
+    # with no filter nothing is left out and the clock row says nothing
+    plain = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
+    assert {r["group"] for r in plain if r["kind"] == "events"} == {"g", "scratch-1", "orders-test"}
+    assert [r["payload"] for r in plain if r["kind"] == "tick"] == [""]

@@ -58,7 +58,8 @@ def sentinel(events, delay_ms=2000):
 
 
 def replay_records(events, cfg):
-    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay))
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
+                          group_filter=cfg.group_filter())
     out = []
     for e in events:
         out.extend(recon.feed(parse_event(e)))
@@ -119,8 +120,10 @@ def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, un
     broker.create_topics({topic: 1})
     base = int(time.time() * 1000) - 120_000
     events = scripted_events(base)
+    # a third group that groups.deny leaves out: neither driver keeps anything of it
+    events = [x for e in events for x in ([e, dict(e, group="scratch-g2")] if e.get("group") == "g2" else [e])]
     produce(broker, topic, events[: len(events) // 2] + BAD + events[len(events) // 2:])
-    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 20})
+    cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 20, "groups.deny": "scratch-.*"})
     # the Python source decodes as it reads: no separate decode stage in the plan
     assert "MapInArrow" not in MonitorJob(cfg, spark=spark).build()._jdf.queryExecution().logical().toString()
     collected = []
@@ -130,6 +133,7 @@ def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, un
     spark_records = [r for _, recs, _ in collected for r in recs]
     expected = replay_records(events, cfg)
     assert comparable(spark_records) == comparable(expected)
+    assert {r["group"] for r in spark_records} == {"g1", "g2"}
     kinds = {r["kind"] for r in expected}
     assert {"generation", "member_timeout", "rebalance_started"} <= kinds
     assert sum(1 for r in expected if r["kind"] == "member_timeout") == 2

@@ -105,6 +105,7 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         self._last_stats: dict = {}
         self._last_poll_wall = 0
         self._member_cache = ""
+        self._generation_cache = -1
         self._closed_once = False
         self._lock = threading.Lock()
         cfg["stats_cb"] = self._on_stats
@@ -119,6 +120,11 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         return self._member_cache
 
     def _refresh_member(self) -> dict:
+        if self._closed_once:
+            # Inside close(): librdkafka serves callbacks (an offset commit's) on this thread while it closes,
+            # and memberid() / consumer_group_metadata() would wait for an answer from the closing group
+            # handler, holding the GIL: the whole process would hang. What was last seen is used instead.
+            return {"member_id": self._member_cache, "generation": self._generation_cache}
         meta = None
         try:
             meta = decode_group_metadata(self.consumer_group_metadata())
@@ -131,8 +137,10 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
             member = (meta or {}).get("member_id", "") or ""
         if member:
             self._member_cache = member
-        return {"member_id": member or self._member_cache,
-                "generation": (meta or {}).get("generation", -1)}
+        generation = (meta or {}).get("generation", -1)
+        if generation >= 0:
+            self._generation_cache = generation
+        return {"member_id": member or self._member_cache, "generation": generation}
 
     def rebalance_stats(self) -> dict:
         """The last `cgrp` statistics librdkafka reported (state, join_state, rebalance_cnt, ...)."""

@@ -25,12 +25,12 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from ..core.group_filter import GroupFilter
 from .catalogue import BATCH_DURATION_BUCKETS, CATALOGUE, REBALANCE_DURATION_BUCKETS, MetricSpec
 from .lag import EndOffsetTable, offset_lag
 
@@ -409,8 +409,7 @@ class MetricsUpdater:
         self.max_groups = max_groups
         # re-render changed groups at the end of apply() (the job's thread) rather than on the next scrape
         self.prerender = prerender
-        self.group_allow = re.compile(group_allow) if group_allow else None
-        self.group_deny = re.compile(group_deny) if group_deny else None
+        self.group_filter = GroupFilter(group_allow, group_deny)
         self.idle_group_ttl_s = idle_group_ttl_s
         self.ready_max_age_s = ready_max_age_s
         self.clock = clock
@@ -459,8 +458,7 @@ class MetricsUpdater:
             g.last_activity_ms = max(g.last_activity_ms, now_ms)
             self._state_dirty.add(name)
             return g
-        if (self.group_allow is not None and not self.group_allow.fullmatch(name)) or \
-                (self.group_deny is not None and self.group_deny.fullmatch(name)):
+        if not self.group_filter.keeps(name):
             self._note_dropped(name, "denied")
             return None
         if len(self._groups) >= self.max_groups:
@@ -538,12 +536,15 @@ class MetricsUpdater:
                 self._render_body()
 
     # ---- micro-batches of the streaming job: exactly once, durable before visible ------------------------
-    def apply_batch(self, batch_id: int, records: Iterable[dict], persist=None, **figures) -> bool:
+    def apply_batch(self, batch_id: int, records: Iterable[dict], persist=None, left_out: Iterable[str] = (),
+                    **figures) -> bool:
         """Apply one micro-batch of the streaming job exactly once; returns True when its records were applied.
 
         * ``batch_id <= applied_batch_id``: the batch is already in this state (Spark runs a batch it did not
           commit again, with the same records; after a restart the restored state may hold it): skipped.
         * Otherwise the records are applied and the batch accounted (:meth:`record_batch` with ``figures``).
+          ``left_out``: groups that groups.allow/deny left out before the exporter saw them (the Spark job
+          drops their events in its decode stage); each is counted once, as a group denied here would be.
         * With ``persist`` (``persist(updater, batch_id)``, e.g. ``MetricsStateFile.save``), scrapes keep
           seeing the exposition as it was before the batch until ``persist`` has returned: a counter is never
           exported before it is durable, so a crash cannot make it go back (which Prometheus would take for a
@@ -557,6 +558,9 @@ class MetricsUpdater:
                 if persist is not None and self._frozen is None:
                     self._freeze()
                 self.apply(records)
+                for name in left_out:
+                    if name not in self._groups:
+                        self._note_dropped(name, "denied")
                 self.record_batch(batch_id, **figures)
                 self.applied_batch_id = batch_id
         if persist is not None:
@@ -624,8 +628,7 @@ class MetricsUpdater:
         dropped_names = [(str(n), str(r)) for n, r in data.get("dropped_names") or ()][-self._dropped_cap:]
         groups: dict[str, _Group] = {}
         for name, d in (data.get("groups") or {}).items():
-            if (self.group_allow is not None and not self.group_allow.fullmatch(name)) or \
-                    (self.group_deny is not None and self.group_deny.fullmatch(name)):
+            if not self.group_filter.keeps(name):
                 continue
             if len(groups) >= self.max_groups:
                 break

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.events import event_to_dict
+from ..core.group_filter import GroupFilter
 from ..decode import decode_record
 from ..event_columns import hot_fields
 
@@ -59,10 +60,17 @@ def _kafka_ts_ms(column: pa.Array) -> list[int | None]:
     return [None if x is None or x < 0 else int(x) for x in column.to_pylist()]
 
 
-class _Rows:
-    """The output rows of one input batch: events gathered per group, dead letters, the clock row."""
+# at most this many names of groups left out by groups.allow/deny travel in one clock row
+FILTERED_NAMES_MAX = 1000
 
-    def __init__(self):
+
+class _Rows:
+    """The output rows of one input batch: events gathered per group, dead letters, the clock row.
+    `keep`: the groups.allow/deny predicate (core/group_filter.py); the events of a group it leaves out are
+    dropped here, before the shuffle, and the group's name is reported in the clock row."""
+
+    def __init__(self, keep=None):
+        self.keep = keep
         self.groups: dict[str, list] = {}
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
@@ -88,16 +96,22 @@ class _Rows:
             for name, value in zip(_ARROW_SCHEMA.names, (group, ts, et, order, kind, num, payload, packed)):
                 cols[name].append(value)
 
+        keep = self.keep
+        left_out: list[str] = []
         for group, rows in self.groups.items():
+            if keep is not None and not keep(group):
+                left_out.append(group)
+                continue
             newest, packed = pack_events(rows)
             add(group, newest, None, 0, "events", len(rows), None, packed)
         for group, ts, order, payload in self.dead:
             add(group, ts, None, order, "dead_letter", None, payload, None)
         if self.records:
             # one clock row per batch: its highest event time (it alone moves the watermark), the Kafka
-            # timestamp of that event's record, and how many records the batch read
+            # timestamp of that event's record, how many records the batch read, and the groups left out
             et = None if self.batch_max is None else self.batch_max * 1000
-            add("", self.batch_max or 0, et, self.records, "tick", self.batch_max_append, "", None)
+            add("", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
+                orjson.dumps(left_out[:FILTERED_NAMES_MAX]).decode() if left_out else "", None)
         return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],
                                           schema=_ARROW_SCHEMA)
@@ -139,29 +153,33 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
     out.records += n
 
 
-def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
+def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
+                        groups: dict | None = None):
     """The decoder over chunks of Kafka records `(topic, partition, offset, append_ms, key, value)` (what the
     Python source reads: no Arrow on the way in); `topic_sources` maps each topic to its input format. Events
     are packed per group over chunks until `pack_records` records have been read (0: per chunk): bigger
-    packs mean fewer rows for the JVM to move, shuffle and sort."""
+    packs mean fewer rows for the JVM to move, shuffle and sort. `groups`: groups.allow/deny as
+    `GroupFilter.to_options()` gives them (None: every group)."""
+    keep = GroupFilter.from_options(groups)
 
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
-        out = _Rows()
+        out = _Rows(keep)
         for records in chunks:
             decode_records(out, records, topic_sources, max_bytes, max_future_ms)
             if out.records >= pack_records:
                 yield out.to_batch()
-                out = _Rows()
+                out = _Rows(keep)
         if out.records:
             yield out.to_batch()
 
     return decode
 
 
-def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0):
+def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
+                 groups: dict | None = None):
     """The same decoder as a mapInArrow function over Kafka rows (Spark's connector, or the Python source
     without `decode`)."""
-    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records)
+    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups)
 
     def records(batch: pa.RecordBatch):
         return zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),

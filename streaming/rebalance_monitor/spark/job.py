@@ -143,13 +143,17 @@ class MonitorJob:
             options.pop("maxOffsetsPerTrigger", None)
         decode = {"topics": topic_sources(cfg), "max_bytes": cfg.kafka.max_record_bytes,
                   "max_future_ms": int(cfg.kafka.max_future_skew)}
+        keep = cfg.group_filter()
+        if keep is not None:  # groups.allow/deny: applied in the decode stage, before any state is kept
+            decode["groups"] = keep.to_options()
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
         if is_decoded(raw):
             decoded = raw
         else:
-            decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"])
+            decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
+                                   groups=decode.get("groups"))
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
@@ -271,6 +275,7 @@ class MonitorJob:
                 f"java.lang.InterruptedException (batch {batch_id} cancelled: the monitor is stopping)") from None
         records, dead, history = [], [], []
         read = 0
+        left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)
         for kind, group, ts, payload in rows:
             if kind == "dead_letter":
                 dead.append(payload)
@@ -278,6 +283,7 @@ class MonitorJob:
             rec = loads_json(payload)
             if kind == CLOCK_KIND:
                 read += int(rec.get("records") or 0)
+                left_out.update(rec.get("left_out") or ())
                 if ts and ts > 0 and (self._max_event_ms is None or ts > self._max_event_ms):
                     self._max_event_ms = int(ts)
                 continue
@@ -306,7 +312,7 @@ class MonitorJob:
         if self.updater is not None:
             # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
             self.updater.apply_batch(batch_id, records, self.metrics_state and self.metrics_state.save,
-                                     rejects=reasons, duration_s=time.monotonic() - t0, output_counts=counts,
+                                     left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0, output_counts=counts,
                                      events_read={"kafka": read}, **self._progress_figures())
             self.updater.set_ready(True)
         st = self.stats

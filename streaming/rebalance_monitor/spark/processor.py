@@ -46,7 +46,7 @@ OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 STATE_SCHEMA = "state string"
 CLUSTER_KEY = ""
 # driver-only record: a decoded batch's highest event time (ts; 0: none), the Kafka timestamp of that
-# event's record (append_ms) and the number of records it read
+# event's record (append_ms), the number of records it read, and the groups groups.allow/deny left out
 CLOCK_KIND = "clock"
 UNKNOWN_TIMER = "?"  # the registered timer of a state written before it was kept there
 
@@ -347,8 +347,10 @@ class GroupProcessor(StatefulProcessor):
             if kind == "tick":
                 if order:  # a decoded batch's clock row (a batch of wake-up records only reads none)
                     append = None if num is None or num != num else int(num)
-                    out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(
-                        {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order})))
+                    clock = {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order}
+                    if payload:  # the groups that groups.allow/deny left out
+                        clock["left_out"] = orjson.loads(payload)
+                    out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(clock)))
             elif kind == "dead_letter":
                 out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
             elif kind == "events":
