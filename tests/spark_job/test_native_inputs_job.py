@@ -18,6 +18,7 @@ from test_job import comparable, make_cfg, run_until_idle  # noqa: E402
 
 from rebalance_monitor.core.reconstruct import Reconstructor  # noqa: E402
 from rebalance_monitor.decode import decode_record  # noqa: E402
+from rebalance_monitor.spark.job import MonitorJob  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -114,3 +115,34 @@ def test_coordinator_log_and_offsets_topic_through_the_job(spark, broker, unique
     assert payments[-1]["assignment"] == {"m1": [["orders", 0], ["orders", 1], ["orders", 2], ["orders", 3]]}
     assert sorted(d["reason"].split(":")[0] for d in dead) == sorted(["unparsed_coordinator_line", "truncated"])
     assert rej_logs + rej_offs == len(dead)
+
+
+def test_run_once_on_an_input_the_job_cannot_write_to(spark, broker, unique, tmp_path):
+    """`run --once` over `__consumer_offsets` alone (here a copy): it writes nothing to its input (the
+    job may not write there) and still ends with every group at the last event time, as replay does."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    offsets_topic = f"offsets-only-{unique}"
+    broker.create_topics({offsets_topic: 1})
+    t0_ms = int(time.time() * 1000) - 300_000
+    recs = offsets_records(t0_ms)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for key, value, ts in recs:
+        p.produce(offsets_topic, value, key=key, timestamp=ts)
+    p.flush(30)
+    cfg = make_cfg(broker, "", tmp_path, **{"kafka.offsets_topic": offsets_topic})
+    collected = []
+    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
+    job.run_once(timeout_s=300)
+    records = [r for _, rs, _ in collected for r in rs]
+    expected, _ = replay("offsets-topic", recs, cfg)
+    kinds = ("generation", "member_timeout", "rebalance_started", "offsets_committed")
+    assert comparable([r for r in records if r["kind"] in kinds]) == \
+        comparable([r for r in expected if r["kind"] in kinds])
+    assert any(r["kind"] == "generation" for r in records)
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"peek-{unique}"})
+    try:
+        _, high = c.get_watermark_offsets(TopicPartition(offsets_topic, 0), timeout=10)
+    finally:
+        c.close()
+    assert high == len(recs)  # nothing was written to the input

@@ -128,12 +128,14 @@ class MonitorJob:
                             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
         return self.spark
 
-    def build(self, flush_to_ms: int | None = None, once: bool = False, whole_input: bool = False):
+    def build(self, flush_to_ms: int | None = None, once: bool = False, whole_input: bool = False,
+              drain: bool = False):
         """The query's plan. `once` (`run --once`): every group with anything pending wakes up at every
         trigger; no clock follows the wall clock or Spark's watermark. `whole_input`: what the input holds is
         read in one batch, as replay reads it (maxOffsetsPerTrigger splits a backlog by record count, so one
         topic's batch may run ahead of another's in time, and a group's events from the slower topic are then
-        late). `flush_to_ms`: every group's clock is at least there."""
+        late). `flush_to_ms`: every group's clock is at least there. `drain`: in the batch after the one that
+        read the input, every group moves to the input's highest event time (`run_once`)."""
         from .kafka_source import is_decoded, kafka_stream
 
         spark = self._session()
@@ -160,16 +162,18 @@ class MonitorJob:
         events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
         processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
                                    follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
-                                   flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once)
+                                   flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
+                                   drain=drain)
         return events.groupBy("group").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 
-    def start(self, once: bool = False, flush_to_ms: int | None = None, whole_input: bool = False):
+    def start(self, once: bool = False, flush_to_ms: int | None = None, whole_input: bool = False,
+              drain: bool = False):
         """Start the query (see `build`); `once` runs its batches back to back."""
         from .sinks import Sinks
 
         cfg = self.cfg
         log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
-        out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input)
+        out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
                            cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
         interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
@@ -212,21 +216,11 @@ class MonitorJob:
     def read_available(self, timeout_s: float | None = None, whole_input: bool = False) -> None:
         """Process what the input holds now, then stop (the first part of `run --once`): until a batch has
         read all its source had when the batch began (`whole_input`: in one batch; see `build`). Every group
-        keeps a timer due at the next trigger, so that a `flush` reaches it. (Neither Trigger.AvailableNow nor processAllAvailable ends here: in
-        processing-time mode the query always has another batch to run.)"""
+        keeps a timer due at the next trigger, so that a `flush` reaches it. (Neither Trigger.AvailableNow
+        nor processAllAvailable ends here: in processing-time mode the query always has another batch.)"""
         q = self.start(once=True, whole_input=whole_input)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        try:
-            while not any(_caught_up(p) for p in q.recentProgress):
-                if q.exception() is not None:
-                    raise q.exception()
-                if not q.isActive:
-                    raise RuntimeError("the query stopped before it had read its input")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"the input was not read within {timeout_s} s")
-                time.sleep(0.1)
-        finally:
-            self.stop_query()
+        self._wait_then_stop(q, lambda: any(_caught_up(p) for p in q.recentProgress), timeout_s,
+                             "had read its input")
 
     def flush(self, to_ms: int, timeout_s: float | None = None) -> None:
         """Move every group's clock to `to_ms` (release its pending events, fire its deadlines up to there) in
@@ -234,29 +228,53 @@ class MonitorJob:
         before = self.stats.batches
         q = self.start(once=True, flush_to_ms=to_ms)
         self.wake_input()  # no new record, no batch: Spark's rule after a restart
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        try:
+
+        def committed() -> bool:
             # the batch ran (foreachBatch returned), then Spark committed it (its progress is reported after
             # the commit): a batch stopped before its commit would run again, without the flush, on restart
-            while self.stats.batches == before or not any(
-                    p.get("batchId", -1) >= self.stats.last_batch_id for p in q.recentProgress):
+            return self.stats.batches != before and any(
+                p.get("batchId", -1) >= self.stats.last_batch_id for p in q.recentProgress)
+
+        self._wait_then_stop(q, committed, timeout_s, "had run its flush batch")
+
+    def _wait_then_stop(self, q, done, timeout_s: float | None, what: str) -> None:
+        """Wait until `done()`, then stop the query; raise if the query fails, stops or runs out of time."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            while not done():
                 if q.exception() is not None:
                     raise q.exception()
                 if not q.isActive:
-                    raise RuntimeError("the flush query stopped before its first batch")
+                    raise RuntimeError(f"the query stopped before it {what}")
                 if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"no batch within {timeout_s} s")
+                    raise TimeoutError(f"the query had not {what.removeprefix('had ')} within {timeout_s} s")
                 time.sleep(0.05)
         finally:
             self.stop_query()
 
     def run_once(self, timeout_s: float | None = None) -> None:
         """`run --once`: process everything available now, then stop, leaving event time at the last event
-        (as replay's end of input does)."""
+        (as replay's end of input does). One query: a batch reads the whole input; in the next one (Spark
+        runs one at every trigger in processing-time mode) the watermark stands at the highest event time
+        read less the delay, and every group moves to that event time. No record is written to the input,
+        so this works on inputs the job cannot write to (`__consumer_offsets`)."""
         self._max_event_ms = None
-        self.read_available(timeout_s, whole_input=True)
-        if self._max_event_ms is not None:
-            self.flush(self._max_event_ms, timeout_s)
+        q = self.start(once=True, whole_input=True, drain=True)
+        read: list[int] = []
+
+        def drained() -> bool:
+            progress = q.recentProgress
+            if not read:
+                done = [p["batchId"] for p in progress if _caught_up(p)]
+                if not done:
+                    return False
+                if self._max_event_ms is None:
+                    return True  # nothing new to read: the previous run left every group at its end
+                read.append(done[0])
+            # a later batch, committed (its progress is reported after the commit), ran the groups' timers
+            return any(p.get("batchId", -1) > read[0] for p in progress)
+
+        self._wait_then_stop(q, drained, timeout_s, "had read and drained its input")
 
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:

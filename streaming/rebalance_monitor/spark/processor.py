@@ -153,11 +153,14 @@ class GroupProcessor(StatefulProcessor):
     whose flush run must reach every such group); `follow_watermark` False: a group's clock moves with its own
     events only, never with Spark's watermark (`run --once`: a backlog is split into batches by record
     count, not by time, so one topic's batch may run far ahead of another's; the flush then moves every group
-    to the end of input, as replay's end of input does)."""
+    to the end of input, as replay's end of input does); `drain` (`run --once`, which reads its input in
+    one batch): a group woken by its timer, with no rows, moves to Spark's watermark plus the release delay,
+    the highest event time of the input read (replay's end of input), in the batch after the read."""
 
     def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
                  release_delay_ms: int | None = None, *, follow_wall: bool = True, started_ms: int | None = None,
-                 flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True):
+                 flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True,
+                 drain: bool = False):
         self.settings = settings or CoreSettings()
         self.emit_status = emit_status
         # events of a group this far behind its newest event are released without waiting for the watermark
@@ -167,6 +170,7 @@ class GroupProcessor(StatefulProcessor):
         self.flush_to_ms = flush_to_ms
         self.visit_every_batch = visit_every_batch
         self.follow_watermark = follow_watermark
+        self.drain = drain
         self._batch = None  # (batch time, watermark) of the batch under way
         self._ran: set = set()  # groups whose rows this batch already processed
 
@@ -266,6 +270,8 @@ class GroupProcessor(StatefulProcessor):
         release = group_now(ref, wall_ms, self.started_ms, self.release_delay_ms or 0, self.follow_wall)
         if self.flush_to_ms is not None and self.flush_to_ms > release:
             release = self.flush_to_ms
+        if self.drain and new is None and watermark > 0 and watermark + (self.release_delay_ms or 0) > release:
+            release = watermark + (self.release_delay_ms or 0)
         records: list[dict] = []
         process = g.process
         # merge the pending events (sorted, older) with the new ones (sorted), releasing up to `release`
