@@ -62,3 +62,19 @@ def test_the_wake_up_is_when_a_moving_watermark_gets_there_then_when_an_idle_clo
     # never at or before the batch under way; after a restart, counted from the start
     assert wake_wall_ms(ref, E + 10, W + 5_000, 0, DELAY) == W + 5_001
     assert wake_wall_ms(ref, E + 7_000, W + 100_000, W + 99_000, DELAY) == W + 99_000 + 7_000
+
+
+def test_a_watermark_catching_up_behind_the_clock_keeps_its_line():
+    """The live case: the group's own last events set the base; Spark's watermark (the previous batch's)
+    reaches a higher value one trigger later. Once the clock follows the wall clock past that value, the
+    count goes on instead of restarting (which would put the clock a trigger behind)."""
+    ref = observe(None, E, W)
+    at = W + 5_000  # the next trigger: the clock follows the wall clock, at E + 5 s
+    caught_up = observe(ref, E + 3_000, at, 0, DELAY, follow_wall=True)
+    assert group_now(caught_up, at, 0, DELAY) == group_now(ref, at, 0, DELAY) == E + 5_000
+    assert group_now(caught_up, at + 4_000, 0, DELAY) == E + 9_000
+    # a base past the clock's line is new input: the count restarts
+    assert observe(ref, E + 6_000, at, 0, DELAY, follow_wall=True) == ClockReference(E + 6_000, at)
+    # before the clock follows the wall clock, or without follow_wall, a higher base restarts it too
+    assert observe(ref, E + 500, W + 1_000, 0, DELAY, follow_wall=True) == ClockReference(E + 500, W + 1_000)
+    assert observe(ref, E + 3_000, at, 0, DELAY) == ClockReference(E + 3_000, at)

@@ -27,11 +27,22 @@ class ClockReference(NamedTuple):
     since_wall_ms: int
 
 
-def observe(ref: ClockReference | None, base_ms: int, wall_ms: int) -> ClockReference:
-    """The reference after seeing `base_ms` at `wall_ms` (a higher base restarts the idle count)."""
-    if ref is None or base_ms > ref.base_ms:
+def observe(ref: ClockReference | None, base_ms: int, wall_ms: int, started_wall_ms: int = 0,
+            delay_ms: int | None = None, follow_wall: bool = False) -> ClockReference:
+    """The reference after seeing `base_ms` at `wall_ms`: a higher base restarts the idle count, unless the
+    clock already follows the wall clock past it (`delay_ms` and `follow_wall` given): then the clock keeps
+    its line. That is the live case of the watermark catching up one batch after the group's own events
+    (Spark's watermark is the previous batch's); restarting the count there would put the clock a trigger
+    behind. A base beyond the clock's line (new input) restarts the count as always."""
+    if ref is None:
         return ClockReference(base_ms, wall_ms)
-    return ref
+    if base_ms <= ref.base_ms:
+        return ref
+    if follow_wall and delay_ms is not None and group_now(ref, wall_ms, started_wall_ms, delay_ms) >= base_ms \
+            and idle_ms(ref, wall_ms, started_wall_ms) >= delay_ms:
+        since = max(ref.since_wall_ms, started_wall_ms)
+        return ClockReference(base_ms, since + (base_ms - ref.base_ms))
+    return ClockReference(base_ms, wall_ms)
 
 
 def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:

@@ -266,7 +266,7 @@ class GroupProcessor(StatefulProcessor):
         base = watermark if self.follow_watermark else 0
         if self.release_delay_ms is not None and newest - self.release_delay_ms > base:
             base = newest - self.release_delay_ms
-        ref = observe(ref, base, wall_ms)
+        ref = observe(ref, base, wall_ms, self.started_ms, self.release_delay_ms or 0, self.follow_wall)
         release = group_now(ref, wall_ms, self.started_ms, self.release_delay_ms or 0, self.follow_wall)
         if self.flush_to_ms is not None and self.flush_to_ms > release:
             release = self.flush_to_ms
