@@ -148,12 +148,11 @@ def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "", ori
 class GroupProcessor(StatefulProcessor):
     """`follow_wall`: a group's clock follows the wall clock while the input is idle (core/group_clock.py);
     `started_ms`: the job's start (wall clock; set on the driver when the plan is built), before which no
-    idle time counts; `flush_to_ms`: every group's clock is at least there (the end of input of `run --once`);
-    `visit_every_batch`: every group with anything pending or due wakes up at every trigger (`run --once`,
-    whose flush run must reach every such group); `follow_watermark` False: a group's clock moves with its own
-    events only, never with Spark's watermark (`run --once`: a backlog is split into batches by record
-    count, not by time, so one topic's batch may run far ahead of another's; the flush then moves every group
-    to the end of input, as replay's end of input does); `drain` (`run --once`, which reads its input in
+    idle time counts; `flush_to_ms`: every group's clock is at least there (`MonitorJob.flush`, an explicit
+    end of input); `visit_every_batch`: every group with anything pending or due wakes up at every trigger
+    (`run --once`, whose last batch must reach every such group); `follow_watermark` False: a group's clock
+    moves with its own events only, never with Spark's watermark (`run --once`: a backlog is split into
+    batches by record count, not by time, so one topic's batch may run far ahead of another's); `drain` (`run --once`, which reads its input in
     one batch): a group woken by its timer, with no rows, moves to Spark's watermark plus the release delay,
     the highest event time of the input read (replay's end of input), in the batch after the read."""
 
