@@ -16,17 +16,16 @@ from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
+from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, shard_of, unpack_events
 from rebalance_monitor.spark.processor import GroupProcessor
 
 
-class _State:
+class _Value:
+    """A value state in memory (what `getValueState` gives), counting reads."""
+
     def __init__(self):
         self.value = None
         self.gets = 0
-
-    def exists(self):
-        return self.value is not None
 
     def get(self):
         self.gets += 1
@@ -39,9 +38,37 @@ class _State:
         self.value = None
 
 
+class _Map:
+    """A map state in memory (what `getMapState` gives), counting reads."""
+
+    def __init__(self):
+        self.values: dict = {}
+        self.gets = 0
+
+    def getValue(self, key):
+        self.gets += 1
+        return self.values.get(key)
+
+    def updateValue(self, key, value):
+        self.values[key] = value
+
+    def removeKey(self, key):
+        self.values.pop(key, None)
+
+
 class _Handle:
+    """The processor's handle: state in memory, processing-time timers in a set (one shard)."""
+
     def __init__(self):
         self.timers: set[int] = set()
+        self.maps: dict[str, _Map] = {}
+        self.values: dict[str, _Value] = {}
+
+    def getMapState(self, name, key_schema, value_schema):
+        return self.maps.setdefault(name, _Map())
+
+    def getValueState(self, name, schema):
+        return self.values.setdefault(name, _Value())
 
     def listTimers(self):
         return iter(sorted(self.timers))
@@ -63,6 +90,9 @@ class _Time:
 
     def getCurrentWatermarkInMs(self):
         return self.watermark
+
+
+SHARD = shard_of("g", 50)
 
 
 def _events(t0=1_700_000_000_000, seconds=30):
@@ -95,16 +125,25 @@ def _rows(evs, first_offset=0):
     return [Row(**r) for r in out if r["kind"] != "tick"]
 
 
-def _processor(delay=2000):
+def _processor(delay=2000, handle=None):
     p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=0)
-    p.handle = _Handle()
-    p.state = _State()
+    p.init(handle or _Handle())
     return p
 
 
-def _run(p, evs, watermark=0, first_offset=0):
-    out = []
-    return list(p.handleInputRows(("g",), iter(_rows(evs, first_offset)), _Time(watermark)))
+def _run(p, evs, watermark=0, first_offset=0, batch_ms=None):
+    return list(p.handleInputRows((SHARD,), iter(_rows(evs, first_offset)), _Time(watermark, batch_ms)))
+
+
+def _group_snap(p, group="g"):
+    """The runner snapshot of `group` in the processor's state (core/runner.GroupRunner.to_state)."""
+    value = p.handle.maps["groups"].values.get((group,))
+    return json.loads(value[0]) if value is not None else None
+
+
+def _shard_snap(p):
+    value = p.handle.values["shard"].value
+    return json.loads(value[0]) if value is not None else None
 
 
 def _records(rows):
@@ -130,13 +169,14 @@ def test_a_backlog_is_processed_in_the_batch_that_reads_it():
     # what replay outputs while reading the same events (before its end of input)
     assert [r for r in recs if r["kind"] != "group_status"] == [r for r in _replay(evs) if r["kind"] != "group_status"]
     # the newest 2 s are held back, in timestamp order, until more time passes
-    snap = json.loads(p.state.value[0])
+    snap = _group_snap(p)
     newest = max(e["ts"] for e in evs)
     assert snap["p"] and all(newest - 2000 < entry[0] <= newest for entry in snap["p"])
     assert [e[0] for e in snap["p"]] == sorted(e[0] for e in snap["p"])
-    # its one timer (processing time; the batch ran at 0 here): when a watermark moving with the wall clock
-    # reaches the oldest pending event (core/group_clock.py)
-    assert p.handle.timers == {snap["p"][0][0] - (newest - 2000)} == {snap["t"]}
+    # the shard's one timer (processing time; the batch ran at 0 here): when a watermark moving with the wall
+    # clock reaches the group's oldest pending event (core/group_clock.py)
+    shard = _shard_snap(p)
+    assert p.handle.timers == {snap["p"][0][0] - (newest - 2000)} == {shard["t"]} == {shard["w"]["g"]}
 
 
 def test_disorder_within_the_delay_gives_the_ordered_output_and_later_is_dead_lettered():
@@ -181,13 +221,14 @@ def test_heartbeats_travel_as_columns_and_become_the_parsers_events():
         [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
 
 
-def _fire(p, watermark):
-    """What Spark does at the end of a batch: every timer at or below the watermark fires (and is deleted)."""
+def _fire(p, watermark, batch_ms=None):
+    """What Spark does at the end of a batch: every timer at or below the batch time fires (and is deleted)."""
     out = []
+    now = watermark if batch_ms is None else batch_ms
     for t in sorted(p.handle.timers):
-        if t <= watermark:
+        if t <= now:
             p.handle.timers.discard(t)
-            out.extend(p.handleExpiredTimer(("g",), _Time(watermark), None))
+            out.extend(p.handleExpiredTimer((SHARD,), _Time(watermark, batch_ms), None))
     return out
 
 
@@ -208,8 +249,7 @@ class _CountingHandle(_Handle):
 
 def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wake_up_is_needed():
     evs = _events(seconds=120)  # heartbeats for 2 minutes, then silence: 10 s sessions
-    p = _processor()
-    p.handle = _CountingHandle()
+    p = _processor(handle=_CountingHandle())
     per_batch = 5000
     t0, end = evs[0]["ts"], evs[-1]["ts"]
     recs = []
@@ -220,14 +260,14 @@ def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wak
         recs.extend(_records(_run(p, chunk, watermark=watermark, first_offset=evs.index(chunk[0]) if chunk else 0)))
         recs.extend(_records(_fire(p, watermark)))
         batches += 1
-        snap = json.loads(p.state.value[0]) if p.state.value is not None else None
+        snap, shard = _group_snap(p), _shard_snap(p)
         if snap is not None:
-            # one timer, the one the state names, never later than the group's next wake-up
-            assert p.handle.timers == {snap["t"]}
+            # one timer, the one the shard's state names, never later than the group's next wake-up
+            assert p.handle.timers == {shard["t"]}
             g = GroupMonitor.from_state(snap["g"], CoreSettings())
             ttl = g.last_event_ms + CoreSettings().group_idle_ttl_ms + 1
             wake = min(x for x in (g.next_timer_ms(), snap["p"][0][0] if snap["p"] else None, ttl) if x is not None)
-            assert snap["t"] <= max(wake, watermark + 1)
+            assert shard["t"] <= max(wake, watermark + 1)
     timeouts = [r for r in recs if r["kind"] == "member_timeout"]
     assert sorted(r["member_id"] for r in timeouts) == ["a", "b"]
     assert all(r["deadline_ms"] <= r["detected_ms"] <= r["deadline_ms"] + per_batch + 2000 for r in timeouts)
@@ -235,24 +275,7 @@ def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wak
     # fires in a batch that already processed the group's rows does not load its state again
     assert p.handle.registered <= batches
     assert p.handle.listed == 0
-    assert p.state.gets <= batches + 3
-
-
-def test_a_state_written_before_the_timer_was_kept_gets_its_timers_listed_once():
-    evs = _events(seconds=5)
-    p = _processor()
-    p.handle = _CountingHandle()
-    _run(p, evs[:10])
-    snap = json.loads(p.state.value[0])
-    del snap["t"]  # the previous version's state value
-    p.state.value = (json.dumps(snap),)
-    p.handle.timers.add(evs[0]["ts"] + 999_999)  # a timer it had registered
-    _run(p, evs[10:], first_offset=10)
-    assert p.handle.listed == 1
-    snap = json.loads(p.state.value[0])
-    assert p.handle.timers == {snap["t"]}
-    _run(p, [], watermark=evs[-1]["ts"] - 3000)
-    assert p.handle.listed == 1
+    assert p.handle.maps["groups"].gets <= batches + 3
 
 
 def test_a_timer_not_later_than_needed_is_kept_not_replaced():
@@ -260,8 +283,7 @@ def test_a_timer_not_later_than_needed_is_kept_not_replaced():
     # its members' next session deadline, which moves later with every heartbeat; the registered one stays
     # until it fires (early), instead of being replaced in every batch
     evs = _events(seconds=120)
-    p = _processor(delay=None)
-    p.handle = _CountingHandle()
+    p = _processor(delay=None, handle=_CountingHandle())
     batches = 0
     for start in range(evs[0]["ts"], evs[-1]["ts"] + 1, 5000):
         chunk = [e for e in evs if start <= e["ts"] < start + 5000]
@@ -292,9 +314,84 @@ def test_the_decode_stage_leaves_out_the_groups_allow_and_deny_exclude_and_names
     assert len(tick) == 1 and sorted(json.loads(tick[0]["payload"])) == ["orders-test", "scratch-1"]
     assert tick[0]["ord"] == n  # every record read is counted, left out or not
     p = _processor()
-    clock = [json.loads(r.payload) for r in p.handleInputRows(("",), iter([Row(**tick[0])]), _Time(0))]
+    clock = [json.loads(r.payload) for r in p.handleInputRows((CLUSTER_SHARD,), iter([Row(**tick[0])]), _Time(0))]
     assert sorted(clock[0]["left_out"]) == ["orders-test", "scratch-1"]
     # with no filter nothing is left out and the clock row says nothing
     plain = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
     assert {r["group"] for r in plain if r["kind"] == "events"} == {"g", "scratch-1", "orders-test"}
     assert [r["payload"] for r in plain if r["kind"] == "tick"] == [""]
+
+
+def _twin_groups(n=2):
+    """Group names that live on the same __consumer_offsets partition as "g" (one shard)."""
+    names, i = [], 0
+    while len(names) < n:
+        i += 1
+        if shard_of(f"orders-{i}", 50) == SHARD:
+            names.append(f"orders-{i}")
+    return names
+
+
+def _decoded(values):
+    n = len(values)
+    batch = pa.RecordBatch.from_pydict({
+        "topic": ["ev"] * n, "partition": pa.array([0] * n, pa.int32()), "offset": list(range(n)),
+        "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
+        "key": pa.array([None] * n, pa.binary()), "value": pa.array([json.dumps(v).encode() for v in values])})
+    return list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
+
+
+def test_the_decode_stage_routes_cluster_wide_events_to_the_shards_they_concern():
+    t0 = 1_700_000_000_000
+    values = [
+        {"v": 1, "type": "topic_partitions", "ts": t0, "group": "", "topics": {"t": 6}},
+        {"v": 1, "type": "coordinator_change", "ts": t0 + 1, "group": "", "partition": 7, "action": "elected"},
+        {"v": 1, "type": "coordinator_change", "ts": t0 + 2, "group": "", "partition": 99, "action": "elected"},
+        {"v": 1, "type": "end_offsets", "ts": t0 + 3, "group": "", "offsets": [["t", 0, 5]]},
+        {"v": 1, "type": "heartbeat", "ts": t0 + 4, "group": "", "member_id": "m", "generation": 1, "error": None},
+        {"v": 1, "type": "poll", "ts": t0 + 5, "group": "g", "member_id": "m"},
+    ]
+    out = _decoded(values)
+    cluster = [(r["shard"], json.loads(r["payload"])["type"]) for r in out if r["kind"] == "cluster"]
+    assert sorted(s for s, t in cluster if t == "topic_partitions") == list(range(50))  # every shard
+    assert [s for s, t in cluster if t == "coordinator_change"] == [7]  # its partition's shard only
+    records = [r for r in out if r["kind"] == "record"]
+    assert [(r["shard"], json.loads(r["payload"])["kind"]) for r in records] == [(CLUSTER_SHARD, "end_offsets")]
+    dead = [json.loads(r["payload"]) for r in out if r["kind"] == "dead_letter"]
+    assert [(d["reason"], json.loads(d["raw"])["type"]) for d in dead] == [("bad_value:group", "heartbeat")]
+    assert [(r["shard"], r["group"]) for r in out if r["kind"] == "events"] == [(SHARD, "g")]
+
+
+def test_a_shard_applies_cluster_wide_events_to_its_groups_as_replay_does():
+    """Two groups on one shard, one formed before a partition-count change (it rebalances: metadata_change),
+    one created after it (it knows the new count), a coordinator move of the shard's partition: the
+    processor's records equal replay's, and the shard's state names both groups."""
+    early, late = _twin_groups()
+    t0 = 1_700_000_000_000
+
+    def member(group, ts, gen, parts, member_id):
+        return [{"v": 1, "type": "join", "ts": ts, "group": group, "member_id": member_id, "protocols": ["range"],
+                 "topics": ["t"], "session_timeout_ms": 10_000, "rebalance_timeout_ms": 30_000},
+                {"v": 1, "type": "sync", "ts": ts + 100, "group": group, "member_id": member_id, "generation": gen,
+                 "protocol": "range", "leader": member_id, "assignment": [["t", p] for p in parts]}]
+
+    evs = [{"v": 1, "type": "topic_partitions", "ts": t0, "group": "", "topics": {"t": 2}}]
+    evs += member(early, t0 + 1000, 1, (0, 1), "a")
+    evs.append({"v": 1, "type": "coordinator_change", "ts": t0 + 2000, "group": "", "partition": SHARD,
+                "action": "elected", "broker": 1})
+    evs.append({"v": 1, "type": "topic_partitions", "ts": t0 + 3000, "group": "", "topics": {"t": 3}})
+    evs += member(early, t0 + 3500, 2, (0, 1, 2), "a")
+    evs += member(late, t0 + 5000, 1, (0, 1, 2), "b")
+    evs += [{"v": 1, "type": "poll", "ts": t0 + 6000 + i, "group": g, "member_id": m}
+            for i, (g, m) in enumerate(((early, "a"), (late, "b")))]
+    rows = [Row(**r) for r in _decoded(evs) if r["shard"] == SHARD]
+    p = _processor()
+    # one batch, its watermark at the last event (where replay's end of input leaves event time)
+    got = _records(list(p.handleInputRows((SHARD,), iter(rows), _Time(evs[-1]["ts"]))))
+    want = [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, want))
+    gens = {(r["group"], r["generation"]): r for r in got if r["kind"] == "generation"}
+    assert [c["cause"] for c in gens[(early, 2)]["causes"]] == ["coordinator_change", "metadata_change"]
+    assert gens[(late, 1)]["unassigned_partitions"] == 0  # it was created knowing t has 3 partitions
+    assert [(r["group"], r["action"]) for r in got if r["kind"] == "coordinator"] == [(early, "elected")]
+    assert set(_shard_snap(p)["w"]) == {early, late}

@@ -71,3 +71,44 @@ def wake_wall_ms(ref: ClockReference, want_ms: int, wall_ms: int, started_wall_m
     if at <= wall_ms:
         at = since + max(delay_ms, ahead)
     return max(wall_ms + 1, at)
+
+
+class LiveClock:
+    """The job's release rule for one group (see the module docstring), with the options of `run --once`.
+
+    `delay_ms`: the release delay (`state.watermark_delay`): a group's events this far behind its newest are
+    released without waiting for the watermark; `started_ms`: the job's start (wall clock), before which no
+    idle time counts; `follow_wall`: the clock follows the wall clock on an idle input; `follow_watermark`
+    False: a group's clock moves with its own events only (`run --once`, whose backlog is split by record count,
+    not by time); `flush_to_ms`: every group's clock is at least there (an explicit end of input); `drain`
+    (`run --once`): a group woken with no rows moves to the watermark plus the delay, the input's highest
+    event time, as replay's end of input does."""
+
+    __slots__ = ("delay_ms", "started_ms", "follow_wall", "follow_watermark", "flush_to_ms", "drain")
+
+    def __init__(self, delay_ms: int | None, started_ms: int, follow_wall: bool = True,
+                 follow_watermark: bool = True, flush_to_ms: int | None = None, drain: bool = False):
+        self.delay_ms = delay_ms
+        self.started_ms = started_ms
+        self.follow_wall = follow_wall
+        self.follow_watermark = follow_watermark
+        self.flush_to_ms = flush_to_ms
+        self.drain = drain
+
+    def release_point(self, runner, watermark_ms: int, wall_ms: int, has_rows: bool) -> int:
+        """Where the group's clock stands at this batch (updates the runner's reference)."""
+        delay = self.delay_ms or 0
+        base = watermark_ms if self.follow_watermark else 0
+        if self.delay_ms is not None and runner.newest - self.delay_ms > base:
+            base = runner.newest - self.delay_ms
+        runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall)
+        release = group_now(runner.ref, wall_ms, self.started_ms, delay, self.follow_wall)
+        if self.flush_to_ms is not None and self.flush_to_ms > release:
+            release = self.flush_to_ms
+        if self.drain and not has_rows and watermark_ms > 0 and watermark_ms + delay > release:
+            release = watermark_ms + delay
+        return release
+
+    def wake_wall_ms(self, runner, want_ms: int, now_ms: int, wall_ms: int) -> int:
+        """When (wall clock) the group should run again for its clock to reach `want_ms` (its `due_ms`)."""
+        return wake_wall_ms(runner.ref, max(want_ms, now_ms + 1), wall_ms, self.started_ms, self.delay_ms or 0)

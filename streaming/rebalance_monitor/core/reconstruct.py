@@ -1,23 +1,22 @@
-"""The multi-group driver of the core: reorders events within a disorder bound, routes them to one
-`GroupMonitor` per group, and moves event time (the watermark) so that timers fire for groups that have
-gone silent. `replay` runs this directly; the Spark job runs the same `GroupMonitor` per group key, with
-Spark's watermark as the clock.
+"""`replay`'s driver of the core: every group of the input in one process, on one watermark.
 
-Watermark: the highest event time seen minus `max_disorder_ms`. Events at or below it are released in
-timestamp order (ties in arrival order). An event that arrives below the watermark is applied at once if
-its group has not yet processed past it; otherwise it is late: rejected with reason `late_event` (counted
-and dead-lettered by the caller), never silently dropped. The Spark job applies the same rule per group.
+The per-group rules (ordering, lateness, cluster-wide fan-out, output records) are `core/runner.py`'s, the same
+the Spark job runs. What is replay's own: one `GroupRunner` per group in memory, one `ClusterLog` for the whole
+input, and the watermark, the highest event time seen less `max_disorder_ms`. A group runs (releases its events
+and fires its timers up to the watermark) when the watermark passes its next due time; at the end of input
+every group moves to the last event time. An event behind the watermark is applied at once if its group has not
+yet processed past it; otherwise it is late: rejected with reason `late_event` (counted and dead-lettered by
+the caller), never silently dropped.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
+import json
 from dataclasses import dataclass, field
 
-from .coordinator_placement import offsets_partition_for
-from .events import (
-    REASON_LATE, CoordinatorChange, EndOffsets, Event, Rejected, TopicPartitions,
-)
-from .group import GroupMonitor
+from .events import REASON_LATE, Event, Rejected, event_to_dict
+from .runner import REASON_NO_GROUP, ClusterLog, GroupRunner, cluster_route, end_offsets_record
 from .settings import CoreSettings
 
 CLUSTER_GROUP = ""
@@ -40,24 +39,44 @@ class ReplayStats:
         return sum(self.rejected.values())
 
 
+class EventItems:
+    """Replay's pending items are the events themselves (see `core/runner.py`, codec)."""
+
+    @staticmethod
+    def beat(monitor, item, ts) -> bool:
+        return False
+
+    @staticmethod
+    def event(item, ts, group):
+        return item
+
+    @staticmethod
+    def raw(item, ts, group):
+        return item
+
+
 class Reconstructor:
     def __init__(self, settings: CoreSettings | None = None, max_disorder_ms: int = 2_000,
-                 emit_status: bool = False, group_filter=None, offsets_partitions: int = 50):
-        self.settings = settings or CoreSettings()
+                 emit_status: bool = False, group_filter=None, offsets_partitions: int | None = None):
+        settings = settings or CoreSettings()
+        if offsets_partitions is not None and offsets_partitions != settings.offsets_partitions:
+            settings = dataclasses.replace(settings, offsets_partitions=offsets_partitions)
+        self.settings = settings
         self.max_disorder_ms = max_disorder_ms
         self.emit_status = emit_status
         self.group_filter = group_filter  # callable(group) -> bool, or None
-        self.offsets_partitions = offsets_partitions
-        self.groups: dict[str, GroupMonitor] = {}
-        self.metadata: dict[str, int] = {}  # cluster-wide partition counts (topic_partitions, group "")
-        self.pending: list = []
-        self.timers: list = []
-        self.seq = 0
+        self.runners: dict[str, GroupRunner] = {}
+        self.cluster = ClusterLog()
+        self.due: list = []  # heap of (event time, group): when a group may next need a run
         self.max_ts: int | None = None
         self.watermark: int | None = None
         self.stats = ReplayStats()
         self.rejects: list[Rejected] = []
-        self.prune_every = 10_000  # events between sweeps for idle groups (bounded memory)
+
+    @property
+    def groups(self) -> dict[str, GroupRunner]:
+        """The groups in state, by name."""
+        return self.runners
 
     # --- input --------------------------------------------------------------------------------
     def feed(self, item) -> list[dict]:
@@ -70,53 +89,72 @@ class Reconstructor:
         if self.group_filter is not None and ev.group != CLUSTER_GROUP and not self.group_filter(ev.group):
             self.stats.groups_filtered += 1
             return []
-        if self.watermark is not None and ev.ts < self.watermark:
-            # Behind the watermark: usable only if its group has not moved past it (as in the Spark job).
-            g = self.groups.get(ev.group)
-            frontier = g.clock_ms if g is not None else 0
-            if ev.ts < frontier:
-                self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is behind what the group already "
-                                                       f"processed ({frontier})"))
-                return []
-            self.stats.used += 1
-            out: list[dict] = []
-            self._route(ev, out)
-            self._count(out)
-            return out
+        route = cluster_route(ev.type, ev.group)
+        if route == "reject":
+            self._reject(Rejected(REASON_NO_GROUP, json.dumps(event_to_dict(ev), separators=(",", ":")),
+                                  f"a {ev.type} event needs a group"))
+            return []
         self.stats.used += 1
-        self.seq += 1
-        if self.seq % self.prune_every == 0:
-            self.prune_idle()
-        heapq.heappush(self.pending, (ev.ts, self.seq, ev))
+        out: list[dict] = []
+        if route == "record":
+            out.append(end_offsets_record(ev))
+        elif route == "fan_out":
+            self.cluster.add(ev.ts, ev)
+            for name in self.runners:
+                heapq.heappush(self.due, (ev.ts, name))
+            if self.watermark is not None and ev.ts <= self.watermark:
+                out.extend(self._run_due(self.watermark))
+        else:
+            runner = self.runners.get(ev.group)
+            if runner is None:
+                runner = self.runners[ev.group] = GroupRunner.new(ev.group, self.settings)
+            if self.watermark is not None and ev.ts < self.watermark:
+                # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
+                frontier = runner.monitor.clock_ms
+                if ev.ts < frontier:
+                    self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is behind what the group already "
+                                                           f"processed ({frontier})"))
+                    return []
+                runner.queue(ev.ts, ev)
+                heapq.heappush(self.due, (ev.ts, ev.group))
+                out.extend(self._run_due(self.watermark))
+            else:
+                head = runner.pending[0][0] if runner.pending else None
+                runner.queue(ev.ts, ev)
+                if head is None or ev.ts < head:
+                    heapq.heappush(self.due, (ev.ts, ev.group))
         if self.max_ts is None or ev.ts > self.max_ts:
             self.max_ts = ev.ts
-            return self._advance(self.max_ts - self.max_disorder_ms)
-        return []
+            out.extend(self._advance(self.max_ts - self.max_disorder_ms))
+        self._count(out)
+        return out
 
     def finish(self) -> list[dict]:
         """End of input: release everything and fire the timers due up to the last event time."""
         out = []
         if self.max_ts is not None:
             out = self._advance(self.max_ts)
+            self._count(out)
         if self.emit_status:
             out.extend(self.status_records())
         return out
 
     def prune_idle(self) -> int:
-        """Drop groups idle past the group TTL (nothing pending); returns how many were dropped."""
+        """Drop groups idle past the group TTL (nothing pending); returns how many were dropped. (Runs also
+        drop them, at their TTL.)"""
         if self.watermark is None:
             return 0
-        idle = [name for name, g in self.groups.items() if g.is_idle(self.watermark)]
+        idle = [name for name, r in self.runners.items() if r.is_done(self.watermark)]
         for name in idle:
-            del self.groups[name]
+            del self.runners[name]
         self.stats.groups_dropped += len(idle)
         return len(idle)
 
     def status_records(self, now_ms: int | None = None) -> list[dict]:
         out = []
-        for g in self.groups.values():
-            if g.dirty:
-                out.append(g.status(now_ms))
+        for r in self.runners.values():
+            if r.monitor.dirty:
+                out.append(r.monitor.status(now_ms))
         self._count(out)
         return out
 
@@ -129,66 +167,38 @@ class Reconstructor:
         if self.watermark is not None and watermark <= self.watermark:
             return []
         self.watermark = watermark
+        return self._run_due(watermark)
+
+    def _run_due(self, watermark: int) -> list[dict]:
+        """Run every group due at or before the watermark, up to it."""
         out: list[dict] = []
-        pending = self.pending
-        while pending and pending[0][0] <= watermark:
-            _, _, ev = heapq.heappop(pending)
-            self._route(ev, out)
-        timers = self.timers
-        while timers and timers[0][0] <= watermark:
-            due, name = heapq.heappop(timers)
-            g = self.groups.get(name)
-            if g is None:
+        due, runners, cluster = self.due, self.runners, self.cluster
+        ran: list[str] = []
+        seen: set[str] = set()
+        while due and due[0][0] <= watermark:
+            at, name = heapq.heappop(due)
+            runner = runners.get(name)
+            if runner is None or name in seen:
                 continue
-            nxt = g.next_timer_ms()
-            if nxt is None or nxt > watermark:
-                if nxt is not None and nxt != due:
-                    heapq.heappush(timers, (nxt, name))
+            nxt = runner.due_ms(cluster)
+            if nxt > watermark:
+                if nxt != at:
+                    heapq.heappush(due, (nxt, name))
                 continue
-            out.extend(g.advance_to(watermark))
-            self._schedule(g)
-        self._count(out)
+            seen.add(name)
+            out.extend(runner.run(watermark, EventItems, cluster))
+            if runner.is_done(watermark):
+                del runners[name]
+                self.stats.groups_dropped += 1
+            else:
+                ran.append(name)
+        for name in ran:
+            heapq.heappush(due, (runners[name].due_ms(cluster), name))
+        if cluster.entries:
+            cluster.trim(self.settings.group_idle_ttl_ms)
         return out
 
     def _count(self, records: list[dict]) -> None:
         counts = self.stats.records
         for r in records:
             counts[r["kind"]] = counts.get(r["kind"], 0) + 1
-
-    def _schedule(self, g: GroupMonitor) -> None:
-        nxt = g.next_timer_ms()
-        if nxt is not None:
-            heapq.heappush(self.timers, (nxt, g.group))
-
-    def _group(self, name: str) -> GroupMonitor:
-        g = self.groups.get(name)
-        if g is None:
-            g = self.groups[name] = GroupMonitor(name, self.settings)
-            if self.metadata:
-                g.partitions.update(self.metadata)
-        return g
-
-    def _route(self, ev: Event, out: list) -> None:
-        if ev.group == CLUSTER_GROUP:
-            if isinstance(ev, TopicPartitions):
-                self.metadata.update(ev.topics)
-                for g in self.groups.values():
-                    self._process(g, ev, out)
-                return
-            if isinstance(ev, EndOffsets):
-                out.append({"kind": "end_offsets", "group": "", "ts": ev.ts,
-                            "offsets": [list(o) for o in ev.offsets]})
-                return
-            if isinstance(ev, CoordinatorChange):
-                for g in self.groups.values():
-                    if offsets_partition_for(g.group, self.offsets_partitions) == ev.partition:
-                        self._process(g, ev, out)
-                return
-        self._process(self._group(ev.group), ev, out)
-
-    def _process(self, g: GroupMonitor, ev: Event, out: list) -> None:
-        before = g.next_timer_ms()
-        out.extend(g.process(ev))
-        after = g.next_timer_ms()
-        if after is not None and after != before:
-            heapq.heappush(self.timers, (after, g.group))

@@ -1,13 +1,17 @@
 """The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInArrow.
 
-Rows out (DECODED_SCHEMA):
+Rows out (DECODED_SCHEMA), keyed by `shard`: the `__consumer_offsets` partition of the group (see
+spark/processor.py), or `CLUSTER_SHARD` for what concerns no group's state:
 - `events`: one row per group and input batch, its events packed in `packed` (see `pack_events`): the
   shuffle and the sort before the stateful operator then handle a row per group, not a row per event;
-- `dead_letter`: one per rejected record (group "", the dead-letter record as JSON in `payload`);
-- `tick`: one per input batch, `et` its highest event time, `num` the Kafka timestamp of the record that
-  carried it (so the driver can relate event time to the wall clock) and `ord` the number of records read.
-  Only tick rows carry event time, so they alone move the watermark, and Spark never drops events as
-  late: lateness is the processor's call.
+- `cluster`: a cluster-wide event (group "") that reaches groups, once per shard it concerns (a coordinator
+  move: the shard of its partition; partition counts: every shard), as canonical JSON text in `payload`;
+- `record` (CLUSTER_SHARD): a record passed through (a cluster-wide `end_offsets`);
+- `dead_letter` (CLUSTER_SHARD): one per rejected record (group "", the dead-letter record as JSON in `payload`);
+- `tick` (CLUSTER_SHARD): one per input batch, `et` its highest event time, `num` the Kafka timestamp of the
+  record that carried it (so the driver can relate event time to the wall clock) and `ord` the number of
+  records read. Only tick rows carry event time, so they alone move the watermark, and Spark never drops
+  events as late: lateness is the processor's call.
 
 A packed event is a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other event as
 its canonical JSON text (`payload`).
@@ -22,19 +26,25 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.events import event_to_dict
+from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS, offsets_partition_for
+from ..core.events import Rejected, event_to_dict
 from ..core.group_filter import GroupFilter
+from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
 from ..decode import decode_record
 from ..event_columns import hot_fields
 
-DECODED_SCHEMA = "group string, ts long, et timestamp, ord long, kind string, num long, payload string, packed binary"
+DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
+                  "packed binary")
 _ARROW_SCHEMA = pa.schema([
-    ("group", pa.string()), ("ts", pa.int64()), ("et", pa.timestamp("us", tz="UTC")), ("ord", pa.int64()),
+    ("shard", pa.int32()), ("group", pa.string()), ("ts", pa.int64()), ("et", pa.timestamp("us", tz="UTC")),
+    ("ord", pa.int64()),
     ("kind", pa.string()), ("num", pa.int64()), ("payload", pa.string()), ("packed", pa.binary()),
 ])
 # The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
 # batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
 WAKE_KEY = b"rebalance-monitor/wake"
+# the key of the rows that concern no group's state (clock rows, dead letters, records passed through)
+CLUSTER_SHARD = -1
 # the columns of a pack, in order
 PACK_COLUMNS = ("ts", "ord", "etype", "member", "num", "err", "inst", "client", "host", "payload")
 
@@ -69,9 +79,11 @@ class _Rows:
     `keep`: the groups.allow/deny predicate (core/group_filter.py); the events of a group it leaves out are
     dropped here, before the shuffle, and the group's name is reported in the clock row."""
 
-    def __init__(self, keep=None):
+    def __init__(self, keep=None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
         self.keep = keep
+        self.shards = shards
         self.groups: dict[str, list] = {}
+        self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
         self.batch_max: int | None = None
@@ -92,8 +104,8 @@ class _Rows:
     def to_batch(self) -> pa.RecordBatch:
         cols: dict[str, list] = {name: [] for name in _ARROW_SCHEMA.names}
 
-        def add(group, ts, et, order, kind, num, payload, packed):
-            for name, value in zip(_ARROW_SCHEMA.names, (group, ts, et, order, kind, num, payload, packed)):
+        def add(shard, group, ts, et, order, kind, num, payload, packed):
+            for name, value in zip(_ARROW_SCHEMA.names, (shard, group, ts, et, order, kind, num, payload, packed)):
                 cols[name].append(value)
 
         keep = self.keep
@@ -103,18 +115,50 @@ class _Rows:
                 left_out.append(group)
                 continue
             newest, packed = pack_events(rows)
-            add(group, newest, None, 0, "events", len(rows), None, packed)
+            add(shard_of(group, self.shards), group, newest, None, 0, "events", len(rows), None, packed)
+        for shard, ts, order, kind, payload in self.cluster:
+            add(shard, "", ts, None, order, kind, None, payload, None)
         for group, ts, order, payload in self.dead:
-            add(group, ts, None, order, "dead_letter", None, payload, None)
+            add(CLUSTER_SHARD, group, ts, None, order, "dead_letter", None, payload, None)
         if self.records:
             # one clock row per batch: its highest event time (it alone moves the watermark), the Kafka
             # timestamp of that event's record, how many records the batch read, and the groups left out
             et = None if self.batch_max is None else self.batch_max * 1000
-            add("", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
+            add(CLUSTER_SHARD, "", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
                 orjson.dumps(left_out[:FILTERED_NAMES_MAX]).decode() if left_out else "", None)
         return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],
                                           schema=_ARROW_SCHEMA)
+
+
+_SHARD_CACHE: dict = {}
+
+
+def shard_of(group: str, shards: int) -> int:
+    """The `__consumer_offsets` partition of a group (the processor's key), memoised per process."""
+    key = (group, shards)
+    shard = _SHARD_CACHE.get(key)
+    if shard is None:
+        if len(_SHARD_CACHE) > 100_000:
+            _SHARD_CACHE.clear()
+        shard = _SHARD_CACHE[key] = offsets_partition_for(group, shards)
+    return shard
+
+
+def _cluster_event(out: _Rows, ev, order: int, payload: str) -> str | None:
+    """Route a cluster-wide event (group ""): to the shards it concerns, or through as a record. Returns the
+    reject reason of an event that needs a group, else None."""
+    route = cluster_route(ev.type, ev.group)
+    if route == "reject":
+        return REASON_NO_GROUP
+    if route == "record":
+        out.cluster.append((CLUSTER_SHARD, ev.ts, order, "record", orjson.dumps(end_offsets_record(ev)).decode()))
+    elif ev.type == "coordinator_change":
+        if 0 <= ev.partition < out.shards:  # a partition the cluster does not have moves no group
+            out.cluster.append((ev.partition, ev.ts, order, "cluster", payload))
+    else:
+        out.cluster.extend((shard, ev.ts, order, "cluster", payload) for shard in range(out.shards))
+    return None
 
 
 def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str, str], max_bytes: int,
@@ -131,7 +175,7 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
         source = topic_sources.get(topic, "events")
         if source == "events":
             hot = hot_fields(value, max_bytes, now, max_future_ms)
-            if hot is not None:
+            if hot is not None and hot[2]:  # (a heartbeat or poll without a group takes the full path)
                 etype, ts, group, member, num, err, inst, client, host = hot
                 row = (ts, order, etype, member, num, err, inst, client, host, None)
                 rows = groups.get(group)
@@ -154,21 +198,22 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
 
 
 def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
-                        groups: dict | None = None):
+                        groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
     """The decoder over chunks of Kafka records `(topic, partition, offset, append_ms, key, value)` (what the
     Python source reads: no Arrow on the way in); `topic_sources` maps each topic to its input format. Events
     are packed per group over chunks until `pack_records` records have been read (0: per chunk): bigger
     packs mean fewer rows for the JVM to move, shuffle and sort. `groups`: groups.allow/deny as
-    `GroupFilter.to_options()` gives them (None: every group)."""
+    `GroupFilter.to_options()` gives them (None: every group). `shards`: the cluster's `__consumer_offsets`
+    partitions (`kafka.offsets_topic_partitions`), the key of the rows."""
     keep = GroupFilter.from_options(groups)
 
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
-        out = _Rows(keep)
+        out = _Rows(keep, shards)
         for records in chunks:
             decode_records(out, records, topic_sources, max_bytes, max_future_ms)
             if out.records >= pack_records:
                 yield out.to_batch()
-                out = _Rows(keep)
+                out = _Rows(keep, shards)
         if out.records:
             yield out.to_batch()
 
@@ -176,10 +221,10 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
 
 
 def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
-                 groups: dict | None = None):
+                 groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
     """The same decoder as a mapInArrow function over Kafka rows (Spark's connector, or the Python source
     without `decode`)."""
-    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups)
+    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups, shards)
 
     def records(batch: pa.RecordBatch):
         return zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
@@ -197,16 +242,22 @@ def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms,
     kafka_ts = now if append_ms is None else append_ms  # a record's time for formats without their own
     events, rejects = decode_record(source, value, key, kafka_ts, max_bytes=max_bytes,
                                     now_ms=now, max_future_ms=max_future_ms)
+    rejects = list(rejects)
     for ev in events:
         if source == "events" and len(events) == 1:
             # already canonical and validated: pass the record through, do not re-serialise
             payload = value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else value
         else:
             payload = json.dumps(event_to_dict(ev), separators=(",", ":"))
+        out.saw(ev.ts, append_ms)
+        if ev.group == "":
+            reason = _cluster_event(out, ev, order, payload)
+            if reason is not None:
+                rejects.append(Rejected(reason, payload, f"a {ev.type} event needs a group"))
+            continue
         # No event time on event rows: Spark would silently drop rows behind its watermark;
         # the processor decides lateness itself and dead-letters late events.
         out.event(ev.group, (ev.ts, order, None, None, None, None, None, None, None, payload))
-        out.saw(ev.ts, append_ms)
     for rej in rejects:
         raw = rej.raw
         if isinstance(raw, (bytes, bytearray)):

@@ -1,7 +1,7 @@
 """`rebalance-monitor run`: the Spark Structured Streaming job.
 
     Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow, or in the Python source)
-      ─► watermark ─► groupBy(group).transformWithState(GroupProcessor, ProcessingTime)
+      ─► watermark ─► groupBy(shard: the group's __consumer_offsets partition).transformWithState(GroupProcessor, ProcessingTime)
       ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
 
 In processing-time mode Spark runs a batch at every trigger, with or without input, and fires the groups' timers
@@ -144,7 +144,7 @@ class MonitorJob:
         if whole_input:
             options.pop("maxOffsetsPerTrigger", None)
         decode = {"topics": topic_sources(cfg), "max_bytes": cfg.kafka.max_record_bytes,
-                  "max_future_ms": int(cfg.kafka.max_future_skew)}
+                  "max_future_ms": int(cfg.kafka.max_future_skew), "shards": cfg.kafka.offsets_topic_partitions}
         keep = cfg.group_filter()
         if keep is not None:  # groups.allow/deny: applied in the decode stage, before any state is kept
             decode["groups"] = keep.to_options()
@@ -155,7 +155,7 @@ class MonitorJob:
             decoded = raw
         else:
             decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
-                                   groups=decode.get("groups"))
+                                   groups=decode.get("groups"), shards=decode["shards"])
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
@@ -164,7 +164,8 @@ class MonitorJob:
                                    follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
                                    flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
                                    drain=drain)
-        return events.groupBy("group").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
+        # keyed by the group's __consumer_offsets partition (spark/processor.py)
+        return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 
     def start(self, once: bool = False, flush_to_ms: int | None = None, whole_input: bool = False,
               drain: bool = False):

@@ -806,7 +806,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
                                      int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)),
-                                     d.get("groups"))
+                                     d.get("groups"), int(d.get("shards", 50)))
         return decode(read_range(self.opts, self.client, partition, as_records=True))
 
     def commit(self, end: dict) -> None:

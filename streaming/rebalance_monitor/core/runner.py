@@ -1,0 +1,294 @@
+"""The one driver of the core: what both `replay` and the Spark job run for each group.
+
+A `GroupRunner` holds one group's `GroupMonitor`, the group's events not yet released (sorted by time, then
+arrival), the newest event time it was given, and how far it has read the cluster-wide events of its shard. It
+applies, in timestamp order, everything up to the release point its driver gives it, then fires the monitor's
+timers up to there. The rules live here once:
+
+- **Ordering.** Events are applied in (time, arrival) order; disorder within the release delay gives the same
+  output as ordered input.
+- **Lateness.** An event older than what its group already processed (`monitor.clock_ms`) is late: it is handed
+  back to the driver, which dead-letters it with reason `late_event`. Never applied, never dropped silently.
+- **Cluster-wide events** (`coordinator_change` and `topic_partitions` with group ""; see `cluster_route`) are
+  kept once per shard in a `ClusterLog`; each runner applies the entries that concern its group, merged with its
+  own events in time order (at equal times the cluster entry first). A group that did not exist yet takes the
+  partition counts of the entries up to its first event and no older coordinator move. In `replay` the shard is
+  the whole input; in the Spark job it is one `__consumer_offsets` partition (a group lives on exactly one, so a
+  coordinator move reaches exactly its groups).
+- **Output**: the records of the monitor (see docs/records.md).
+
+The release point is the driver's: `replay` uses its global watermark (highest event time less the delay) and,
+at its end of input, the last event time; the job uses `group_clock.LiveClock`. The drivers also differ in how
+they hold pending events between runs (a list in memory, or the runner's `to_state` in Spark's state store).
+
+Items: a pending event is whatever the driver's `codec` understands (an `Event` in replay; JSON text or the
+columns of a heartbeat / poll in the job). The codec has `beat(monitor, item, ts) -> bool` (the monitor's
+heartbeat/poll fast path; False when it does not apply), `event(item, ts, group)` (the event) and
+`raw(item, ts, group)` (its canonical text, for dead letters).
+Pure: no I/O.
+"""
+from __future__ import annotations
+
+import bisect
+
+from .coordinator_placement import offsets_partition_for
+from .events import CoordinatorChange, Rejected, TopicPartitions
+from .group import GroupMonitor
+from .group_clock import ClockReference
+from .settings import CoreSettings
+
+CLUSTER_GROUP = ""
+# Event types that, with group "", concern many groups (end_offsets passes through as a record of its own).
+FANNED_OUT = ("coordinator_change", "topic_partitions")
+CLUSTER_TYPES = FANNED_OUT + ("end_offsets",)
+REASON_NO_GROUP = "bad_value:group"
+
+
+def cluster_route(etype: str, group: str) -> str | None:
+    """How a driver routes an event: None for a group's own event; "fan_out" for a cluster-wide event that
+    reaches groups (`coordinator_change`, `topic_partitions`); "record" for one passed through as a record
+    (`end_offsets`); "reject" for any other event without a group (nothing to apply it to)."""
+    if group != CLUSTER_GROUP:
+        return None
+    if etype in FANNED_OUT:
+        return "fan_out"
+    if etype == "end_offsets":
+        return "record"
+    return "reject"
+
+
+def end_offsets_record(ev) -> dict:
+    """The record of a cluster-wide `end_offsets` event (group "")."""
+    return {"kind": "end_offsets", "group": ev.group, "ts": ev.ts, "offsets": [list(o) for o in ev.offsets]}
+
+
+def concerns(ev, group: str, settings: CoreSettings) -> bool:
+    """Whether a cluster-wide event concerns `group`: a coordinator move of the group's `__consumer_offsets`
+    partition, or any partition-count change."""
+    if type(ev) is CoordinatorChange:
+        return offsets_partition_for(group, settings.offsets_partitions) == ev.partition
+    return True
+
+
+def _order(entry) -> tuple:
+    return entry[0], entry[1]
+
+
+class ClusterLog:
+    """The cluster-wide events of one shard, sorted by (time, arrival): entries `[ts, seq, item]`. Bounded: an
+    entry older than `retain_ms` of event time behind the newest one goes (a group that far behind is past
+    its idle TTL), and at most `max_entries` are kept."""
+
+    __slots__ = ("entries", "seq")
+
+    def __init__(self, entries: list | None = None, seq: int = 0):
+        self.entries = entries if entries is not None else []
+        self.seq = seq
+
+    def add(self, ts: int, item) -> None:
+        self.seq += 1
+        entry = [ts, self.seq, item]
+        if not self.entries or _order(self.entries[-1]) <= (ts, self.seq):
+            self.entries.append(entry)
+        else:
+            bisect.insort(self.entries, entry, key=_order)
+
+    def start_after(self, mark) -> int:
+        """The index of the first entry after `mark` ((ts, seq) of the last entry a group has read)."""
+        if mark is None:
+            return 0
+        return bisect.bisect_right(self.entries, tuple(mark), key=_order)
+
+    def trim(self, retain_ms: int, max_entries: int = 1000) -> None:
+        entries = self.entries
+        if entries:
+            cut = bisect.bisect_left(entries, entries[-1][0] - retain_ms, key=lambda e: e[0])
+            cut = max(cut, len(entries) - max_entries)
+            if cut > 0:
+                del entries[:cut]
+
+    def to_state(self) -> dict:
+        return {"e": self.entries, "q": self.seq}
+
+    @classmethod
+    def from_state(cls, state: dict | None) -> "ClusterLog":
+        if not state:
+            return cls()
+        return cls([list(e) for e in state["e"]], state["q"])
+
+
+class GroupRunner:
+    """One group under a driver (see the module docstring). `pending`: `[ts, seq, item]` sorted by (ts, seq);
+    `newest`: the highest event time given to it; `mark`: (ts, seq) of the last cluster entry it has read, None
+    before its first run; `ref`: its live clock's reference (group_clock.LiveClock), None in replay."""
+
+    __slots__ = ("monitor", "pending", "seq", "newest", "mark", "ref")
+
+    def __init__(self, monitor: GroupMonitor, pending: list | None = None, seq: int = 0, newest: int = 0,
+                 mark=None, ref: ClockReference | None = None):
+        self.monitor = monitor
+        self.pending = pending if pending is not None else []
+        self.seq = seq
+        self.newest = newest
+        self.mark = mark
+        self.ref = ref
+
+    @classmethod
+    def new(cls, group: str, settings: CoreSettings) -> "GroupRunner":
+        return cls(GroupMonitor(group, settings))
+
+    @property
+    def group(self) -> str:
+        return self.monitor.group
+
+    # --- input -----------------------------------------------------------------------------------
+    def queue(self, ts: int, item) -> None:
+        """Keep one event until it is released (replay's path: one event at a time)."""
+        self.seq += 1
+        entry = [ts, self.seq, item]
+        pending = self.pending
+        if not pending or _order(pending[-1]) <= (ts, self.seq):
+            pending.append(entry)
+        else:
+            bisect.insort(pending, entry, key=_order)
+        if ts > self.newest:
+            self.newest = ts
+
+    def split_late(self, keys: list) -> tuple[list, list]:
+        """Of new events `keys` ((ts, order, index) sorted), those behind what the group already processed
+        (late), and the rest; the rest count for `newest`."""
+        frontier = self.monitor.clock_ms
+        late: list = []
+        if keys and keys[0][0] < frontier:
+            k = bisect.bisect_left(keys, (frontier,))
+            late, keys = keys[:k], keys[k:]
+        if keys and keys[-1][0] > self.newest:
+            self.newest = keys[-1][0]
+        return late, keys
+
+    # --- time ------------------------------------------------------------------------------------
+    def due_ms(self, cluster: ClusterLog | None = None) -> int:
+        """The event time at which the group next needs a run: its oldest pending event, its monitor's next
+        timer, the next cluster entry that concerns it, or else its idle TTL (so that its state is dropped)."""
+        g = self.monitor
+        want = g.last_event_ms + g.settings.group_idle_ttl_ms + 1
+        if self.pending and self.pending[0][0] < want:
+            want = self.pending[0][0]
+        nxt = g.next_timer_ms()
+        if nxt is not None and nxt < want:
+            want = nxt
+        if cluster is not None and cluster.entries and self.mark is not None:
+            i = cluster.start_after(self.mark)
+            if i < len(cluster.entries) and cluster.entries[i][0] < want:
+                want = max(cluster.entries[i][0], g.clock_ms)
+        return want
+
+    def is_done(self, now_ms: int) -> bool:
+        """Nothing pending and the group idle past its TTL: its state can go."""
+        return not self.pending and self.monitor.is_idle(now_ms)
+
+    # --- running ---------------------------------------------------------------------------------
+    def run(self, release_ms: int, codec, cluster: ClusterLog | None = None, new=None) -> list[dict]:
+        """Apply everything up to `release_ms` in time order (pending events, the cluster entries not yet
+        read, and `new`: new events not late, with `.keys` sorted (ts, order, index) and `beat` / `event` /
+        `item` by index), keep the rest, then fire the monitor's timers up to `release_ms`."""
+        g = self.monitor
+        records: list[dict] = []
+        keys = new.keys if new is not None else ()
+        if self.mark is None:
+            self._first_run(cluster, keys, codec)
+        todo = self._cluster_todo(cluster, release_ms)
+        pending = self.pending
+        group = g.group
+        process = g.process
+        pi = ki = ci = 0
+        n_pending, n_keys, n_todo = len(pending), len(keys), len(todo)
+        while True:
+            # the earliest of the three heads; at equal times: cluster entry, then pending, then new
+            if ci < n_todo and (pi >= n_pending or todo[ci][0] <= pending[pi][0]) and \
+                    (ki >= n_keys or todo[ci][0] <= keys[ki][0]):
+                ts, seq, item = todo[ci]
+                ci += 1
+                self.mark = (ts, seq)
+                ev = codec.event(item, ts, CLUSTER_GROUP)
+                if type(ev) is Rejected or ts < g.clock_ms or not concerns(ev, group, g.settings):
+                    continue
+                records.extend(process(ev))
+                continue
+            if pi < n_pending and (ki >= n_keys or pending[pi][0] <= keys[ki][0]):
+                ts, _, item = pending[pi]
+                if ts > release_ms:
+                    break
+                pi += 1
+                if codec.beat(g, item, ts):
+                    continue
+                ev = codec.event(item, ts, group)
+            elif ki < n_keys:
+                ts, _, i = keys[ki]
+                if ts > release_ms:
+                    break
+                ki += 1
+                if new.beat(g, i, ts):
+                    continue
+                ev = new.event(i, ts, group)
+            else:
+                break
+            if type(ev) is Rejected:  # the decoders hand over valid events only; keep it safe
+                continue
+            records.extend(process(ev))
+        rest = pending[pi:] if pi else pending
+        if ki < n_keys:
+            seq = self.seq
+            for ts, _, i in keys[ki:]:
+                seq += 1
+                rest.append([ts, seq, new.item(i)])
+            self.seq = seq
+            if pi < n_pending:
+                rest.sort(key=_order)
+        self.pending = rest
+        if release_ms > 0:
+            records.extend(g.advance_to(release_ms))
+        return records
+
+    def _first_run(self, cluster: ClusterLog | None, keys, codec) -> None:
+        """A new group takes the partition counts of the cluster entries up to its first event; coordinator
+        moves before it are not its own."""
+        first = self.pending[0][0] if self.pending else None
+        if keys and (first is None or keys[0][0] < first):
+            first = keys[0][0]
+        self.mark = (-1, 0)
+        if cluster is None or first is None:
+            return
+        partitions = self.monitor.partitions
+        for ts, seq, item in cluster.entries:
+            if ts > first:
+                break
+            self.mark = (ts, seq)
+            ev = codec.event(item, ts, CLUSTER_GROUP)
+            if type(ev) is TopicPartitions:
+                partitions.update(ev.topics)
+
+    def _cluster_todo(self, cluster: ClusterLog | None, release_ms: int) -> list:
+        if cluster is None or not cluster.entries:
+            return []
+        entries = cluster.entries
+        i = cluster.start_after(self.mark)
+        j = i
+        while j < len(entries) and entries[j][0] <= release_ms:
+            j += 1
+        return entries[i:j]
+
+    # --- state -----------------------------------------------------------------------------------
+    def to_state(self) -> dict:
+        """JSON-serialisable (when the items are: the job's are text or columns)."""
+        return {"g": self.monitor.to_state(), "p": self.pending, "q": self.seq, "m": self.newest,
+                "c": list(self.mark) if self.mark is not None else None,
+                "r": list(self.ref) if self.ref is not None else None}
+
+    @classmethod
+    def from_state(cls, state: dict, settings: CoreSettings) -> "GroupRunner":
+        ref = state.get("r")
+        mark = state.get("c")
+        return cls(GroupMonitor.from_state(state["g"], settings), [list(p) for p in state["p"]], state["q"],
+                   state["m"], tuple(mark) if mark is not None else None,
+                   ClockReference(*ref) if ref else None)
