@@ -78,3 +78,42 @@ def test_a_watermark_catching_up_behind_the_clock_keeps_its_line():
     # before the clock follows the wall clock, or without follow_wall, a higher base restarts it too
     assert observe(ref, E + 500, W + 1_000, 0, DELAY, follow_wall=True) == ClockReference(E + 500, W + 1_000)
     assert observe(ref, E + 3_000, at, 0, DELAY) == ClockReference(E + 3_000, at)
+
+
+class _Runner:
+    """What LiveClock reads and writes of a group runner."""
+
+    def __init__(self, newest):
+        self.newest = newest
+        self.ref = None
+
+
+@pytest.mark.parametrize("appended_ago_ms, counts_from", [
+    (3_000, "append"),  # live input: the newest event's record was appended 3 s before the batch
+    (7_000, "append"),  # within the horizon (trigger 5 s + delay 2 s)
+    (7_001, "batch"),  # older: a backlog being read; it must never be overtaken
+    (3_600_000, "batch"),
+])
+def test_live_input_counts_idle_time_from_the_append_of_the_groups_newest_record(appended_ago_ms, counts_from):
+    from rebalance_monitor.core.group_clock import LiveClock
+
+    clock = LiveClock(DELAY, started_ms=0, horizon_ms=5_000 + DELAY)
+    r = _Runner(newest=E)
+    release = clock.release_point(r, watermark_ms=0, wall_ms=W, has_rows=True, appended_ms=W - appended_ago_ms)
+    assert release == E - DELAY + (appended_ago_ms if counts_from == "append" and appended_ago_ms >= DELAY else 0)
+    assert r.ref.since_wall_ms == (W - appended_ago_ms if counts_from == "append" else W)
+
+
+def test_the_append_time_counts_only_for_the_groups_own_newest_event():
+    from rebalance_monitor.core.group_clock import LiveClock
+
+    clock = LiveClock(DELAY, started_ms=0, horizon_ms=7_000)
+    r = _Runner(newest=E)
+    # the watermark (other groups' events) is ahead of this group's own newest less the delay: its base, whose
+    # age the group's record says nothing about
+    clock.release_point(r, watermark_ms=E, wall_ms=W, has_rows=True, appended_ms=W - 5_000)
+    assert r.ref == ClockReference(E, W)
+    # and never before the job's start (a restart: the backlog first)
+    late = LiveClock(DELAY, started_ms=W, horizon_ms=7_000)
+    r = _Runner(newest=E)
+    assert late.release_point(r, watermark_ms=0, wall_ms=W, has_rows=True, appended_ms=W - 5_000) == E - DELAY

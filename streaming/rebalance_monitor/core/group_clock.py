@@ -8,8 +8,9 @@ member would never time out; so the clock follows the wall clock, but only once 
 
     now = reference + (wall - since)   once wall - since >= delay_ms, else base_ms
 
-`reference` is the highest `base_ms` the group has seen and `since` the wall-clock time it first saw it, or the
-job's start if later: after a restart the clock waits for the input again, so a backlog produced while the job
+`reference` is the highest `base_ms` the group has seen and `since` the wall-clock time it first saw it (for live
+input: when the Kafka record of the group's newest event was appended, one trigger sooner), or the job's start if
+later: after a restart the clock waits for the input again, so a backlog produced while the job
 was down is read before anything times out (never overtaken). An event that still arrives behind the clock is
 late, as any event behind what its group processed (dead-lettered with reason `late_event`).
 
@@ -28,21 +29,23 @@ class ClockReference(NamedTuple):
 
 
 def observe(ref: ClockReference | None, base_ms: int, wall_ms: int, started_wall_ms: int = 0,
-            delay_ms: int | None = None, follow_wall: bool = False) -> ClockReference:
-    """The reference after seeing `base_ms` at `wall_ms`: a higher base restarts the idle count, unless the
-    clock already follows the wall clock past it (`delay_ms` and `follow_wall` given): then the clock keeps
-    its line. That is the live case of the watermark catching up one batch after the group's own events
-    (Spark's watermark is the previous batch's); restarting the count there would put the clock a trigger
-    behind. A base beyond the clock's line (new input) restarts the count as always."""
+            delay_ms: int | None = None, follow_wall: bool = False, since_ms: int | None = None) -> ClockReference:
+    """The reference after seeing `base_ms` at `wall_ms`: a higher base restarts the idle count (from
+    `since_ms`, the wall-clock time the base became current if known, else `wall_ms`), unless the clock already
+    follows the wall clock past it (`delay_ms` and `follow_wall` given): then the clock keeps its line. That is
+    the live case of the watermark catching up one batch after the group's own events (Spark's watermark is the
+    previous batch's); restarting the count there would put the clock a trigger behind. A base beyond the
+    clock's line (new input) restarts the count as always."""
+    since = wall_ms if since_ms is None else min(since_ms, wall_ms)
     if ref is None:
-        return ClockReference(base_ms, wall_ms)
+        return ClockReference(base_ms, since)
     if base_ms <= ref.base_ms:
         return ref
     if follow_wall and delay_ms is not None and group_now(ref, wall_ms, started_wall_ms, delay_ms) >= base_ms \
             and idle_ms(ref, wall_ms, started_wall_ms) >= delay_ms:
-        since = max(ref.since_wall_ms, started_wall_ms)
-        return ClockReference(base_ms, since + (base_ms - ref.base_ms))
-    return ClockReference(base_ms, wall_ms)
+        kept = max(ref.since_wall_ms, started_wall_ms)
+        return ClockReference(base_ms, kept + (base_ms - ref.base_ms))
+    return ClockReference(base_ms, since)
 
 
 def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:
@@ -82,12 +85,17 @@ class LiveClock:
     False: a group's clock moves with its own events only (`run --once`, whose backlog is split by record count,
     not by time); `flush_to_ms`: every group's clock is at least there (an explicit end of input); `drain`
     (`run --once`): a group woken with no rows moves to the watermark plus the delay, the input's highest
-    event time, as replay's end of input does."""
+    event time, as replay's end of input does. `horizon_ms` (the trigger interval plus the delay): a group's
+    newest event whose Kafka record was appended at most this long before the batch is live input, and its
+    idle count starts at that append time rather than at the batch (one trigger sooner); an older one is a
+    backlog being read, and its count starts at the batch, so a backlog is never overtaken."""
 
-    __slots__ = ("delay_ms", "started_ms", "follow_wall", "follow_watermark", "flush_to_ms", "drain")
+    __slots__ = ("delay_ms", "started_ms", "follow_wall", "follow_watermark", "flush_to_ms", "drain", "horizon_ms")
 
     def __init__(self, delay_ms: int | None, started_ms: int, follow_wall: bool = True,
-                 follow_watermark: bool = True, flush_to_ms: int | None = None, drain: bool = False):
+                 follow_watermark: bool = True, flush_to_ms: int | None = None, drain: bool = False,
+                 horizon_ms: int = 0):
+        self.horizon_ms = horizon_ms
         self.delay_ms = delay_ms
         self.started_ms = started_ms
         self.follow_wall = follow_wall
@@ -95,13 +103,18 @@ class LiveClock:
         self.flush_to_ms = flush_to_ms
         self.drain = drain
 
-    def release_point(self, runner, watermark_ms: int, wall_ms: int, has_rows: bool) -> int:
-        """Where the group's clock stands at this batch (updates the runner's reference)."""
+    def release_point(self, runner, watermark_ms: int, wall_ms: int, has_rows: bool,
+                      appended_ms: int | None = None) -> int:
+        """Where the group's clock stands at this batch (updates the runner's reference). `appended_ms`: the
+        Kafka timestamp of the record of the group's newest event in this batch, if known."""
         delay = self.delay_ms or 0
         base = watermark_ms if self.follow_watermark else 0
+        since = None
         if self.delay_ms is not None and runner.newest - self.delay_ms > base:
             base = runner.newest - self.delay_ms
-        runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall)
+            if appended_ms is not None and wall_ms - self.horizon_ms <= appended_ms:
+                since = appended_ms  # live input: this base has been current since its record was appended
+        runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall, since)
         release = group_now(runner.ref, wall_ms, self.started_ms, delay, self.follow_wall)
         if self.flush_to_ms is not None and self.flush_to_ms > release:
             release = self.flush_to_ms

@@ -3,7 +3,8 @@
 Rows out (DECODED_SCHEMA), keyed by `shard`: the `__consumer_offsets` partition of the group (see
 spark/processor.py), or `CLUSTER_SHARD` for what concerns no group's state:
 - `events`: one row per group and input batch, its events packed in `packed` (see `pack_events`): the
-  shuffle and the sort before the stateful operator then handle a row per group, not a row per event;
+  shuffle and the sort before the stateful operator then handle a row per group, not a row per event; `ts`
+  its newest event time, `num` the Kafka timestamp of that event's record;
 - `cluster`: a cluster-wide event (group "") that reaches groups, once per shard it concerns (a coordinator
   move: the shard of its partition; partition counts: every shard), as canonical JSON text in `payload`;
 - `record` (CLUSTER_SHARD): a record passed through (a cluster-wide `end_offsets`);
@@ -83,18 +84,22 @@ class _Rows:
         self.keep = keep
         self.shards = shards
         self.groups: dict[str, list] = {}
+        self.newest: dict[str, tuple] = {}  # group -> (ts, Kafka timestamp) of its newest event's record
         self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
 
-    def event(self, group: str, row: tuple) -> None:
+    def event(self, group: str, row: tuple, append_ms: int | None) -> None:
         rows = self.groups.get(group)
         if rows is None:
             self.groups[group] = [row]
         else:
             rows.append(row)
+        seen = self.newest.get(group)
+        if seen is None or row[0] > seen[0]:
+            self.newest[group] = (row[0], append_ms)
 
     def saw(self, ts: int, append_ms: int | None) -> None:
         if self.batch_max is None or ts > self.batch_max:
@@ -115,7 +120,10 @@ class _Rows:
                 left_out.append(group)
                 continue
             newest, packed = pack_events(rows)
-            add(shard_of(group, self.shards), group, newest, None, 0, "events", len(rows), None, packed)
+            # num: the Kafka timestamp of the record of the group's newest event (the processor's idle clock)
+            seen = self.newest.get(group)
+            add(shard_of(group, self.shards), group, newest, None, 0, "events", seen[1] if seen else None, None,
+                packed)
         for shard, ts, order, kind, payload in self.cluster:
             add(shard, "", ts, None, order, kind, None, payload, None)
         for group, ts, order, payload in self.dead:
@@ -166,7 +174,7 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
     record's Kafka timestamp in epoch ms, None if it has none)."""
     now = int(time.time() * 1000)
-    groups = out.groups
+    groups, newest = out.groups, out.newest
     top, top_append = out.batch_max, out.batch_max_append
     n = 0
     for topic, partition, offset, append_ms, key, value in records:
@@ -183,6 +191,9 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
                     groups[group] = [row]
                 else:
                     rows.append(row)
+                seen = newest.get(group)
+                if seen is None or ts > seen[0]:
+                    newest[group] = (ts, append_ms)
                 if top is None or ts > top:
                     top, top_append = ts, append_ms
                 continue
@@ -257,7 +268,7 @@ def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms,
             continue
         # No event time on event rows: Spark would silently drop rows behind its watermark;
         # the processor decides lateness itself and dead-letters late events.
-        out.event(ev.group, (ev.ts, order, None, None, None, None, None, None, None, payload))
+        out.event(ev.group, (ev.ts, order, None, None, None, None, None, None, None, payload), append_ms)
     for rej in rejects:
         raw = rej.raw
         if isinstance(raw, (bytes, bytearray)):

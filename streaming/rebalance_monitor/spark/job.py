@@ -163,7 +163,8 @@ class MonitorJob:
         processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
                                    follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
                                    flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
-                                   drain=drain)
+                                   drain=drain,
+                                   horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay))
         # keyed by the group's __consumer_offsets partition (spark/processor.py)
         return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 

@@ -84,11 +84,14 @@ class _NewRows:
     """One group's new events of a batch, column-wise (PACK_COLUMNS), with `keys` the (ts, source order,
     index) of each event, sorted (ties in source order: partition, offset)."""
 
-    def __init__(self, packs: list[bytes]):
+    def __init__(self, packs: list[tuple]):
         cols: list[list] = [[] for _ in PACK_COLUMNS]
-        for packed in packs:
+        newest, self.appended_ms = None, None  # the Kafka timestamp of the newest event's record
+        for ts, appended, packed in packs:
             for col, part in zip(cols, unpack_events(packed)):
                 col.extend(part)
+            if newest is None or ts > newest:
+                newest, self.appended_ms = ts, appended
         (self.ts, self.ord, self.etype, self.member, self.num, self.err, self.inst, self.client, self.host,
          self.payload) = cols
         self.keys = sorted(zip(self.ts, self.ord, range(len(self.ts))))
@@ -136,18 +139,18 @@ class _Shard:
 
 class GroupProcessor(StatefulProcessor):
     """`clock`'s options (core/group_clock.LiveClock): `follow_wall`, `started_ms` (the job's start, wall clock;
-    set on the driver when the plan is built), `flush_to_ms`, `follow_watermark`, `drain`. `visit_every_batch`:
+    set on the driver when the plan is built), `flush_to_ms`, `follow_watermark`, `drain`, `horizon_ms`. `visit_every_batch`:
     every group in state runs at every trigger (`run --once`, whose last batch must reach every group)."""
 
     def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
                  release_delay_ms: int | None = None, *, follow_wall: bool = True, started_ms: int | None = None,
                  flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True,
-                 drain: bool = False):
+                 drain: bool = False, horizon_ms: int = 0):
         self.settings = settings or CoreSettings()
         self.emit_status = emit_status
         started = int(time.time() * 1000) if started_ms is None else started_ms
         self.clock = LiveClock(release_delay_ms, started, follow_wall=follow_wall, follow_watermark=follow_watermark,
-                               flush_to_ms=flush_to_ms, drain=drain)
+                               flush_to_ms=flush_to_ms, drain=drain, horizon_ms=horizon_ms)
         self.visit_every_batch = visit_every_batch
         self._batch = None  # (batch time, watermark) of the batch under way
         self._ran: set = set()  # shards that already ran in this batch
@@ -208,7 +211,8 @@ class GroupProcessor(StatefulProcessor):
             for ts, _, i in late:
                 out.append(dead_letter_row(group, ts, REASON_LATE, JobItems.raw(new.item(i), ts, group),
                                            f"ts {ts} is behind what the group already processed ({frontier})"))
-        release = self.clock.release_point(runner, watermark, wall_ms, new is not None)
+        release = self.clock.release_point(runner, watermark, wall_ms, new is not None,
+                                           new.appended_ms if new is not None else None)
         records = runner.run(release, JobItems, st.cluster, new)
         g = runner.monitor
         if self.emit_status and g.dirty:
@@ -282,7 +286,9 @@ class _ShardRows:
         for row in rows:
             kind = row.kind
             if kind == "events":
-                packs.setdefault(row.group, []).append(row.packed)
+                appended = row.num
+                packs.setdefault(row.group, []).append((row.ts, None if appended != appended else appended,
+                                                        row.packed))
             elif kind == "cluster":
                 self.cluster.append((row.ts, row.ord, row.payload))
         self.cluster.sort()
