@@ -88,32 +88,39 @@ class _Runner:
         self.ref = None
 
 
-@pytest.mark.parametrize("appended_ago_ms, counts_from", [
-    (3_000, "append"),  # live input: the newest event's record was appended 3 s before the batch
-    (7_000, "append"),  # within the horizon (trigger 5 s + delay 2 s)
-    (7_001, "batch"),  # older: a backlog being read; it must never be overtaken
-    (3_600_000, "batch"),
+@pytest.mark.parametrize("appended_ago_ms, event_ago_ms, counts_from", [
+    (3_000, 3_000, "append"),  # live input: the newest event's record was appended 3 s before the batch
+    (7_000, 7_000, "append"),  # within the horizon (trigger 5 s + delay 2 s)
+    (7_001, 7_001, "batch"),  # older: a backlog being read; it must never be overtaken
+    (3_600_000, 3_600_000, "batch"),
+    (3_000, 3_000 + DELAY, "append"),  # an event appended up to the delay after its event time
+    (3_000, 3_001 + DELAY, "batch"),  # appended now with an old event time: a producer's held-back backlog
 ])
-def test_live_input_counts_idle_time_from_the_append_of_the_groups_newest_record(appended_ago_ms, counts_from):
+def test_live_input_counts_idle_time_from_the_append_of_the_groups_newest_record(appended_ago_ms, event_ago_ms,
+                                                                                counts_from):
     from rebalance_monitor.core.group_clock import LiveClock
 
     clock = LiveClock(DELAY, started_ms=0, horizon_ms=5_000 + DELAY)
-    r = _Runner(newest=E)
-    release = clock.release_point(r, watermark_ms=0, wall_ms=W, has_rows=True, appended_ms=W - appended_ago_ms)
-    assert release == E - DELAY + (appended_ago_ms if counts_from == "append" and appended_ago_ms >= DELAY else 0)
-    assert r.ref.since_wall_ms == (W - appended_ago_ms if counts_from == "append" else W)
+    wall = E + 60_000  # (here the clients' clocks and the brokers' agree with the job's)
+    r = _Runner(newest=wall - event_ago_ms)
+    release = clock.release_point(r, watermark_ms=0, wall_ms=wall, has_rows=True, appended_ms=wall - appended_ago_ms)
+    idle = appended_ago_ms if counts_from == "append" else 0
+    assert release == r.newest - DELAY + (idle if idle >= DELAY else 0)
+    assert r.ref.since_wall_ms == wall - idle
 
 
 def test_the_append_time_counts_only_for_the_groups_own_newest_event():
     from rebalance_monitor.core.group_clock import LiveClock
 
     clock = LiveClock(DELAY, started_ms=0, horizon_ms=7_000)
-    r = _Runner(newest=E)
+    wall = E + 60_000
+    r = _Runner(newest=wall - 5_000)
     # the watermark (other groups' events) is ahead of this group's own newest less the delay: its base, whose
     # age the group's record says nothing about
-    clock.release_point(r, watermark_ms=E, wall_ms=W, has_rows=True, appended_ms=W - 5_000)
-    assert r.ref == ClockReference(E, W)
+    clock.release_point(r, watermark_ms=wall - 4_000, wall_ms=wall, has_rows=True, appended_ms=wall - 5_000)
+    assert r.ref == ClockReference(wall - 4_000, wall)
     # and never before the job's start (a restart: the backlog first)
-    late = LiveClock(DELAY, started_ms=W, horizon_ms=7_000)
-    r = _Runner(newest=E)
-    assert late.release_point(r, watermark_ms=0, wall_ms=W, has_rows=True, appended_ms=W - 5_000) == E - DELAY
+    late = LiveClock(DELAY, started_ms=wall, horizon_ms=7_000)
+    r = _Runner(newest=wall - 5_000)
+    assert late.release_point(r, watermark_ms=0, wall_ms=wall, has_rows=True, appended_ms=wall - 5_000) == \
+        wall - 5_000 - DELAY

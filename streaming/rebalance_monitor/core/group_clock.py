@@ -112,7 +112,8 @@ class LiveClock:
         since = None
         if self.delay_ms is not None and runner.newest - self.delay_ms > base:
             base = runner.newest - self.delay_ms
-            if appended_ms is not None and wall_ms - self.horizon_ms <= appended_ms:
+            if appended_ms is not None and wall_ms - self.horizon_ms <= appended_ms and \
+                    abs(appended_ms - runner.newest) <= delay:
                 since = appended_ms  # live input: this base has been current since its record was appended
         runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall, since)
         release = group_now(runner.ref, wall_ms, self.started_ms, delay, self.follow_wall)

@@ -316,9 +316,10 @@ class _ConfluentMeta(_Meta):
         md = self.admin.list_topics(timeout=30)
         return self.selected({t: list(m.partitions) for t, m in md.topics.items() if m.error is None})
 
-    def _list(self, tps, spec, attempts: int = 6) -> dict[TP, int]:
+    def _list(self, tps, spec, attempts: int = 10) -> dict[TP, int]:
         """ListOffsets; partitions answered with a retriable error (a topic created a moment ago has no leader
-        yet: NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE) are asked again, with a growing pause."""
+        yet: NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE) are asked again, with a growing pause (up to 5 s
+        each, about half a minute in all: a loaded broker can take that long to elect a new topic's leaders)."""
         from confluent_kafka import KafkaException, TopicPartition
 
         out: dict[TP, int] = {}
@@ -339,7 +340,7 @@ class _ConfluentMeta(_Meta):
                         raise
             pending = retry
             if pending:
-                time.sleep(0.2 * 2 ** attempt)
+                time.sleep(min(5.0, 0.2 * 2 ** attempt))
         return out
 
     def earliest(self, tps):
