@@ -68,7 +68,7 @@ def test_a_watermark_catching_up_behind_the_clock_keeps_its_line():
     """The live case: the group's own last events set the base; Spark's watermark (the previous batch's)
     reaches a higher value one trigger later. Once the clock follows the wall clock past that value, the
     count goes on instead of restarting (which would put the clock a trigger behind)."""
-    ref = observe(None, E, W)
+    ref = observe(None, E, W, since_ms=W)  # live input (its record appended as the batch read it)
     at = W + 5_000  # the next trigger: the clock follows the wall clock, at E + 5 s
     caught_up = observe(ref, E + 3_000, at, 0, DELAY, follow_wall=True)
     assert group_now(caught_up, at, 0, DELAY) == group_now(ref, at, 0, DELAY) == E + 5_000
@@ -78,6 +78,34 @@ def test_a_watermark_catching_up_behind_the_clock_keeps_its_line():
     # before the clock follows the wall clock, or without follow_wall, a higher base restarts it too
     assert observe(ref, E + 500, W + 1_000, 0, DELAY, follow_wall=True) == ClockReference(E + 500, W + 1_000)
     assert observe(ref, E + 3_000, at, 0, DELAY) == ClockReference(E + 3_000, at)
+    # and so do the group's own new events, and a base that came from a backlog (not live)
+    assert observe(ref, E + 3_000, at, 0, DELAY, follow_wall=True, keep_line=False) == ClockReference(E + 3_000, at)
+    backlog = observe(None, E, W)
+    assert observe(backlog, E + 3_000, at, 0, DELAY, follow_wall=True) == ClockReference(E + 3_000, at)
+
+
+def test_a_backlog_read_slower_than_the_wall_clock_is_never_overtaken():
+    """A restart on a backlog produced all at once (old event times, fresh records), read a few records per
+    batch, each batch slower than the event time it covers (a loaded machine): the group's clock never gets
+    ahead of its own newest event less the delay, so no deadline passes before the events that follow it."""
+    from rebalance_monitor.core.group_clock import LiveClock
+
+    clock = LiveClock(DELAY, started_ms=W, horizon_ms=7_000)
+    r = _Runner(newest=E)
+    r.ref = ClockReference(E - DELAY, W - 60_000, True)  # from before the restart: live then
+    wall = W
+    for batch in range(30):
+        wall += 9_000  # each batch takes 9 s of wall time...
+        r.newest += 8_000  # ...and reads 8 s of event time
+        release = clock.release_point(r, watermark_ms=r.newest - 8_000 - DELAY, wall_ms=wall, has_rows=True,
+                                      appended_ms=W - 1_000)
+        assert release == r.newest - DELAY, batch
+    # then the input goes quiet: the watermark catches up with the last batch, and the clock follows the wall
+    # clock once it has stood still for the delay
+    release = clock.release_point(r, watermark_ms=r.newest - DELAY, wall_ms=wall + 1_000, has_rows=False)
+    assert release == r.newest - DELAY
+    assert clock.release_point(r, watermark_ms=r.newest - DELAY, wall_ms=wall + 3_000, has_rows=False) == \
+        r.newest - DELAY + 3_000
 
 
 class _Runner:

@@ -23,29 +23,36 @@ from typing import NamedTuple
 
 
 class ClockReference(NamedTuple):
-    """What a group keeps between runs: the highest base it saw, and the wall-clock time it first saw it."""
+    """What a group keeps between runs: the highest base it saw, the wall-clock time it first saw it, and
+    whether that base came from live input (see `LiveClock`)."""
     base_ms: int
     since_wall_ms: int
+    live: bool = False
 
 
 def observe(ref: ClockReference | None, base_ms: int, wall_ms: int, started_wall_ms: int = 0,
-            delay_ms: int | None = None, follow_wall: bool = False, since_ms: int | None = None) -> ClockReference:
+            delay_ms: int | None = None, follow_wall: bool = False, since_ms: int | None = None,
+            keep_line: bool = True) -> ClockReference:
     """The reference after seeing `base_ms` at `wall_ms`: a higher base restarts the idle count (from
-    `since_ms`, the wall-clock time the base became current if known, else `wall_ms`), unless the clock already
-    follows the wall clock past it (`delay_ms` and `follow_wall` given): then the clock keeps its line. That is
-    the live case of the watermark catching up one batch after the group's own events (Spark's watermark is the
-    previous batch's); restarting the count there would put the clock a trigger behind. A base beyond the
-    clock's line (new input) restarts the count as always."""
+    `since_ms`, the wall-clock time the base became current when known for live input, else `wall_ms`), unless
+    `keep_line` and the clock already follows the wall clock past it from a live base (`delay_ms` and
+    `follow_wall` given): then the clock keeps its line. That is the live case of the watermark catching up one
+    batch after the group's own events (Spark's watermark is the previous batch's); restarting the count there
+    would put the clock a trigger behind. A base beyond the clock's line (new input), the group's own new events
+    (`keep_line` False) and a base that came from a backlog restart the count: a backlog read slower than the
+    wall clock must never be overtaken."""
+    live = since_ms is not None
     since = wall_ms if since_ms is None else min(since_ms, wall_ms)
     if ref is None:
-        return ClockReference(base_ms, since)
+        return ClockReference(base_ms, since, live)
     if base_ms <= ref.base_ms:
         return ref
-    if follow_wall and delay_ms is not None and group_now(ref, wall_ms, started_wall_ms, delay_ms) >= base_ms \
-            and idle_ms(ref, wall_ms, started_wall_ms) >= delay_ms:
+    if keep_line and ref.live and follow_wall and delay_ms is not None and \
+            group_now(ref, wall_ms, started_wall_ms, delay_ms) >= base_ms and \
+            idle_ms(ref, wall_ms, started_wall_ms) >= delay_ms:
         kept = max(ref.since_wall_ms, started_wall_ms)
-        return ClockReference(base_ms, kept + (base_ms - ref.base_ms))
-    return ClockReference(base_ms, since)
+        return ClockReference(base_ms, kept + (base_ms - ref.base_ms), True)
+    return ClockReference(base_ms, since, live)
 
 
 def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:
@@ -110,12 +117,15 @@ class LiveClock:
         delay = self.delay_ms or 0
         base = watermark_ms if self.follow_watermark else 0
         since = None
+        own = False  # the group's own new events set the base (not the watermark)
         if self.delay_ms is not None and runner.newest - self.delay_ms > base:
             base = runner.newest - self.delay_ms
+            own = has_rows
             if appended_ms is not None and wall_ms - self.horizon_ms <= appended_ms and \
                     abs(appended_ms - runner.newest) <= delay:
                 since = appended_ms  # live input: this base has been current since its record was appended
-        runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall, since)
+        runner.ref = observe(runner.ref, base, wall_ms, self.started_ms, delay, self.follow_wall, since,
+                             keep_line=not own)
         release = group_now(runner.ref, wall_ms, self.started_ms, delay, self.follow_wall)
         if self.flush_to_ms is not None and self.flush_to_ms > release:
             release = self.flush_to_ms
