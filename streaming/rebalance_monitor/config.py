@@ -79,6 +79,9 @@ class KafkaConfig:
     coordinator_log_topic: str | None = None  # broker log lines shipped to Kafka (Filebeat, Vector, ...)
     offsets_topic: str | None = None  # e.g. __consumer_offsets: read without joining a group
     offsets_topic_partitions: int = 50
+    # KIP-848 records of offsets_topic name topics by id: `cluster` resolves them from the cluster at
+    # bootstrap_servers, `none` leaves them ids, anything else is a JSON file {topic id: topic name}
+    topic_ids: str = "cluster"
     starting_offsets: str = choice("latest", "earliest", default="latest")
     max_offsets_per_trigger: int = 500_000
     client: str = choice("auto", "confluent", "kafka-python", default="auto")

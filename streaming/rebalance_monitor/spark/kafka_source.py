@@ -804,9 +804,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # decode where the records are read: the JVM then carries a row per group, not a row per record
         from .decode_stage import make_record_decoder
 
+        topic_ids = (d["topic_ids"], self.opts.settings) if d.get("topic_ids") else None  # the cluster read
         decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
                                      int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)),
-                                     d.get("groups"))
+                                     d.get("groups"), topic_ids)
         return decode(read_range(self.opts, self.client, partition, as_records=True))
 
     def commit(self, end: dict) -> None:

@@ -353,8 +353,13 @@ class GroupProcessor(StatefulProcessor):
                 if order:  # a decoded batch's clock row (a batch of wake-up records only reads none)
                     append = None if num is None or num != num else int(num)
                     clock = {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": order}
-                    if payload:  # the groups that groups.allow/deny left out
-                        clock["left_out"] = orjson.loads(payload)
+                    if payload:  # the groups that groups.allow/deny left out, topic ids left as ids
+                        note = orjson.loads(payload)
+                        if isinstance(note, dict):
+                            clock["unresolved_topic_ids"] = note.get("unresolved_topic_ids") or {}
+                            note = note.get("left_out") or []
+                        if note:
+                            clock["left_out"] = note
                     out.append((CLOCK_KIND, CLUSTER_KEY, int(ts), dumps(clock)))
             elif kind == "dead_letter":
                 out.append(("dead_letter", CLUSTER_KEY, int(ts), payload))
