@@ -366,6 +366,9 @@ def _validate(cfg: MonitorConfig) -> None:
     if not cfg.events_topics() and not cfg.kafka.coordinator_log_topic and not cfg.kafka.offsets_topic:
         raise ConfigError("kafka.events_topic: at least one input is required (events_topic, "
                           "coordinator_log_topic or offsets_topic)")
+    if cfg.kafka.topic_ids not in ("cluster", "none") and not os.path.isfile(cfg.kafka.topic_ids):
+        raise ConfigError(f"kafka.topic_ids: cluster, none, or a JSON file {{topic id: name}}; "
+                          f"no file {cfg.kafka.topic_ids!r}")
     if cfg.storm.min_rebalances < 1:
         raise ConfigError("storm.min_rebalances: must be at least 1")
     if cfg.storm.window <= 0:

@@ -48,3 +48,18 @@ def test_kip848_assignments_are_named_and_unknown_ids_counted(tmp_path):
     # without a map the ids stay ids, and nothing is counted (the job was not asked to name them)
     plain = list(make_decoder({"offs": "offsets-topic"}, 1 << 20, 10 ** 13)(iter([batch])))[0].to_pylist()
     assert [r["payload"] for r in plain if r["kind"] == "tick"] == [""]
+
+
+def test_the_job_reads_a_topic_ids_file_on_the_driver_and_refuses_a_missing_one(tmp_path):
+    """kafka.topic_ids as a file: checked when the configuration loads, read once by the job (its content goes to
+    the workers, which need not see the file)."""
+    import pytest
+
+    from rebalance_monitor.config import ConfigError, load_config
+    from rebalance_monitor.inputs.topic_ids import resolver_for
+
+    with pytest.raises(ConfigError, match="kafka.topic_ids"):
+        load_config(env={}, overrides={"kafka.offsets_topic": "__consumer_offsets",
+                                       "kafka.topic_ids": str(tmp_path / "missing.json")})
+    names = resolver_for(str(tmp_path / "gone.json"), {KNOWN: "orders"})  # the content, as the job passes it
+    assert names.get(KNOWN) == "orders"

@@ -152,10 +152,11 @@ _RESOLVERS_LOCK = threading.Lock()
 
 
 def resolver_for(spec: str | None, settings: Mapping | None = None) -> TopicNames:
-    """The process's `TopicNames` for `spec` (kafka.topic_ids): `cluster` (the cluster of `settings`),
-    `none`, or the path of a JSON file {id: name}."""
+    """The process's `TopicNames` for `spec` (kafka.topic_ids): `cluster` (the cluster of `settings`: neutral
+    Kafka settings), `none`, or the path of a JSON file {id: name}, whose content `settings` may carry instead
+    (the Spark job reads the file on the driver, so the workers need not see it)."""
     spec = spec or NONE
-    key = json.dumps([spec, dict(settings or {}) if spec == CLUSTER else None], sort_keys=True, default=str)
+    key = json.dumps([spec, dict(settings or {}) if spec != NONE else None], sort_keys=True, default=str)
     with _RESOLVERS_LOCK:
         found = _RESOLVERS.get(key)
         if found is None:
@@ -166,6 +167,6 @@ def resolver_for(spec: str | None, settings: Mapping | None = None) -> TopicName
             elif spec == NONE:
                 found = TopicNames()
             else:
-                found = TopicNames(load_file(spec))
+                found = TopicNames(settings if settings is not None else load_file(spec))
             _RESOLVERS[key] = found
         return found

@@ -138,8 +138,14 @@ class MonitorJob:
         keep = cfg.group_filter()
         if keep is not None:  # groups.allow/deny: applied in the decode stage, before any state is kept
             decode["groups"] = keep.to_options()
-        if cfg.kafka.offsets_topic:  # KIP-848 records' topic ids to names (inputs/topic_ids.py), in the workers
-            decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
+        topic_ids = None  # KIP-848 records' topic ids to names (inputs/topic_ids.py), resolved in the workers
+        if cfg.kafka.offsets_topic:
+            from ..inputs.topic_ids import CLUSTER, NONE, load_file
+
+            spec = decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
+            if spec not in (CLUSTER, NONE):  # a file: read here, the workers need not see it
+                decode["topic_id_names"] = load_file(spec)
+            topic_ids = (spec, kafka_settings(cfg) if spec == CLUSTER else decode.get("topic_id_names"))
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
@@ -147,9 +153,7 @@ class MonitorJob:
             decoded = raw
         else:
             decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
-                                   groups=decode.get("groups"),
-                                   topic_ids=(cfg.kafka.topic_ids, kafka_settings(cfg)) if "topic_ids" in decode
-                                   else None)
+                                   groups=decode.get("groups"), topic_ids=topic_ids)
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")

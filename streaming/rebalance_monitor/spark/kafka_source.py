@@ -804,7 +804,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # decode where the records are read: the JVM then carries a row per group, not a row per record
         from .decode_stage import make_record_decoder
 
-        topic_ids = (d["topic_ids"], self.opts.settings) if d.get("topic_ids") else None  # the cluster read
+        spec = d.get("topic_ids")  # kafka.topic_ids: `cluster` is the cluster read, a file came as its content
+        topic_ids = None if not spec else (spec, self.opts.settings if spec == "cluster" else d.get("topic_id_names"))
         decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
                                      int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)),
                                      d.get("groups"), topic_ids)
