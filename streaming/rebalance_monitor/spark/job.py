@@ -332,7 +332,9 @@ class MonitorJob:
             # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
             self.updater.apply_batch(batch_id, records, self.metrics_state and self.metrics_state.save,
                                      left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0,
-                                     output_counts=counts, events_read={"kafka": read}, **self._progress_figures())
+                                     output_counts=counts, events_read={"kafka": read},
+                                     notes={"unresolved_topic_id": sum(unresolved.values())} if unresolved else None,
+                                     **self._progress_figures())
             self.updater.set_ready(True)
         st = self.stats
         st.batches += 1
