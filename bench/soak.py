@@ -1,6 +1,9 @@
 """Soak: the real job under a mixed workload for a bounded time, sampling memory, state size and batch
 duration; they should stay flat. Not part of CI (run it on its own: `python bench/soak.py --minutes 20`).
 
+Runs on Apache Kafka (testing.broker: one KRaft node); the broker's JVM is sampled apart from Spark's, and the
+machine's load average beside each sample (the figures are only comparable at a similar load).
+
 Workload: real consumer-group scenarios in a loop (storm, crash, rolling restart, steady) plus a synthetic
 heartbeat stream for many groups with member churn, so state keeps being created and pruned.
 """
@@ -36,8 +39,9 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def jvm_pids() -> list[int]:
-    return [p.pid for p in descendants() if p.ppid == os.getpid() and b"java" in p.cmd]
+def jvm_pids(exclude: int | None = None) -> list[int]:
+    """Spark's JVM (the driver) under this process; `exclude`: the Kafka broker's, sampled on its own."""
+    return [p.pid for p in descendants() if p.ppid == os.getpid() and b"java" in p.cmd and p.pid != exclude]
 
 
 def python_worker_pids() -> list[int]:
@@ -119,7 +123,7 @@ def main() -> None:
         for t in threads:
             t.start()
         print(f"{'min':>5} {'driver MB':>10} {'JVM MB':>8} {'workers MB':>10} {'state rows':>11} {'batch ms':>9} "
-              f"{'read':>9} {'records':>9} {'exported groups':>15}", flush=True)
+              f"{'read':>9} {'records':>9} {'exported groups':>15} {'broker MB':>9} {'load':>5}", flush=True)
         samples = []
         t_end = time.time() + args.minutes * 60
         t_start = time.time()
@@ -127,14 +131,15 @@ def main() -> None:
             time.sleep(args.sample_s)
             lp = q.lastProgress or {}
             ops = lp.get("stateOperators") or [{}]
-            jvm = sum(rss_mb(p) for p in jvm_pids())
+            jvm = sum(rss_mb(p) for p in jvm_pids(exclude=broker.proc.pid))
             workers = sum(rss_mb(p) for p in python_worker_pids())
             row = ((time.time() - t_start) / 60, rss_mb(os.getpid()), jvm, ops[0].get("numRowsTotal"),
                    (lp.get("durationMs") or {}).get("triggerExecution"), job.stats.records_read,
-                   sum(job.stats.records.values()), workers, len(exporter.updater.groups))
+                   sum(job.stats.records.values()), workers, len(exporter.updater.groups), rss_mb(broker.proc.pid),
+                   os.getloadavg()[0])
             samples.append(row)
             print(f"{row[0]:5.1f} {row[1]:10.0f} {row[2]:8.0f} {row[7]:10.0f} {str(row[3]):>11} {str(row[4]):>9} "
-                  f"{row[5]:9d} {row[6]:9d} {row[8]:15d}", flush=True)
+                  f"{row[5]:9d} {row[6]:9d} {row[8]:15d} {row[9]:9.0f} {row[10]:5.1f}", flush=True)
         stop.set()
         for t in threads:
             t.join(timeout=120)
@@ -147,7 +152,7 @@ def main() -> None:
                 vals = [s[i] for s in part if isinstance(s[i], (int, float))]
                 return sum(vals) / len(vals) if vals else float("nan")
             for i, name in ((1, "driver MB"), (2, "JVM MB"), (7, "Python workers MB"), (3, "state rows"),
-                            (8, "exported groups"), (4, "batch ms")):
+                            (8, "exported groups"), (4, "batch ms"), (9, "broker MB"), (10, "load average")):
                 print(f"{name}: first half {avg(i, samples[:half]):.0f}, second half {avg(i, samples[half:]):.0f}")
 
 

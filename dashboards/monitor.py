@@ -12,6 +12,7 @@ def build() -> str:
     ready = sel("rebalance_monitor_ready", INST)
     read = sel("rebalance_monitor_events_read_total", INST)
     rejects = sel("rebalance_monitor_rejects_total", INST)
+    notes = sel("rebalance_monitor_input_notes_total", INST)
     batches = sel("rebalance_monitor_batches_total", INST)
     bucket = sel(metric("rebalance_monitor_batch_duration_seconds_bucket"), INST)
     rows = sel("rebalance_monitor_state_rows", INST)
@@ -50,6 +51,10 @@ def build() -> str:
                               unit="rps", w=12, h=8))
     d = d.with_panel(ts_panel("Rejected records", help_of("rebalance_monitor_rejects_total") + " Per second.",
                               [q(f"sum by (reason) (rate({rejects}[$__rate_interval]))", "{{reason}}")],
+                              unit="rps", w=12, h=8, bars=True, stack=True))
+    d = d.with_panel(ts_panel("Records used with a caveat", help_of("rebalance_monitor_input_notes_total") +
+                              " Per second.",
+                              [q(f"sum by (reason) (rate({notes}[$__rate_interval]))", "{{reason}}")],
                               unit="rps", w=12, h=8, bars=True, stack=True))
 
     d = d.with_row(row("Micro-batches"))

@@ -7,7 +7,8 @@ witness tests, which replay them offline).
 Files: `coordinator.log` (the coordinator's log lines as the broker wrote them), `offsets.jsonl` (the
 `__consumer_offsets` records, `replay --source offsets-topic` lines), `events.jsonl` (the instrumented
 clients' canonical events), `truth.json` (per scenario: its group and the clients' own stable points:
-generation, member ids).
+generation, member ids), `topic_ids.json` (the cluster's topic ids and names: Kafka 4.x names the topics of
+KIP-848 records in `__consumer_offsets` by id only; replay with `kafka.topic_ids` set to this file).
 """
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ def main(argv=None) -> int:
         offsets = read_topic(broker.bootstrap, "__consumer_offsets")
         (out / "offsets.jsonl").write_text("\n".join(offsets_dump_lines(
             [r for r in offsets if r[0] is not None and any(g.encode() in r[0] for g in groups)])) + "\n")
+        from rebalance_monitor.inputs.topic_ids import cluster_lookup
+
+        ids = {tid: name for tid, name in cluster_lookup({"bootstrap": broker.bootstrap})().items()
+               if name in {t["topic"] for t in truth.values()}}
+        (out / "topic_ids.json").write_text(json.dumps(ids, indent=1, sort_keys=True) + "\n")
         events = read_topic(broker.bootstrap, "events")
         (out / "events.jsonl").write_text("\n".join(v.decode() for _k, v, _ts in events if v) + "\n")
         (out / "truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")

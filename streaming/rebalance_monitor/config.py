@@ -79,6 +79,9 @@ class KafkaConfig:
     coordinator_log_topic: str | None = None  # broker log lines shipped to Kafka (Filebeat, Vector, ...)
     offsets_topic: str | None = None  # e.g. __consumer_offsets: read without joining a group
     offsets_topic_partitions: int = 50
+    # KIP-848 records of offsets_topic name topics by id: `cluster` resolves them from the cluster at
+    # bootstrap_servers, `none` leaves them ids, anything else is a JSON file {topic id: topic name}
+    topic_ids: str = "cluster"
     starting_offsets: str = choice("latest", "earliest", default="latest")
     max_offsets_per_trigger: int = 500_000
     client: str = choice("auto", "confluent", "kafka-python", default="auto")
@@ -363,6 +366,9 @@ def _validate(cfg: MonitorConfig) -> None:
     if not cfg.events_topics() and not cfg.kafka.coordinator_log_topic and not cfg.kafka.offsets_topic:
         raise ConfigError("kafka.events_topic: at least one input is required (events_topic, "
                           "coordinator_log_topic or offsets_topic)")
+    if cfg.kafka.topic_ids not in ("cluster", "none") and not os.path.isfile(cfg.kafka.topic_ids):
+        raise ConfigError(f"kafka.topic_ids: cluster, none, or a JSON file {{topic id: name}}; "
+                          f"no file {cfg.kafka.topic_ids!r}")
     if cfg.storm.min_rebalances < 1:
         raise ConfigError("storm.min_rebalances: must be at least 1")
     if cfg.storm.window <= 0:

@@ -3,6 +3,10 @@
 One entry point, used by `replay` and by the Spark job alike:
 `decode_record(source, value, key=None, ts_ms=None) -> (events, rejects)`.
 Never raises: anything wrong becomes a `Rejected` with a reason.
+
+`topic_names` (offsets-topic and offsets-dump only): how KIP-848 records' topic ids become names, a
+`inputs.topic_ids.TopicNames` (`topic_names_for(cfg)` gives the one `kafka.topic_ids` configures). Without it
+they stay ids.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ SOURCES = ("events", "coordinator-log", "offsets-topic")
 
 def decode_record(source: str, value, key: bytes | None = None, ts_ms: int | None = None, *,
                   max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None = None,
-                  max_future_ms: int | None = None) -> tuple[list, list]:
+                  max_future_ms: int | None = None, topic_names=None) -> tuple[list, list]:
     try:
         if source == "events":
             ev = parse_event(value, max_bytes=max_bytes, now_ms=now_ms, max_future_ms=max_future_ms)
@@ -27,11 +31,12 @@ def decode_record(source: str, value, key: bytes | None = None, ts_ms: int | Non
         elif source == "offsets-topic":
             from .inputs.offsets_topic import decode_offsets_record
 
-            decoded = decode_offsets_record(key, value, ts_ms if ts_ms is not None else 0)
+            decoded = decode_offsets_record(key, value, ts_ms if ts_ms is not None else 0, topic_names)
         elif source == "offsets-dump":
             from .inputs.offsets_topic import decode_dump_line
 
-            decoded = decode_dump_line(value if isinstance(value, str) else bytes(value).decode("utf-8", "replace"))
+            decoded = decode_dump_line(value if isinstance(value, str) else bytes(value).decode("utf-8", "replace"),
+                                       topic_names)
         else:
             raise ValueError(f"unknown source {source!r}; allowed: {', '.join(SOURCES)}")
     except ValueError:
@@ -47,3 +52,17 @@ def decode_record(source: str, value, key: bytes | None = None, ts_ms: int | Non
         ev = parse_event(obj, now_ms=now_ms, max_future_ms=max_future_ms)
         (rejects if isinstance(ev, Rejected) else events).append(ev)
     return events, rejects
+
+
+def topic_names_for(cfg):
+    """The topic id -> name map of `kafka.topic_ids` (`cluster`: the cluster at kafka.bootstrap_servers;
+    `none`; or a JSON file {id: name}), one per process. What replay and the Spark decode stage resolve
+    KIP-848 records' topic ids with."""
+    from .inputs.topic_ids import CLUSTER, resolver_for
+
+    spec = cfg.kafka.topic_ids
+    if spec == CLUSTER:
+        from .spark.kafka_clients import kafka_settings
+
+        return resolver_for(spec, kafka_settings(cfg))
+    return resolver_for(spec)

@@ -9,17 +9,17 @@ from typing import IO, Iterable
 from .config import MonitorConfig
 from .core.events import Rejected
 from .core.reconstruct import Reconstructor
-from .decode import decode_record
+from .decode import decode_record, topic_names_for
 
 
-def _records_of(source: str, lines: Iterable[str]):
+def _records_of(source: str, lines: Iterable[str], topic_names=None):
     """Yield (events, rejects) per input line."""
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
             continue
         if source == "offsets-topic":
-            yield decode_record("offsets-dump", line)
+            yield decode_record("offsets-dump", line, topic_names=topic_names)
         else:
             yield decode_record(source, line.encode("utf-8", "surrogateescape"))
 
@@ -30,7 +30,8 @@ def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], e
                           emit_status=with_status, group_filter=cfg.group_filter(),
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
     printer = TablePrinter(out) if fmt == "table" else JsonPrinter(out)
-    for events, rejects in _records_of(source, stream):
+    topic_names = topic_names_for(cfg) if source == "offsets-topic" else None
+    for events, rejects in _records_of(source, stream, topic_names):
         for rej in rejects:
             recon.feed(rej)
             _print_reject(rej, err)
@@ -47,6 +48,13 @@ def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], e
     emitted = ", ".join(f"{k}={v}" for k, v in sorted(st.records.items())) or "none"
     err.write(f"replay: {st.events} input events/records, {st.used} used, {st.rejected_total} rejected "
               f"({reasons}), {st.groups_filtered} filtered by group; output: {emitted}\n")
+    if topic_names is not None:
+        unresolved = topic_names.take_unresolved()
+        if unresolved:
+            from .inputs.topic_ids import UNRESOLVED_REASON
+
+            err.write(f"replay: {UNRESOLVED_REASON}={sum(unresolved.values())}: topic ids left as ids "
+                      f"(kafka.topic_ids={cfg.kafka.topic_ids}): {', '.join(sorted(unresolved))}\n")
     return 0
 
 

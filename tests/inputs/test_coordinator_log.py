@@ -149,3 +149,24 @@ def test_a_kip848_group_whose_last_member_left_is_empty():
     assert [(e["type"], e["generation"]) for e in decode_log_record(line).events] == [("group_empty", 7)]
     busy = line.replace("metadata hash 0.", "metadata hash -5238258650896628519.")
     assert [(e["type"], e["generation"]) for e in decode_log_record(busy).events] == [("rebalance_started", 6)]
+
+
+def test_a_kip848_epoch_bumped_with_hash_0_while_a_member_waits_for_its_topic_is_not_empty():
+    """What Kafka 4.4 logged in a real kip848_crash capture: the first member subscribed before its topic existed,
+    so the group's first epoch has metadata hash 0, and the next epoch (the topic created) no member line. The
+    member stays in both (its join line names the consumer protocol: it never rejoins)."""
+    from rebalance_monitor.core.reconstruct import Reconstructor
+
+    head = "[2026-11-25 08:40:2{s},{ms:03d}] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId w] "
+    tail = " (org.apache.kafka.coordinator.group.GroupMetadataManager)"
+    lines = [(3, 462, "Member B4X joins the consumer group using the consumer protocol."),
+             (3, 462, "Bumped group epoch to 2 with metadata hash 0."),
+             (3, 463, "Computed a new target assignment for epoch 2 with 'uniform' assignor in 0ms."),
+             (4, 460, "Bumped group epoch to 3 with metadata hash -5067662567298966672."),
+             (5, 461, "Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms.")]
+    events = [e for s, ms, text in lines for e in decode_log_record(head.format(s=s, ms=ms) + text + tail).events]
+    assert events[0]["group_protocol"] == "consumer"
+    recon = Reconstructor()
+    out = [r for e in events for r in recon.feed(parse_event(e))] + recon.finish()
+    gens = {r["generation"]: r["members"] for r in out if r["kind"] == "generation"}
+    assert gens == {2: ["B4X"], 3: ["B4X"]}

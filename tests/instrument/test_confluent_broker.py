@@ -102,3 +102,54 @@ def test_close_commits_through_the_callback_without_asking_the_closing_consumer(
     assert commits and commits[-1]["member_id"] == member  # the commit made by close(), reported
     assert sorted(o[1] for o in commits[-1]["offsets"]) == [0, 1, 2]
     assert sum(o[2] for o in commits[-1]["offsets"]) == 20
+
+
+def test_kip848_member_sends_liveness_heartbeats_while_a_member_even_when_it_does_not_poll(broker, unique):
+    """librdkafka heartbeats from its own thread and surfaces none: the instrumentation's liveness heartbeats
+    (emitter thread) carry the member id and epoch while the consumer is a member, go on while the poll loop
+    stalls (as librdkafka's do), and stop when it closes; a crash silences them (kip848_crash scenario)."""
+    broker.create_topics({unique: 2})
+    emitter = MemoryEmitter()
+    c = InstrumentedConfluentConsumer({
+        "bootstrap.servers": broker.bootstrap, "group.id": unique, "client.id": "beater",
+        "group.protocol": "consumer", "auto.offset.reset": "earliest"}, emitter, session_timeout_ms=3000)
+    c.subscribe([unique])
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and len(c.assignment()) < 2:
+        c.poll(0.2)
+    assert len(c.assignment()) == 2
+    member = c.memberid()
+    stall_from = int(time.time() * 1000)
+    time.sleep(3.5)  # no poll: the application is slow, not gone
+    stall_to = int(time.time() * 1000)
+    c.poll(0.2)
+    c.close()
+    emitter.close()
+    events = emitter.events
+    assert not [e for e in events if isinstance(parse_event(e), Rejected)]
+    join = [e for e in events if e["type"] == "join"][0]
+    assert join["session_timeout_ms"] == 3000 and join["group_protocol"] == "consumer"
+    beats = [e for e in events if e["type"] == "heartbeat"]
+    assert beats and {b["member_id"] for b in beats} == {member} and {b["error"] for b in beats} == {None}
+    assert all(b["generation"] >= 1 for b in beats)  # the member epoch
+    assert [b for b in beats if stall_from < b["ts"] < stall_to], "no heartbeat while the poll loop stalled"
+    leave = [e for e in events if e["type"] == "leave"][-1]
+    assert max(b["ts"] for b in beats) <= leave["ts"]
+
+
+def test_classic_members_send_no_liveness_heartbeats(broker, unique):
+    broker.create_topics({unique: 1})
+    emitter = MemoryEmitter()
+    c = InstrumentedConfluentConsumer({"bootstrap.servers": broker.bootstrap, "group.id": unique,
+                                       "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}, emitter)
+    c.subscribe([unique])
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and not c.assignment():
+        c.poll(0.2)
+    assert c.assignment()
+    for _ in range(10):
+        c.poll(0.2)
+    c.close()
+    emitter.close()
+    assert [e for e in emitter.events if e["type"] == "sync"]
+    assert not [e for e in emitter.events if e["type"] == "heartbeat"]

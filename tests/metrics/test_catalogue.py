@@ -32,6 +32,7 @@ rebalance_monitor_up - gauge
 rebalance_monitor_ready - gauge
 rebalance_monitor_events_read_total source counter
 rebalance_monitor_rejects_total reason counter
+rebalance_monitor_input_notes_total reason counter
 rebalance_monitor_batches_total - counter
 rebalance_monitor_batch_duration_seconds - histogram
 rebalance_monitor_state_rows - gauge

@@ -100,7 +100,8 @@ def batches() -> list[tuple[list[dict], dict]]:
             recs += [gen("tmp-1", 1, t), gen("overflow-1", 1, t), gen("overflow-2", 1, t)]
         figures = {"rejects": {"not_json": n % 3, "late_event": 1 if n == 4 else 0},
                    "output_counts": {"generation": sum(r["kind"] == "generation" for r in recs)},
-                   "events_read": {"kafka": 10 + n}, "duration_s": 0.01 * (n + 1)}
+                   "events_read": {"kafka": 10 + n}, "duration_s": 0.01 * (n + 1),
+                   "notes": {"unresolved_topic_id": n % 2}}
         out.append((recs, figures))
     return out
 

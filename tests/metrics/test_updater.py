@@ -272,7 +272,8 @@ def test_self_metrics_batches_ready_and_sinks():
     u.set_ready(True)
     u.record_batch(0, {"events": 10, "offsets-topic": 3}, {"bad_json": 2}, 0.2, 1234, 995_000, {"generation": 4})
     u.record_batch(0, {"events": 10}, {}, 0.2, 1234, 995_000, {"generation": 4})   # replayed batch id
-    u.record_batch(1, {"events": 5}, {"bad_json": 1, "unknown_type": 1}, 3.0, 1300, 990_000, {"storm": 1})
+    u.record_batch(1, {"events": 5}, {"bad_json": 1, "unknown_type": 1}, 3.0, 1300, 990_000, {"storm": 1},
+                   notes={"unresolved_topic_id": 4})
     u.note_sink_error("kafka")
     u.note_sink_error("kafka")
     s = scrape(u)
@@ -281,6 +282,7 @@ def test_self_metrics_batches_ready_and_sinks():
     assert value(s, "rebalance_monitor_events_read_total", source="events") == 15
     assert value(s, "rebalance_monitor_events_read_total", source="offsets-topic") == 3
     assert value(s, "rebalance_monitor_rejects_total", reason="bad_json") == 3
+    assert value(s, "rebalance_monitor_input_notes_total", reason="unresolved_topic_id") == 4
     assert value(s, "rebalance_monitor_batches_total") == 2
     assert value(s, "rebalance_monitor_batch_duration_seconds_count") == 2
     assert value(s, "rebalance_monitor_batch_duration_seconds_bucket", le="0.25") == 1

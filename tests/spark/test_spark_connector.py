@@ -51,7 +51,9 @@ def _settings(broker, topics: dict, work: Path, connector: str) -> dict:
         "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topics["events"],
                   "coordinator_log_topic": topics["log"], "offsets_topic": topics["offsets"],
                   "offsets_topic_partitions": 10, "starting_offsets": "earliest",
-                  "max_offsets_per_trigger": 400, "connector": connector},
+                  "max_offsets_per_trigger": 400, "connector": connector,
+                  # the captured cluster's topic ids (KIP-848 records name topics by id): both decode paths
+                  "topic_ids": str(DATA / "topic_ids.json")},
         "spark": {"jars_dir": str(JARS) if connector == "spark" else None, "local_dir": str(work / "spark"),
                   "shuffle_partitions": 2},
         "state": {"checkpoint_location": str(work / "ck"), "watermark_delay": "2s"},
@@ -121,6 +123,9 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
     assert sum(r["kind"] == "generation" for r in first["python"]) >= 20  # the captured scenarios' generations
     assert {r["kind"] for r in first["python"]} >= {"generation", "rebalance_started"}
     assert comparable(first["spark"]) == comparable(first["python"])
+    kip848 = [r for r in first["spark"] if r["group"] == "w-kip848_scale" and r["kind"] == "generation"
+              and r["assignment"]]
+    assert kip848 and {tp[0] for r in kip848 for tps in r["assignment"].values() for tp in tps} == {"w-kip848_scale"}
     assert dead_letter_reasons(runs["spark"] / "dlq") == dead_letter_reasons(runs["python"] / "dlq")
     assert len(dead_letter_reasons(runs["spark"] / "dlq")) == len(BAD)
 

@@ -146,3 +146,29 @@ def test_run_once_on_an_input_the_job_cannot_write_to(spark, broker, unique, tmp
     finally:
         c.close()
     assert high == len(recs)  # nothing was written to the input
+
+
+def test_kip848_topic_ids_the_job_cannot_name_are_counted_and_exported(spark, broker, unique, tmp_path):
+    """A KIP-848 assignment record naming a topic id that kafka.topic_ids cannot name (here `none`): the job uses
+    it with the id, and counts it from the decode stage to the driver (JobStats) and the exporter
+    (`rebalance_monitor_input_notes_total{reason="unresolved_topic_id"}`)."""
+    from confluent_kafka import Producer
+
+    from rebalance_monitor.metrics.updater import MetricsUpdater
+
+    offsets_topic = f"offsets-ids-{unique}"
+    broker.create_topics({offsets_topic: 1})
+    tid = "00000000-0000-0000-0000-0000000000aa"
+    t0_ms = int(time.time() * 1000) - 300_000
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for i, member in enumerate(("m-1", "m-2")):
+        p.produce(offsets_topic, enc.cg_current_assignment_value(3, 2, 0, [(tid, [i])]),
+                  key=enc.group_key(8, "cg", member), timestamp=t0_ms + i)
+    p.flush(30)
+    cfg = make_cfg(broker, "", tmp_path, **{"kafka.offsets_topic": offsets_topic, "kafka.topic_ids": "none"})
+    updater = MetricsUpdater()
+    job = MonitorJob(cfg, spark=spark, updater=updater)
+    job.run_once(timeout_s=300)
+    assert job.stats.unresolved_topic_ids == {tid: 2}
+    line = [ln for ln in updater.render().splitlines() if ln.startswith("rebalance_monitor_input_notes_total{")]
+    assert line == ['rebalance_monitor_input_notes_total{reason="unresolved_topic_id"} 2']

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rebalance_monitor.inputs.topic_ids import TopicNames
 from rebalance_monitor.testing import witnesses as W
 from rebalance_monitor.testing.witness_compare import View, blind_spot, compare
 
@@ -16,11 +17,19 @@ DATA = Path(__file__).parent / "data"
 VERSIONS = sorted(p.name for p in DATA.iterdir() if (p / "truth.json").exists())
 
 
+def _topic_names(d: Path):
+    """The captured cluster's topic ids (KIP-848 records of Kafka 4.x name topics by id only)."""
+    f = d / "topic_ids.json"
+    return TopicNames(json.loads(f.read_text())) if f.exists() else None
+
+
 def _load(version: str):
     d = DATA / version
     truth = json.loads((d / "truth.json").read_text())
     groups = {t["group"] for t in truth.values()}
-    outputs = {src: W.reconstruct(src, recs, groups=groups) for src, recs in W.load_captured(d).items()}
+    outputs = {src: W.reconstruct(src, recs, groups=groups, topic_names=_topic_names(d) if src == "offsets-topic"
+                                  else None)
+               for src, recs in W.load_captured(d).items()}
     return truth, outputs
 
 
@@ -74,6 +83,30 @@ def test_timeouts_and_causes_each_witness_can_see(captured):
     # only the instrumented client and __consumer_offsets carry the assignment; the log carries none
     assert all(r["assignment"] in (None, {}) for r in by["coordinator-log"].values())
     assert any(r["assignment"] for r in by["offsets-topic"].values())
+
+
+def test_kip848_groups_seen_whole_by_every_witness(captured):
+    """KIP-848 groups (Kafka 4.x): `__consumer_offsets` names the assigned topics (their ids resolved from the
+    cluster's, captured beside the data) and its assignments are the clients' own; the crashed member's session
+    timeout is seen in the client events (the instrumentation's liveness heartbeats stop with the process) as
+    in the coordinator log."""
+    version, truth, outputs = captured
+    kip848 = {n: t for n, t in truth.items() if n.startswith("kip848")}
+    if not kip848:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    assert (DATA / version / "topic_ids.json").exists()
+    for name, t in kip848.items():
+        if "events" not in t.get("witnesses", ()):
+            continue
+        gens = [r for r in outputs["offsets-topic"] if r["group"] == t["group"] and r["kind"] == "generation"]
+        topics = {tp[0] for g in gens for tps in (g["assignment"] or {}).values() for tp in tps}
+        assert topics == {t["topic"]}, (name, topics)
+    crash = kip848["kip848_crash"]
+    victim = [a["member_id"] for a in crash["actions"] if a["action"] == "kill_member"]
+    for witness in ("events", "coordinator-log"):
+        timeouts = [(r["timeout"], r["member_id"]) for r in outputs[witness]
+                    if r["group"] == crash["group"] and r["kind"] == "member_timeout"]
+        assert timeouts == [("session", victim[0])], (witness, timeouts)
 
 
 def test_a_static_member_restarted_in_its_session_starts_no_rebalance_in_any_witness(captured):

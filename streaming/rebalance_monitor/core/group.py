@@ -679,6 +679,8 @@ class GroupMonitor:
         m = self._member(ev)
         if m is None:
             return
+        if ev.group_protocol == "consumer":
+            m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
         m.joined_ms = ev.ts
         m.session_alive(ev.ts)
         r = self.rebalance
@@ -1064,6 +1066,15 @@ class GroupMonitor:
 
     def _on_group_empty(self, ev: GroupEmpty, out: list) -> None:
         self.coordinator_feed = True
+        if any(m.kip848 for m in self.members.values()):
+            # The KIP-848 log's `Bumped group epoch to E with metadata hash 0` reads as empty, but the hash is
+            # also 0 while members are there whose topics do not exist yet. That log names every member that
+            # comes and goes (joins, leaves, fencing), so with one still in, the epoch is a rebalance.
+            self._count("empty_epoch_with_members")
+            self._on_rebalance_started(RebalanceStarted(
+                "rebalance_started", ev.ts, ev.group, generation=max(ev.generation - 1, 0),
+                reason=f"group epoch bumped to {ev.generation} (no subscribed topic metadata yet)"), out)
+            return
         for mid in list(self.members):
             self._remove_member(mid, ev.ts)
         if ev.generation >= 0:

@@ -48,7 +48,10 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
   E-1); `Computed a new target assignment for epoch E with 'A' assignor` -> `generation_completed` (protocol
   A); `Member M fenced from the group because ...` -> `member_removed` (`session_timeout`; `poll_timeout` for
   a failed epoch transition; `join_timeout` / `sync_timeout` for classic members); `Member M left the consumer group` -> `member_left`;
-  `Member M joins the consumer group` -> `join` (protocols and topics unknown in the log: empty lists).
+  `Member M joins the consumer group` -> `join` (protocols and topics unknown in the log: empty lists;
+  `group_protocol` `consumer` unless the line says `using the classic protocol`). An epoch bumped `with
+  metadata hash 0` -> `group_empty` (no subscribed topic has metadata: usually the last member left; the core
+  takes it for a rebalance while a KIP-848 member is still in, whose topic does not exist yet).
 """
 from __future__ import annotations
 
@@ -459,7 +462,8 @@ def _events_for(handler: str, m: re.Match, ts: int, broker: int | None,
     if handler == "epoch_bumped":
         epoch = int(d["epoch"])
         if d.get("hash") == "0":
-            # no subscribed topic left: the last member is gone and the group is empty at this epoch
+            # no subscribed topic has metadata: the last member is gone and the group is empty at this epoch, or
+            # (the core tells them apart by its members) a member subscribed to a topic that does not exist yet
             return [_ev("group_empty", ts, group, generation=epoch)]
         return [_ev("rebalance_started", ts, group, generation=max(epoch - 1, 0),
                     reason=f"group epoch bumped to {epoch}")]
@@ -471,8 +475,14 @@ def _events_for(handler: str, m: re.Match, ts: int, broker: int | None,
         return [_ev("member_removed", ts, group, member_id=d["member"], cause=_fence_cause(reason), reason=reason)]
     if handler == "joined":
         reason = f"joined using the {d['proto']} protocol" if d.get("proto") else "joined"
-        return [_ev("join", ts, group, member_id=d["member"], group_instance_id=_opt(d.get("inst")),
-                    protocols=[], topics=[], reason=reason)]
+        ev = _ev("join", ts, group, member_id=d["member"], group_instance_id=_opt(d.get("inst")),
+                 protocols=[], topics=[], reason=reason)
+        if d.get("proto") != "classic":
+            # a member of the broker-managed protocol (4.x says `using the consumer protocol`, 3.7-3.9 nothing):
+            # it never rejoins, and stays in every new group epoch (one bumped by a metadata change alone
+            # names no member) until it leaves or is fenced
+            ev["group_protocol"] = "consumer"
+        return [ev]
     raise AssertionError(handler)
 
 

@@ -16,10 +16,21 @@ instrumentation emits what can be known from the public Python API:
 | `commit`    | `commit()` results and the `on_commit` callback (auto-commits too)             |
 | `leave`     | `close()` (dynamic members), and the poll-timeout leave reported by `poll()` as |
 |             | `_MAX_POLL_EXCEEDED` (stamped last poll + max.poll.interval.ms)                 |
+| `heartbeat` | KIP-848 members: liveness, from the emitter's thread (see below)               |
 
 Not available: per-heartbeat results (librdkafka does not surface heartbeats), the group leader,
 and the exact moment a JoinGroup is sent (only the statistics callback's `join_state`, sampled every
 `statistics.interval.ms`). `stats()` of the instrumentation returns the last cgrp statistics.
+
+Liveness (KIP-848): librdkafka heartbeats from its own thread whether or not the application polls, and
+nothing of it reaches Python but the statistics, which (like the callbacks) are served only inside
+`poll()`. So that a crash is seen as the broker sees it, the instrumentation sends its own `heartbeat`
+(error null, generation = the member epoch last seen) from the emitter's background thread while the
+consumer is a member (a member id, not closed, and the last statistics, if any, say the group handler is
+`up`): a process that dies silences them, a slow poll loop does not (librdkafka keeps heartbeating too, and
+its poll-timeout leave is reported as `leave`). `session_timeout_ms` is the broker's
+`group.consumer.session.timeout.ms` (KIP-848 sessions are the broker's; the client's `session.timeout.ms`
+does not apply; default 45000, Kafka's). `liveness=False` turns these heartbeats off.
 """
 from __future__ import annotations
 
@@ -75,11 +86,14 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
     """`confluent_kafka.Consumer` that emits rebalance-monitor events to `emitter`.
 
     `InstrumentedConfluentConsumer(config, emitter, poll_interval_s=1.0, host=None,
-    stats_interval_ms=1000)`. `config` is the usual librdkafka configuration; a user `stats_cb` /
-    `on_commit` is still called."""
+    stats_interval_ms=1000, session_timeout_ms=None, liveness=None)`. `config` is the usual librdkafka
+    configuration; a user `stats_cb` / `on_commit` is still called. `session_timeout_ms` (KIP-848): the
+    broker's group.consumer.session.timeout.ms; `liveness` (default: on for KIP-848): the liveness
+    heartbeats of the module docstring."""
 
     def __init__(self, config: dict, emitter: Emitter, *, poll_interval_s: float = 1.0,
-                 host: str | None = None, stats_interval_ms: int = 1000):
+                 host: str | None = None, stats_interval_ms: int = 1000, session_timeout_ms: int | None = None,
+                 liveness: bool | None = None):
         cfg = dict(config)
         self.emitter = emitter
         self._user_stats_cb = cfg.pop("stats_cb", None)
@@ -98,7 +112,8 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         # incremental callbacks (KIP-848 and cooperative-sticky): on_assign / on_revoke name what is added or
         # taken away, not the whole assignment
         self._incremental = self._consumer_protocol or self._protocols == ["cooperative-sticky"]
-        self._session_timeout_ms = int(cfg.get("session.timeout.ms", 45000))
+        self._session_timeout_ms = int(cfg.get("session.timeout.ms", 45000) if session_timeout_ms is None
+                                       else session_timeout_ms)
         self._max_poll_interval_ms = int(cfg.get("max.poll.interval.ms", 300000))
         self._heartbeat_interval_ms = int(cfg.get("heartbeat.interval.ms", 3000))
         self._topics: list[str] = []
@@ -114,6 +129,12 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         self._polls = PollAggregator(emitter, self.identity, self._member_id, interval_s=poll_interval_s)
         super().__init__(cfg)
         emitter.add_ticker(self._polls.tick)
+        self._liveness = self._consumer_protocol if liveness is None else bool(liveness)
+        # at least three beats per session, like a heartbeat.interval.ms of a third of it
+        self._beat_every_s = min(self._heartbeat_interval_ms, self._session_timeout_ms // 3) / 1000.0
+        self._last_beat = float("-inf")
+        if self._liveness:
+            emitter.add_ticker(self._beat)
 
     # --- identity ---------------------------------------------------------------------------------
     def _member_id(self) -> str:
@@ -146,6 +167,21 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
         """The last `cgrp` statistics librdkafka reported (state, join_state, rebalance_cnt, ...)."""
         with self._lock:
             return dict(self._last_stats)
+
+    @guarded
+    def _beat(self) -> None:
+        """A liveness `heartbeat` (emitter thread): see the module docstring."""
+        if self._closed_once or not self._member_cache:
+            return
+        now = time.monotonic()
+        if now - self._last_beat < self._beat_every_s:
+            return
+        state = self.rebalance_stats().get("state")
+        if state is not None and state != "up":  # librdkafka has no coordinator: it does not heartbeat either
+            return
+        self._last_beat = now
+        self.emitter.emit(self.identity.event("heartbeat", self._member_cache,
+                                              generation=int(self._generation_cache), error=None))
 
     # --- hooks ------------------------------------------------------------------------------------
     @guarded
@@ -316,6 +352,7 @@ class InstrumentedConfluentConsumer(confluent_kafka.Consumer):
     def _emit_close_leave(self, member: str) -> None:
         self._polls.flush()
         self.emitter.remove_ticker(self._polls.tick)
+        self.emitter.remove_ticker(self._beat)
         if member and self.identity.group_instance_id is None:
             self.emitter.emit(self.identity.event("leave", member, reason=LEAVE_REASON_CLOSE))
 

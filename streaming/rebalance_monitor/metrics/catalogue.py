@@ -153,6 +153,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Input records read, by source.", ("source",), "records"),
     _g("rebalance_monitor_rejects_total", "counter",
        "Input records rejected (kept in the dead-letter output), by reason.", ("reason",), "records"),
+    _g("rebalance_monitor_input_notes_total", "counter",
+       "Input records used with a caveat, by reason: unresolved_topic_id (a KIP-848 __consumer_offsets record "
+       "names a topic id that kafka.topic_ids could not name; it stays an id).", ("reason",), "references"),
     _g("rebalance_monitor_batches_total", "counter",
        "Micro-batches processed."),
     _g("rebalance_monitor_batch_duration_seconds", "histogram",

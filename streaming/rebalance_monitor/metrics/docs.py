@@ -62,7 +62,7 @@ def sample_exposition() -> str:
              {"kind": "generation", "group": "billing", "generation": 1, "completed_ms": T0}], now_ms=T0)
     u.set_ready(True)
     u.record_batch(41, {"events": 5200, "offsets-topic": 310}, {"invalid_json": 2}, 0.42, 1830, T0 - 12_000,
-                   {"generation": 1, "group_status": 1, "offsets_committed": 2})
+                   {"generation": 1, "group_status": 1, "offsets_committed": 2}, notes={"unresolved_topic_id": 3})
     u.note_sink_error("kafka")
     return u.render()
 
@@ -143,7 +143,7 @@ micro-batch, tagged with the micro-batch id, and loads it when it starts. A rest
 the same counters as a run that never stopped: each micro-batch is counted exactly once (a batch Spark runs
 again after a crash is skipped when the snapshot already holds it), and a counter is exported only once it
 is in the snapshot, so a crash never takes back a value Prometheus scraped (which it would count again as a
-reset). Kept: every counter and histogram of the groups, the events read, rejects, output records, batches,
+reset). Kept: every counter and histogram of the groups, the events read, rejects, input notes, output records, batches,
 batch durations and dropped groups, and the gauges records set on a group (generation, state, members,
 protocol, assignment gauges, storm, coordinator, ...), so quiet groups are exported again at once. Per
 process, from scratch at each start: `up`, `ready`, the last batch time, state rows, watermark delay,
@@ -229,7 +229,7 @@ start time into `kafka_consumergroup_last_rebalance_start_timestamp_seconds`. Th
 
 ### Self metrics
 
-`record_batch(batch_id, events_read, rejects, duration_s, state_rows, watermark_ms, output_counts)` is
+`record_batch(batch_id, events_read, rejects, duration_s, state_rows, watermark_ms, output_counts, notes)` is
 called by the streaming job once per micro-batch; `watermark_delay_seconds` is wall time minus the
 watermark. `rebalance_monitor_ready` mirrors `/ready`. `rebalance_monitor_up` is 1 while the exporter runs.
 """

@@ -436,6 +436,7 @@ class MetricsUpdater:
         self._not_ready_reason: str | None = None
         self._events_read: dict[str, int] = {}
         self._rejects: dict[str, int] = {}
+        self._notes: dict[str, int] = {}  # input used with a caveat (e.g. unresolved_topic_id), by reason
         self._batches = 0
         self._batch_duration = Histogram(BATCH_DURATION_BUCKETS)
         self._state_rows: int | None = None
@@ -598,7 +599,8 @@ class MetricsUpdater:
                 self._dropped_frag = json.dumps(list(self._dropped_names.items()), separators=_JSON_SEP)
             head = json.dumps({
                 "version": STATE_VERSION, "batch_id": batch_id, **meta,
-                "counters": {"events_read": self._events_read, "rejects": self._rejects, "batches": self._batches,
+                "counters": {"events_read": self._events_read, "rejects": self._rejects, "notes": self._notes,
+                             "batches": self._batches,
                              "batch_duration": self._batch_duration.to_state(),
                              "output_records": self._output_records, "groups_dropped": self._dropped},
             }, separators=_JSON_SEP)
@@ -620,6 +622,7 @@ class MetricsUpdater:
             return {str(k): int(v) for k, v in (d or {}).items()}
 
         events_read, rejects = counts(c.get("events_read")), counts(c.get("rejects"))
+        notes = counts(c.get("notes"))
         output_records, dropped = counts(c.get("output_records")), counts(c.get("groups_dropped"))
         batches = int(c.get("batches", 0))
         duration = Histogram(BATCH_DURATION_BUCKETS)
@@ -635,6 +638,7 @@ class MetricsUpdater:
             groups[name] = _Group.from_state(name, d)
         with self._lock:
             self._events_read, self._rejects, self._output_records = events_read, rejects, output_records
+            self._notes = notes
             self._batches, self._batch_duration = batches, duration
             self._dropped.update(dropped)
             self._dropped_names = OrderedDict(dropped_names)
@@ -814,7 +818,7 @@ class MetricsUpdater:
     def record_batch(self, batch_id, events_read: dict[str, int] | None = None,
                      rejects: dict[str, int] | None = None, duration_s: float | None = None,
                      state_rows: int | None = None, watermark_ms: int | None = None,
-                     output_counts: dict[str, int] | None = None) -> None:
+                     output_counts: dict[str, int] | None = None, notes: dict[str, int] | None = None) -> None:
         """Account one micro-batch of the streaming job (a batch id seen before is not counted again)."""
         now = self.clock()
         with self._lock:
@@ -827,7 +831,7 @@ class MetricsUpdater:
                 return
             self._batches += 1
             for d, src in ((self._events_read, events_read), (self._rejects, rejects),
-                           (self._output_records, output_counts)):
+                           (self._output_records, output_counts), (self._notes, notes)):
                 for k, v in (src or {}).items():
                     if v and v > 0:
                         d[str(k)] = d.get(str(k), 0) + int(v)
@@ -993,6 +997,8 @@ class MetricsUpdater:
         f["rebalance_monitor_events_read_total"] = _labelled("rebalance_monitor_events_read_total", "source",
                                                              self._events_read)
         f["rebalance_monitor_rejects_total"] = _labelled("rebalance_monitor_rejects_total", "reason", self._rejects)
+        f["rebalance_monitor_input_notes_total"] = _labelled("rebalance_monitor_input_notes_total", "reason",
+                                                             self._notes)
         f["rebalance_monitor_batches_total"] = f"rebalance_monitor_batches_total {self._batches}\n"
         f["rebalance_monitor_batch_duration_seconds"] = "".join(
             self._batch_duration.lines("rebalance_monitor_batch_duration_seconds", ""))

@@ -11,8 +11,10 @@ spark/processor.py), or `CLUSTER_SHARD` for what concerns no group's state:
 - `dead_letter` (CLUSTER_SHARD): one per rejected record (group "", the dead-letter record as JSON in `payload`);
 - `tick` (CLUSTER_SHARD): one per input batch, `et` its highest event time, `num` the Kafka timestamp of the
   record that carried it (so the driver can relate event time to the wall clock) and `ord` the number of
-  records read. Only tick rows carry event time, so they alone move the watermark, and Spark never drops
-  events as late: lateness is the processor's call.
+  records read; `payload` the groups groups.allow/deny left out (a JSON list), or, when KIP-848 records named
+  topic ids that could not be resolved, `{"left_out": [...], "unresolved_topic_ids": {id: references}}`. Only
+  tick rows carry event time, so they alone move the watermark, and Spark never drops events as late:
+  lateness is the processor's call.
 
 A packed event is a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other event as
 its canonical JSON text (`payload`).
@@ -83,6 +85,7 @@ class _Rows:
     def __init__(self, keep=None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
         self.keep = keep
         self.shards = shards
+        self.unresolved: dict[str, int] = {}  # topic ids of KIP-848 records left as ids (inputs/topic_ids.py)
         self.groups: dict[str, list] = {}
         self.newest: dict[str, tuple] = {}  # group -> (ts, Kafka timestamp) of its newest event's record
         self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
@@ -132,8 +135,11 @@ class _Rows:
             # one clock row per batch: its highest event time (it alone moves the watermark), the Kafka
             # timestamp of that event's record, how many records the batch read, and the groups left out
             et = None if self.batch_max is None else self.batch_max * 1000
+            note = left_out[:FILTERED_NAMES_MAX]
+            if self.unresolved:
+                note = {"left_out": note, "unresolved_topic_ids": self.unresolved}
             add(CLUSTER_SHARD, "", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
-                orjson.dumps(left_out[:FILTERED_NAMES_MAX]).decode() if left_out else "", None)
+                orjson.dumps(note).decode() if note else "", None)
         return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],
                                           schema=_ARROW_SCHEMA)
@@ -170,9 +176,9 @@ def _cluster_event(out: _Rows, ev, order: int, payload: str) -> str | None:
 
 
 def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str, str], max_bytes: int,
-                   max_future_ms: int) -> None:
+                   max_future_ms: int, topic_names=None) -> None:
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
-    record's Kafka timestamp in epoch ms, None if it has none)."""
+    record's Kafka timestamp in epoch ms, None if it has none). `topic_names`: see `topic_names_of`."""
     now = int(time.time() * 1000)
     groups, newest = out.groups, out.newest
     top, top_append = out.batch_max, out.batch_max_append
@@ -202,26 +208,44 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
             n -= 1  # not an input record
             continue
         _decode_slow(out, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
-                     max_future_ms)
+                     max_future_ms, topic_names)
         top, top_append = out.batch_max, out.batch_max_append
     out.batch_max, out.batch_max_append = top, top_append
     out.records += n
+    if topic_names is not None:
+        for tid, count in topic_names.take_unresolved().items():
+            out.unresolved[tid] = out.unresolved.get(tid, 0) + count
+
+
+def topic_names_of(topic_ids: tuple | None):
+    """The process's topic id -> name map (inputs/topic_ids.py) for `topic_ids` = (kafka.topic_ids, neutral
+    Kafka settings of the cluster read), or None."""
+    if topic_ids is None:
+        return None
+    from ..inputs.topic_ids import resolver_for
+
+    spec, settings = topic_ids
+    return resolver_for(spec, settings)
 
 
 def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
-                        groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
+                        groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS,
+                        topic_ids: tuple | None = None):
     """The decoder over chunks of Kafka records `(topic, partition, offset, append_ms, key, value)` (what the
     Python source reads: no Arrow on the way in); `topic_sources` maps each topic to its input format. Events
     are packed per group over chunks until `pack_records` records have been read (0: per chunk): bigger
     packs mean fewer rows for the JVM to move, shuffle and sort. `groups`: groups.allow/deny as
     `GroupFilter.to_options()` gives them (None: every group). `shards`: the cluster's `__consumer_offsets`
-    partitions (`kafka.offsets_topic_partitions`), the key of the rows."""
+    partitions (`kafka.offsets_topic_partitions`), the key of the rows. `topic_ids`: (kafka.topic_ids, the
+    Kafka settings of the cluster read) to name KIP-848 records' topics (None: they stay ids); resolved in the
+    worker, once per process (`topic_names_of`)."""
     keep = GroupFilter.from_options(groups)
 
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
         out = _Rows(keep, shards)
+        names = topic_names_of(topic_ids) if "offsets-topic" in topic_sources.values() else None
         for records in chunks:
-            decode_records(out, records, topic_sources, max_bytes, max_future_ms)
+            decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
             if out.records >= pack_records:
                 yield out.to_batch()
                 out = _Rows(keep, shards)
@@ -232,10 +256,12 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
 
 
 def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
-                 groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS):
+                 groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS,
+                 topic_ids: tuple | None = None):
     """The same decoder as a mapInArrow function over Kafka rows (Spark's connector, or the Python source
     without `decode`)."""
-    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups, shards)
+    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups, shards,
+                                        topic_ids)
 
     def records(batch: pa.RecordBatch):
         return zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
@@ -249,10 +275,10 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
 
 
 def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
-                 max_future_ms) -> None:
+                 max_future_ms, topic_names=None) -> None:
     kafka_ts = now if append_ms is None else append_ms  # a record's time for formats without their own
     events, rejects = decode_record(source, value, key, kafka_ts, max_bytes=max_bytes,
-                                    now_ms=now, max_future_ms=max_future_ms)
+                                    now_ms=now, max_future_ms=max_future_ms, topic_names=topic_names)
     rejects = list(rejects)
     for ev in events:
         if source == "events" and len(events) == 1:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..config import MonitorConfig, jar_files, redacted
 from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
+from .kafka_clients import kafka_settings  # noqa: F401 - the job's Kafka settings, imported from here too
 from .kafka_source import ConnectorMissing
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
@@ -34,19 +35,6 @@ class SinkUnavailable(RuntimeError):
 
 
 HISTORY_KINDS = ("generation", "member_timeout", "storm", "rebalance_started", "group_deleted", "coordinator")
-
-
-def kafka_settings(cfg: MonitorConfig) -> dict:
-    """Neutral client settings (see spark.kafka_clients) for every Kafka client the monitor creates."""
-    sec = cfg.kafka.security
-    out = {"bootstrap": cfg.kafka.bootstrap_servers, "security_protocol": sec.protocol}
-    for key, value in (("sasl_mechanism", sec.sasl_mechanism), ("sasl_username", sec.sasl_username),
-                       ("sasl_password", sec.sasl_password), ("ssl_cafile", sec.ssl_cafile),
-                       ("ssl_certfile", sec.ssl_certfile), ("ssl_keyfile", sec.ssl_keyfile),
-                       ("ssl_key_password", sec.ssl_password)):
-        if value is not None:
-            out[key] = value
-    return out
 
 
 def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
@@ -87,6 +75,8 @@ class JobStats:
     records_read: int = 0
     last_read: int = 0  # Kafka records of the last batch
     last_duration_s: float = 0.0  # of the last batch's driver step
+    # references to topic ids of KIP-848 records that kafka.topic_ids could not name (left as ids), per id
+    unresolved_topic_ids: dict = field(default_factory=dict)
 
 
 class MonitorJob:
@@ -148,6 +138,14 @@ class MonitorJob:
         keep = cfg.group_filter()
         if keep is not None:  # groups.allow/deny: applied in the decode stage, before any state is kept
             decode["groups"] = keep.to_options()
+        topic_ids = None  # KIP-848 records' topic ids to names (inputs/topic_ids.py), resolved in the workers
+        if cfg.kafka.offsets_topic:
+            from ..inputs.topic_ids import CLUSTER, NONE, load_file
+
+            spec = decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
+            if spec not in (CLUSTER, NONE):  # a file: read here, the workers need not see it
+                decode["topic_id_names"] = load_file(spec)
+            topic_ids = (spec, kafka_settings(cfg) if spec == CLUSTER else decode.get("topic_id_names"))
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
@@ -155,7 +153,7 @@ class MonitorJob:
             decoded = raw
         else:
             decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
-                                   groups=decode.get("groups"), shards=decode["shards"])
+                                   groups=decode.get("groups"), shards=decode["shards"], topic_ids=topic_ids)
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
@@ -296,6 +294,7 @@ class MonitorJob:
         records, dead, history = [], [], []
         read = 0
         left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)
+        unresolved: dict[str, int] = {}  # topic ids left as ids (inputs/topic_ids.py): references per id
         for kind, group, ts, payload in rows:
             if kind == "dead_letter":
                 dead.append(payload)
@@ -304,6 +303,8 @@ class MonitorJob:
             if kind == CLOCK_KIND:
                 read += int(rec.get("records") or 0)
                 left_out.update(rec.get("left_out") or ())
+                for tid, n in (rec.get("unresolved_topic_ids") or {}).items():
+                    unresolved[tid] = unresolved.get(tid, 0) + int(n)
                 if ts and ts > 0 and (self._max_event_ms is None or ts > self._max_event_ms):
                     self._max_event_ms = int(ts)
                 continue
@@ -333,7 +334,9 @@ class MonitorJob:
             # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
             self.updater.apply_batch(batch_id, records, self.metrics_state and self.metrics_state.save,
                                      left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0,
-                                     output_counts=counts, events_read={"kafka": read}, **self._progress_figures())
+                                     output_counts=counts, events_read={"kafka": read},
+                                     notes={"unresolved_topic_id": sum(unresolved.values())} if unresolved else None,
+                                     **self._progress_figures())
             self.updater.set_ready(True)
         st = self.stats
         st.batches += 1
@@ -345,6 +348,13 @@ class MonitorJob:
             st.records[k] = st.records.get(k, 0) + v
         for k, v in reasons.items():
             st.dead_letters[k] = st.dead_letters.get(k, 0) + v
+        if unresolved:
+            new = sorted(set(unresolved) - set(st.unresolved_topic_ids))
+            for k, v in unresolved.items():
+                st.unresolved_topic_ids[k] = st.unresolved_topic_ids.get(k, 0) + v
+            if new:
+                log.warning("batch %s: unresolved_topic_id: KIP-848 records name topic ids that kafka.topic_ids=%s "
+                            "could not name, left as ids: %s", batch_id, self.cfg.kafka.topic_ids, ", ".join(new))
         if self.on_records is not None:
             self.on_records(batch_id, records, dead)
 
@@ -552,6 +562,9 @@ def _log_progress(query, job: MonitorJob) -> None:
              "state rows %s, watermark %s, output records %s, dead letters %s", st.last_batch_id, st.last_read,
              lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
              ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters)
+    if st.unresolved_topic_ids:
+        log.info("unresolved_topic_id so far: %s references to %s topic ids left as ids",
+                 sum(st.unresolved_topic_ids.values()), len(st.unresolved_topic_ids))
 
 
 def _start_lag_poller(cfg: MonitorConfig, updater):

@@ -67,6 +67,19 @@ _JAAS_PAIR = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*
 REDACTED = "***"
 
 
+def kafka_settings(cfg) -> dict:
+    """Neutral client settings (this module's) for every Kafka client the monitor creates."""
+    sec = cfg.kafka.security
+    out = {"bootstrap": cfg.kafka.bootstrap_servers, "security_protocol": sec.protocol}
+    for key, value in (("sasl_mechanism", sec.sasl_mechanism), ("sasl_username", sec.sasl_username),
+                       ("sasl_password", sec.sasl_password), ("ssl_cafile", sec.ssl_cafile),
+                       ("ssl_certfile", sec.ssl_certfile), ("ssl_keyfile", sec.ssl_keyfile),
+                       ("ssl_key_password", sec.ssl_password)):
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def is_secret_key(key: str) -> bool:
     return bool(_SECRET_PATTERN.search(key))
 

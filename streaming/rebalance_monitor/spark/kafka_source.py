@@ -805,9 +805,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # decode where the records are read: the JVM then carries a row per group, not a row per record
         from .decode_stage import make_record_decoder
 
+        spec = d.get("topic_ids")  # kafka.topic_ids: `cluster` is the cluster read, a file came as its content
+        topic_ids = None if not spec else (spec, self.opts.settings if spec == "cluster" else d.get("topic_id_names"))
         decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
                                      int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)),
-                                     d.get("groups"), int(d.get("shards", 50)))
+                                     d.get("groups"), int(d.get("shards", 50)), topic_ids)
         return decode(read_range(self.opts, self.client, partition, as_records=True))
 
     def commit(self, end: dict) -> None:

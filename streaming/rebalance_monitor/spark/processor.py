@@ -304,8 +304,13 @@ def _passthrough(rows):
                 num = row.num
                 append = None if num is None or num != num else int(num)
                 clock = {"kind": CLOCK_KIND, "group": "", "ts": int(ts), "append_ms": append, "records": row.ord}
-                if row.payload:  # the groups that groups.allow/deny left out
-                    clock["left_out"] = orjson.loads(row.payload)
+                if row.payload:  # the groups that groups.allow/deny left out, topic ids left as ids
+                    note = orjson.loads(row.payload)
+                    if isinstance(note, dict):
+                        clock["unresolved_topic_ids"] = note.get("unresolved_topic_ids") or {}
+                        note = note.get("left_out") or []
+                    if note:
+                        clock["left_out"] = note
                 yield OutputRow(CLOCK_KIND, "", int(ts), dumps(clock))
         elif kind == "dead_letter":
             yield OutputRow("dead_letter", "", int(ts), row.payload)

@@ -50,9 +50,10 @@ def offsets_dump_lines(records) -> list[str]:
     return [json.dumps({"ts": ts, "key": b64(k), "value": b64(v)}) for k, v, ts in records]
 
 
-def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None) -> list[dict]:
+def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None, topic_names=None) -> list[dict]:
     """The records the monitor's core makes of one input (the same core as replay and the Spark job), for
-    `groups` only if given. Records are fed in time order, as the job's watermark would release them."""
+    `groups` only if given. Records are fed in time order, as the job's watermark would release them.
+    `topic_names`: the topic id -> name map of KIP-848 `__consumer_offsets` records (inputs/topic_ids.py)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
     from rebalance_monitor.decode import decode_record
@@ -62,7 +63,7 @@ def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None) 
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
     events = []
     for key, value, ts in records:
-        evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
+        evs, _rejects = decode_record(source, value, key=key, ts_ms=ts, topic_names=topic_names)
         events.extend(evs)
     events.sort(key=lambda e: e.ts)
     out: list[dict] = []

@@ -76,7 +76,9 @@ class ConfluentMember(Member):
         consumer = None
         slow = SlowHandler(spec, self._stop)
         try:
-            consumer = instrumented_confluent_consumer(self.config(), self.emitter, host=spec.host)
+            # KIP-848 sessions are the broker's (group.consumer.session.timeout.ms): the spec says it
+            session = {"session_timeout_ms": spec.session_timeout_ms} if spec.group_protocol == "consumer" else {}
+            consumer = instrumented_confluent_consumer(self.config(), self.emitter, host=spec.host, **session)
             consumer.subscribe(list(spec.topics))
             while not self._stop.is_set():
                 msg = consumer.poll(spec.poll_timeout_ms / 1000.0)
