@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from .metrics.catalogue import LAG_GRANULARITIES
+
 ENV_PREFIX = "RM__"
 
 
@@ -156,6 +158,9 @@ class LagConfig:
     enabled: bool = True
     broker_poll_interval: Duration = Duration(30_000)
     max_samples_per_partition: int = 60
+    # Series of the per-partition offset families (metrics/lag_levels.py): one per group, topic and partition;
+    # summed per group and topic; or one per group.
+    granularity: str = choice(*LAG_GRANULARITIES, default="partition")
 
 
 @dataclass(frozen=True)

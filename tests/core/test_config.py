@@ -44,6 +44,7 @@ def test_reference_file_lists_every_key_with_its_default():
     ({"exporter.tls_cert_file": "/x.pem"}, "exporter.tls_cert_file / tls_key_file: set both or neither"),
     ({"kafka.security.protocol": "SASL_SSL"}, "kafka.security.sasl_mechanism: required"),
     ({"logging.level": "LOUD"}, "logging.level: 'LOUD' is not allowed; allowed values: DEBUG, INFO, WARNING, ERROR"),
+    ({"lag.granularity": "broker"}, "lag.granularity: 'broker' is not allowed; allowed values: partition, topic, group"),
 ])
 def test_bad_values_fail_naming_the_key_and_the_allowed_values(overrides, message):
     with pytest.raises(ConfigError) as err:

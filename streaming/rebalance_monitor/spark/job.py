@@ -449,7 +449,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
             basic_auth_password=cfg.exporter.basic_auth_password, max_groups=cfg.groups.max_groups,
             group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
             idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
-            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0)
+            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
         exporter = MetricsExporter(settings)
         updater = exporter.updater
     job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
