@@ -28,6 +28,7 @@ NEUTRAL = {
 
 def test_confluent_config_spelling():
     conf = kc.confluent_config(NEUTRAL)
+    assert isinstance(conf.pop("logger"), kc.ClientLog)  # librdkafka's lines through Python logging, not stderr
     assert conf == {
         "bootstrap.servers": "127.0.0.1:9092",
         "security.protocol": "SASL_SSL",

@@ -128,8 +128,24 @@ def _check(settings: Mapping[str, Any]) -> None:
         raise ValueError("Kafka settings need 'bootstrap' (option kafka.bootstrap.servers)")
 
 
+class ClientLog:
+    """librdkafka's own log lines, at DEBUG on the logger ``kafka.librdkafka`` whatever their level.
+
+    Without a logger librdkafka writes every connection failure straight to stderr, several a second per client
+    while a broker is down. The monitor reports an unreachable Kafka itself, once per back-off step
+    (``kafka_reach.py``), so the client's lines are detail: shown with ``logging.kafka_clients_level: DEBUG``.
+    confluent-kafka calls ``log(level, fmt, *args)`` when the client is polled."""
+
+    def __init__(self, name: str = "kafka.librdkafka") -> None:
+        self.logger = logging.getLogger(name)
+
+    def log(self, _level: int, msg: str, *args) -> None:
+        self.logger.debug(msg, *args)
+
+
 def confluent_config(settings: Mapping[str, Any], extra: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """librdkafka configuration (confluent-kafka Consumer/Producer/AdminClient)."""
+    """librdkafka configuration (confluent-kafka Consumer/Producer/AdminClient); the client's own log lines go
+    to :class:`ClientLog` (DEBUG) instead of stderr."""
     _check(settings)
     names = {
         "bootstrap": "bootstrap.servers", "security_protocol": "security.protocol",
@@ -147,6 +163,7 @@ def confluent_config(settings: Mapping[str, Any], extra: Mapping[str, str] | Non
     for key, value in settings.items():
         if value not in (None, ""):
             conf[names[key]] = value
+    conf.setdefault("logger", ClientLog())
     return conf
 
 
