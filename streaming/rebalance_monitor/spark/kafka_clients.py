@@ -191,6 +191,18 @@ def _coerce(value: str, default: Any) -> Any:
     return value
 
 
+def _quiet_connection_loggers() -> None:
+    """kafka-python's connection layer logs an error per connection attempt. Where nobody set its level (the
+    Python source's worker processes), it logs at CRITICAL only; `run` sets it from logging.kafka_clients_level
+    (logs.configure_logging)."""
+    from ..logs import CONNECTION_LOGGERS
+
+    for name in CONNECTION_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.CRITICAL)
+
+
 def kafka_python_config(settings: Mapping[str, Any], extra: Mapping[str, str] | None = None) -> dict[str, Any]:
     """kafka-python configuration (KafkaConsumer/KafkaProducer/KafkaAdminClient keyword arguments).
 
@@ -198,6 +210,7 @@ def kafka_python_config(settings: Mapping[str, Any], extra: Mapping[str, str] | 
     knows them (values converted to the type of kafka-python's default); others are dropped with a warning.
     """
     _check(settings)
+    _quiet_connection_loggers()
     names = {
         "bootstrap": "bootstrap_servers", "security_protocol": "security_protocol",
         "sasl_mechanism": "sasl_mechanism", "sasl_username": "sasl_plain_username",
