@@ -115,7 +115,8 @@ Exporter settings (`ExporterSettings`): `host` (default `127.0.0.1`, loopback on
 `tls_cert_file`/`tls_key_file` (PEM; HTTPS when set), `basic_auth_user`/`basic_auth_password` (the
 password may come from `basic_auth_password_file` or `basic_auth_password_env`; it is never logged),
 `max_groups` (5000), `group_allow`/`group_deny` (regular expressions, full match on the group name),
-`idle_group_ttl_s` (86400), `ready_max_age_s` (300), `gzip` (true).
+`idle_group_ttl_s` (86400), `ready_max_age_s` (300), `gzip` (true), `lag_granularity` (`partition`; the
+configuration's `lag.granularity`, see "Lag granularity" below).
 """
 
 SEMANTICS = """## Semantics
