@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..config import MonitorConfig, jar_files, redacted
+from ..config import MonitorConfig, jar_files
 from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
@@ -170,7 +170,7 @@ class MonitorJob:
         from .sinks import Sinks
 
         cfg = self.cfg
-        log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
+        log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
                            cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))

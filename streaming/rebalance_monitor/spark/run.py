@@ -12,12 +12,13 @@
 """
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import threading
 import time
 
-from ..config import MonitorConfig
+from ..config import MonitorConfig, redacted
 from .job import MonitorJob, kafka_settings
 from .kafka_reach import Backoff, KafkaReach, one_line
 from .kafka_source import ConnectorMissing
@@ -32,6 +33,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     from ..logs import config_secrets, configure_logging
 
     configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
+    log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
     exporter = updater = None
     if cfg.exporter.enabled:
         from ..metrics.exporter import ExporterSettings, MetricsExporter
