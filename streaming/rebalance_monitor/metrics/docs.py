@@ -198,14 +198,14 @@ panel shows the total alone at `group`; `tests/dashboards/test_dashboards_lag_le
 of the dashboards and the rules on a real Prometheus at each level.
 
 What a fleet of 1,000 groups (10 members each, 50 partitions over 5 topics per group) costs, measured with
-`python bench/bench_exporter.py` (one run, the three levels side by side; 2-core machine under a load of
-about 15 from other work, so the times are upper bounds):
+`python bench/bench_exporter.py` (the three levels side by side in one run; two runs on the 2-core machine
+while other work loaded it to 12-17, so the times vary with that load; the sizes do not):
 
-| `lag.granularity` | series per scrape | of them per-partition families | exposition | gzip (what Prometheus fetches) | HTTP scrape, gzip |
-| --- | --- | --- | --- | --- | --- |
-| `partition` | 191,020 | 150,000 | 17.8 MB | 0.66 MB | 3.0 ms |
-| `topic` | 56,020 | 15,000 | 4.9 MB | 0.22 MB | 2.0 ms |
-| `group` | 43,020 | 2,000 | 3.8 MB | 0.17 MB | 1.3 ms |
+| `lag.granularity` | series per scrape | of them per-partition families | exposition | gzip (what Prometheus fetches) | HTTP scrape, gzip | render, nothing changed |
+| --- | --- | --- | --- | --- | --- | --- |
+| `partition` | 191,020 | 150,000 | 17.8 MB | 0.66 MB | 3-22 ms | 41-46 ms |
+| `topic` | 56,020 | 15,000 | 4.9 MB | 0.22 MB | 1.5-2 ms | 8.5-14 ms |
+| `group` | 43,020 | 2,000 | 3.8 MB | 0.17 MB | 1.3-4 ms | 0.4-0.7 ms |
 
 The other 41,020 series are the groups' own (about 41 per group: the rebalance-duration histogram's 15, the
 state's 5, counters and gauges) and the monitor's. Prometheus stores every series it scrapes: at a 30 s
