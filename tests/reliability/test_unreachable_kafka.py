@@ -88,8 +88,11 @@ def test_closed_port_reported_once_per_backoff_step_then_recovered(tmp_path, uni
         assert 1 <= len(reports) <= max_reports(elapsed), "\n".join(lines)
         for ln in reports:
             assert f"Kafka at {address} is not reachable" in ln and "Connection refused" in ln, ln
-        # the clients' own connection lines are gone (librdkafka's `%3|...|FAIL|`, kafka-python's ECONNREFUSED)
-        noise = [ln for ln in lines if ln not in reports and re.search(
+        # the clients' own connection lines are gone (librdkafka's `%3|...|FAIL|`, kafka-python's ECONNREFUSED);
+        # the job's own lines name the address only in its reports and its configuration
+        ours = [ln for ln in lines if " rebalance_monitor." in ln]
+        assert [ln for ln in ours if ln not in reports and "Connection refused" in ln] == []
+        noise = [ln for ln in lines if ln not in ours and re.search(
             r"Connection refused|ECONNREFUSED|\|FAIL\||Unable to bootstrap|" + re.escape(address), ln)]
         assert noise == [], "\n".join(noise)
         assert body.startswith(f"not ready: Kafka at {address} is not reachable") and "Connection refused" in body
@@ -129,3 +132,17 @@ def test_wrong_security_protocol_is_reported_with_the_clients_error(broker, tmp_
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def test_run_once_against_a_closed_port_says_so_and_exits_1(tmp_path, unique):
+    import subprocess
+
+    address = f"127.0.0.1:{free_port()}"
+    config = job_config(tmp_path, address, unique, free_port())
+    done = subprocess.run([sys.executable, "-m", "rebalance_monitor", "run", "--once", "--config", str(config)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    reports = [ln for ln in done.stderr.splitlines() if "is not reachable" in ln]
+    assert len(reports) == 1 and f"run --once: Kafka at {address} is not reachable" in reports[0], done.stderr
+    assert "Connection refused" in reports[0] and "retrying" not in reports[0]
+    assert "SparkSession" not in done.stderr  # nothing else started
