@@ -1,8 +1,11 @@
-"""Scrape cost of the exporter for 1,000 groups x 10 members x 50 partitions (target: < 100 ms per scrape).
+"""Scrape cost of the exporter for 1,000 groups x 10 members x 50 partitions (target: < 100 ms per scrape), at each
+lag.granularity level side by side (partition, topic, group: docs/operations.md, "Cardinality").
 
-    .venv/bin/python bench/bench_exporter.py [--groups 1000] [--members 10] [--partitions 50] [--scrapes 5]
+    .venv/bin/python bench/bench_exporter.py [--groups 1000] [--members 10] [--partitions 50] [--topics 5]
+                                             [--scrapes 5] [--granularity partition,topic,group]
 
-Prints, for the state built from realistic output records:
+Each group has its own --topics topics holding its --partitions partitions. Prints, per level, for the state
+built from realistic output records:
 * render time of a scrape when nothing changed (the steady state between micro-batches),
 * after a micro-batch that moved every partition's end offset (all lag lines re-rendered): with
   ``prerender`` off the next scrape pays the re-render; with it on (the default) ``apply`` pays it,
@@ -20,20 +23,22 @@ import time
 import urllib.request
 
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
+from rebalance_monitor.metrics.catalogue import LAG_GRANULARITIES
 from rebalance_monitor.metrics.updater import MetricsUpdater
 
 T0 = int(time.time() * 1000)   # records as fresh as the wall clock (idle groups expire by it)
 
 
-def build_records(groups: int, members: int, partitions: int, round_: int = 0) -> list[dict]:
+def build_records(groups: int, members: int, partitions: int, round_: int = 0, topics: int = 1) -> list[dict]:
+    """A fleet's output records: each group has its own ``topics`` topics sharing ``partitions`` partitions."""
     recs = []
     now = T0 + round_ * 10_000
     ends = []
     for gi in range(groups):
         g = f"service-{gi:05d}-consumers"
-        topic = f"topic-{gi:05d}"
+        tps = _partitions(gi, partitions, topics)
         mids = [f"consumer-{k}-{gi:05d}-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0" for k in range(members)]
-        assignment = {m: [[topic, p] for p in range(k, partitions, members)] for k, m in enumerate(mids)}
+        assignment = {m: [list(tp) for tp in tps[k::members]] for k, m in enumerate(mids)}
         recs.append({"kind": "generation", "group": g, "generation": 10 + round_, "protocol": "cooperative-sticky",
                      "leader": mids[0], "started_ms": now - 3_000, "completed_ms": now - 500, "ts": now - 500,
                      "duration_ms": 2_500, "causes": [{"cause": "member_joined"}, {"cause": "member_left"}],
@@ -49,10 +54,17 @@ def build_records(groups: int, members: int, partitions: int, round_: int = 0) -
                      "max_heartbeat_gap_ratio": 0.2, "heartbeat_gap_ratios": {}, "in_storm": False,
                      "rebalancing_since_ms": None, "coordinator_partition": gi % 50})
         recs.append({"kind": "offsets_committed", "group": g, "ts": now, "member_id": mids[0],
-                     "offsets": [[topic, p, 1000 * (round_ + 1) + p] for p in range(partitions)]})
-        ends.extend([topic, p, 1000 * (round_ + 1) + 100 + p] for p in range(partitions))
+                     "offsets": [[t, p, 1000 * (round_ + 1) + p] for t, p in tps]})
+        ends.extend([t, p, 1000 * (round_ + 1) + 100 + p] for t, p in tps)
     recs.append({"kind": "end_offsets", "group": "", "ts": now, "offsets": ends})
     return recs
+
+
+def _partitions(gi: int, partitions: int, topics: int) -> list[tuple[str, int]]:
+    """Group ``gi``'s partitions: ``partitions`` in all over ``topics`` topics of its own."""
+    if topics <= 1:
+        return [(f"topic-{gi:05d}", p) for p in range(partitions)]
+    return [(f"topic-{gi:05d}-{p % topics}", p // topics) for p in range(partitions)]
 
 
 def timed(fn, n: int) -> tuple[float, object]:
@@ -64,34 +76,31 @@ def timed(fn, n: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--groups", type=int, default=1000)
-    ap.add_argument("--members", type=int, default=10)
-    ap.add_argument("--partitions", type=int, default=50)
-    ap.add_argument("--scrapes", type=int, default=5)
-    a = ap.parse_args()
-
-    u = MetricsUpdater(max_groups=max(5000, a.groups), prerender=False)
-    recs = build_records(a.groups, a.members, a.partitions)
+def measure(a, granularity: str) -> dict:
+    """Every figure of one lag.granularity level (see the module's docstring)."""
+    f: dict = {}
+    u = MetricsUpdater(max_groups=max(5000, a.groups), prerender=False, lag_granularity=granularity)
+    recs = build_records(a.groups, a.members, a.partitions, topics=a.topics)
+    f["records"] = len(recs)
     t = time.perf_counter()
     u.apply(recs, now_ms=T0)
-    apply_s = time.perf_counter() - t
+    f["apply"] = time.perf_counter() - t
     t = time.perf_counter()
     text = u.render()
-    cold_s = time.perf_counter() - t
-    samples = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+    f["cold"] = time.perf_counter() - t
+    f["samples"] = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
     raw = text.encode()
+    f["raw"] = len(raw)
     t = time.perf_counter()
-    gz = gzip.compress(raw, compresslevel=1)
-    gzip_s = time.perf_counter() - t
+    f["gzip"] = len(gzip.compress(raw, compresslevel=1))
+    f["gzip_s"] = time.perf_counter() - t
+    f["warm"], _ = timed(u.render, a.scrapes)
 
-    warm_s, _ = timed(u.render, a.scrapes)
+    keys = [tp for gi in range(a.groups) for tp in _partitions(gi, a.partitions, a.topics)]
 
     def ends_batch(i: int) -> list[dict]:
         return [{"kind": "end_offsets", "group": "", "ts": T0 + i * 1000,
-                 "offsets": [[f"topic-{gi:05d}", p, 2000 + i * 10 + p]
-                             for gi in range(a.groups) for p in range(a.partitions)]}]
+                 "offsets": [[t, p, 2000 + i * 10 + p] for t, p in keys]}]
 
     # prerender off: the first scrape after a micro-batch that moved every end offset re-renders every lag line
     lag_rerender = []
@@ -100,7 +109,7 @@ def main() -> None:
         t = time.perf_counter()
         u.render()
         lag_rerender.append(time.perf_counter() - t)
-    lag_rerender_s = statistics.median(lag_rerender)
+    f["rerender"] = statistics.median(lag_rerender)
 
     # prerender on (the default): apply() pays the re-render, the scrape after it only joins cached text
     u.prerender = True
@@ -113,16 +122,17 @@ def main() -> None:
         t = time.perf_counter()
         u.render()
         scrape_after_s.append(time.perf_counter() - t)
+    f["batch_apply"], f["batch_scrape"] = statistics.median(batch_s), statistics.median(scrape_after_s)
 
     # a micro-batch touching 5% of the groups
-    part = [r for r in build_records(a.groups, a.members, a.partitions, round_=1)
+    part = [r for r in build_records(a.groups, a.members, a.partitions, round_=1, topics=a.topics)
             if r["kind"] in ("generation", "group_status") and int(r["group"].split("-")[1]) % 20 == 0]
     t = time.perf_counter()
     u.apply(part, now_ms=T0 + 60_000)
-    partial_apply_s = time.perf_counter() - t
+    f["partial_apply"] = time.perf_counter() - t
     t = time.perf_counter()
     u.render()
-    partial_s = time.perf_counter() - t
+    f["partial_scrape"] = time.perf_counter() - t
 
     exp = MetricsExporter(ExporterSettings(port=0), updater=u).start()
     try:
@@ -130,26 +140,58 @@ def main() -> None:
             req = urllib.request.Request(exp.url + "/metrics", headers={"Accept-Encoding": enc} if enc else {})
             with urllib.request.urlopen(req, timeout=30) as r:
                 return len(r.read())
-        http_plain_s, plain_len = timed(lambda: scrape(None), a.scrapes)
-        http_gzip_s, gzip_len = timed(lambda: scrape("gzip"), a.scrapes)
+        f["http_plain"], f["http_plain_bytes"] = timed(lambda: scrape(None), a.scrapes)
+        f["http_gzip"], f["http_gzip_bytes"] = timed(lambda: scrape("gzip"), a.scrapes)
     finally:
         exp.stop()
+    return f
 
-    ms = lambda s: f"{s * 1000:8.1f} ms"  # noqa: E731
-    print(f"groups={a.groups} members={a.members} partitions/group={a.partitions} scrapes={a.scrapes} (medians)")
-    print(f"samples                         {samples:>10,}")
-    print(f"exposition size raw             {len(raw):>10,} bytes")
-    print(f"exposition size gzip (level 1)  {len(gz):>10,} bytes   (compress {ms(gzip_s)})")
-    print(f"apply initial records           {ms(apply_s)}   ({len(recs):,} records)")
-    print(f"render cold (all groups)        {ms(cold_s)}")
-    print(f"render warm (nothing changed)   {ms(warm_s)}   <- the steady-state scrape; target < 100 ms")
-    print(f"prerender off: scrape right after a batch moving all {a.groups * a.partitions:,} end offsets "
-          f"{ms(lag_rerender_s)}")
-    print(f"prerender on:  apply that batch (incl. re-render) {ms(statistics.median(batch_s))}, "
-          f"scrape after it {ms(statistics.median(scrape_after_s))}")
-    print(f"batch touching 5% of the groups: apply {ms(partial_apply_s)}, scrape after it {ms(partial_s)}")
-    print(f"HTTP scrape plain               {ms(http_plain_s)}   ({plain_len:,} bytes)")
-    print(f"HTTP scrape gzip                {ms(http_gzip_s)}   ({gzip_len:,} bytes)")
+
+ROWS = [  # (label, key, kind)
+    ("samples (series) per scrape", "samples", "count"),
+    ("exposition size raw", "raw", "bytes"),
+    ("exposition size gzip (level 1)", "gzip", "bytes"),
+    ("HTTP scrape plain", "http_plain", "ms"),
+    ("HTTP scrape gzip", "http_gzip", "ms"),
+    ("HTTP scrape gzip: bytes sent", "http_gzip_bytes", "bytes"),
+    ("render warm (nothing changed): the steady-state scrape, target < 100 ms", "warm", "ms"),
+    ("render cold (all groups)", "cold", "ms"),
+    ("apply the initial records", "apply", "ms"),
+    ("prerender off: scrape right after a batch moving every end offset", "rerender", "ms"),
+    ("prerender on: apply that batch (incl. re-render)", "batch_apply", "ms"),
+    ("prerender on: scrape after it", "batch_scrape", "ms"),
+    ("batch touching 5% of the groups: apply", "partial_apply", "ms"),
+    ("batch touching 5% of the groups: scrape after it", "partial_scrape", "ms"),
+]
+
+
+def _cell(value, kind: str) -> str:
+    if kind == "ms":
+        return f"{value * 1000:,.1f} ms"
+    if kind == "bytes":
+        return f"{value / 1e6:,.2f} MB" if value >= 100_000 else f"{value:,} B"
+    return f"{value:,}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--members", type=int, default=10)
+    ap.add_argument("--partitions", type=int, default=50, help="partitions per group, over --topics topics")
+    ap.add_argument("--topics", type=int, default=5, help="topics per group")
+    ap.add_argument("--scrapes", type=int, default=5)
+    ap.add_argument("--granularity", default=",".join(LAG_GRANULARITIES),
+                    help="lag.granularity levels to measure, comma-separated")
+    a = ap.parse_args()
+    levels = [g.strip() for g in a.granularity.split(",") if g.strip()]
+    figures = {g: measure(a, g) for g in levels}
+
+    print(f"groups={a.groups} members={a.members} partitions/group={a.partitions} over {a.topics} topics/group "
+          f"scrapes={a.scrapes} (medians); columns: lag.granularity")
+    width = max(len(r[0]) for r in ROWS)
+    print(f"{'':<{width}}  " + "".join(f"{g:>14}" for g in levels))
+    for label, key, kind in ROWS:
+        print(f"{label:<{width}}  " + "".join(f"{_cell(figures[g][key], kind):>14}" for g in levels))
 
 
 if __name__ == "__main__":

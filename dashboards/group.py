@@ -10,6 +10,15 @@ from .common import (ONE, UID_GROUP, base_dashboard, cluster_var, datasource_var
 
 TITLE = "Kafka rebalances: consumer group"
 
+# What the lag panels show at each lag.granularity (the exporter's setting, metrics/lag_levels.py): their queries
+# sum by the labels that exist at every level; only these two panels show less than at "partition".
+GRANULARITY_NOTE = {
+    "Lag (offsets)": "One line per topic; with the monitor's lag.granularity at group, the total alone.",
+    "Lag by topic and partition": "Needs lag.granularity partition for a row per partition: at topic, a row per "
+                                  "topic (offsets summed over its partitions); at group, one row for the whole "
+                                  "group and no log-end offset.",
+}
+
 
 def _bucket_sel() -> str:
     return sel(metric("kafka_consumergroup_rebalance_duration_seconds_bucket"), ONE)
@@ -172,8 +181,8 @@ def build() -> str:
 
     d = d.with_row(row("Lag"))
     d = d.with_panel(ts_panel(
-        "Lag (offsets)", help_of("kafka_consumergroup_lag"),
-        [q(f"sum by (topic) ({lag})", "{{topic}}"), q(f"max({lag_sum})", "total")], w=8, h=8))
+        "Lag (offsets)", help_of("kafka_consumergroup_lag") + " " + GRANULARITY_NOTE["Lag (offsets)"],
+        [q(f"sum by (topic) ({lag})", "topic {{topic}}"), q(f"max({lag_sum})", "total")], w=8, h=8))
     d = d.with_panel(ts_panel(
         "Lag (seconds)", help_of("kafka_consumergroup_lag_seconds"), [q(f"max({lag_s})", "time lag")],
         unit="s", w=8, h=8))
@@ -181,7 +190,8 @@ def build() -> str:
         "Lag growth since the last rebalance started", help_of("kafka_consumergroup_lag_sum_at_rebalance_start"),
         [q(f"max({lag_sum}) - max({lag_at_start})", "growth")], min_val=None, w=8, h=8))
     d = d.with_panel(table_panel(
-        "Lag by partition", "Current lag, committed offset and log-end offset of each partition of the group.",
+        "Lag by topic and partition", "Current lag, committed offset and log-end offset of each partition of the "
+        "group. " + GRANULARITY_NOTE["Lag by topic and partition"],
         [q(f"max by (topic, partition) ({lag})", instant=True, fmt="table"),
          q(f"max by (topic, partition) ({committed})", instant=True, fmt="table"),
          q(f"max by (topic, partition) ({end_offset}) and on (topic, partition) max by (topic, partition) ({lag})",

@@ -55,7 +55,7 @@ def _cmd_run(args) -> int:
     cfg = _config_or_none("run", args.config)
     if cfg is None:
         return 2
-    from .spark.job import run_job
+    from .spark.run import run_job
 
     return run_job(cfg, once=args.once)
 

@@ -5,13 +5,14 @@ environment variables `RM__SECTION__KEY=value` (double underscores separate leve
 `RM__KAFKA__BOOTSTRAP_SERVERS=broker:9092`, `RM__STORM__MIN_REBALANCES=6`). Secrets can also come from
 `*_file` keys or the variables named in docs/configuration.md; they are never logged (`redacted()`).
 
-Unknown keys and bad values fail at start-up with a `ConfigError` naming the key and the allowed values.
+Unknown keys and bad values fail at start-up with a `ConfigError` naming the key and the allowed values; a value
+of the wrong type (a number for a string, a list for a number, ...) names the key and the type it takes
+(config_values.py).
 """
 from __future__ import annotations
 
 import os
 import re
-import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -19,42 +20,10 @@ from typing import Any
 
 import yaml
 
+from .config_values import ConfigError, Duration, EnvText, build, choice, regex, secret  # noqa: F401 (ConfigError)
+from .metrics.catalogue import LAG_GRANULARITIES
+
 ENV_PREFIX = "RM__"
-
-
-class ConfigError(ValueError):
-    pass
-
-
-# --- value types --------------------------------------------------------------------------------
-class Duration(int):
-    """Milliseconds, written in the file as `500ms`, `5s`, `10m`, `2h`, `7d` or a bare number of ms."""
-
-    UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-    @classmethod
-    def parse(cls, key: str, value) -> "Duration":
-        if isinstance(value, bool):
-            raise ConfigError(f"{key}: expected a duration like 500ms, 5s, 10m, 2h or 7d, got {value!r}")
-        if isinstance(value, (int, float)) and value >= 0:
-            return cls(int(value))
-        if isinstance(value, str):
-            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", value)
-            if m:
-                return cls(int(float(m.group(1)) * cls.UNITS[m.group(2) or "ms"]))
-        raise ConfigError(f"{key}: expected a duration like 500ms, 5s, 10m, 2h or 7d, got {value!r}")
-
-
-def choice(*allowed, default=MISSING):
-    return field(default=default, metadata={"choices": allowed})
-
-
-def secret(default=None):
-    return field(default=default, metadata={"secret": True})
-
-
-def regex(default=None):
-    return field(default=default, metadata={"regex": True})
 
 
 # --- the tree -----------------------------------------------------------------------------------
@@ -159,6 +128,9 @@ class LagConfig:
     enabled: bool = True
     broker_poll_interval: Duration = Duration(30_000)
     max_samples_per_partition: int = 60
+    # Series of the per-partition offset families (metrics/lag_levels.py): one per group, topic and partition;
+    # summed per group and topic; or one per group.
+    granularity: str = choice(*LAG_GRANULARITIES, default="partition")
 
 
 @dataclass(frozen=True)
@@ -226,81 +198,6 @@ class MonitorConfig:
 
 
 # --- loading ------------------------------------------------------------------------------------
-def _type_name(tp) -> str:
-    return getattr(tp, "__name__", str(tp))
-
-
-def _convert(key: str, tp, value, f=None):
-    meta = f.metadata if f is not None else {}
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        tp = next(a for a in args if a is not type(None))
-    if "choices" in meta:
-        allowed = meta["choices"]
-        if value not in allowed:
-            shown = ", ".join("null" if a is None else str(a) for a in allowed)
-            raise ConfigError(f"{key}: {value!r} is not allowed; allowed values: {shown}")
-        return value
-    if value is None:
-        raise ConfigError(f"{key}: must not be null (expected {_type_name(tp)})")
-    if tp is Duration:
-        return Duration.parse(key, value)
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            return value.lower() in ("true", "1", "yes")
-        raise ConfigError(f"{key}: expected true or false, got {value!r}")
-    if tp is int:
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}")
-        if value < 0:
-            raise ConfigError(f"{key}: must be zero or more, got {value}")
-        return value
-    if tp is str:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
-        value = str(value)
-        if meta.get("regex"):
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ConfigError(f"{key}: not a valid regular expression: {exc}") from None
-        return value
-    if tp is dict or typing.get_origin(tp) is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
-        return {str(k): str(v) for k, v in value.items()}
-    if is_dataclass(tp):
-        return _build(tp, value, key)
-    raise ConfigError(f"{key}: unsupported type {tp}")
-
-
-def _build(cls, data, prefix: str = ""):
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {data!r}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in fields(cls)}
-    for k in data:
-        if k not in known:
-            where = f"{prefix}.{k}" if prefix else str(k)
-            raise ConfigError(f"{where}: unknown key; allowed keys here: {', '.join(known)}")
-    kwargs = {}
-    for name, f in known.items():
-        key = f"{prefix}.{name}" if prefix else name
-        if name in data:
-            kwargs[name] = _convert(key, hints[name], data[name], f)
-        elif is_dataclass(hints[name]):
-            kwargs[name] = _build(hints[name], {}, key)
-    return cls(**kwargs)
-
-
 def _set_path(tree: dict, path: list[str], value: str) -> None:
     node = tree
     for part in path[:-1]:
@@ -308,7 +205,7 @@ def _set_path(tree: dict, path: list[str], value: str) -> None:
         if not isinstance(nxt, dict):
             nxt = node[part] = {}
         node = nxt
-    node[path[-1]] = yaml.safe_load(value) if value.strip() else value
+    node[path[-1]] = EnvText(value)
 
 
 def _read_secret_files(cfg: MonitorConfig, env) -> MonitorConfig:
@@ -415,7 +312,7 @@ def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = value
-    cfg = _build(MonitorConfig, data)
+    cfg = build(MonitorConfig, data)
     cfg = _read_secret_files(cfg, env)
     _validate(cfg)
     return cfg

@@ -40,14 +40,21 @@ class RedactSecrets(logging.Filter):
 
 
 CLIENT_LOGGERS = ("kafka", "py4j")
+# kafka-python's connection layer: an error per connection attempt, several a second while a broker is down. The
+# monitor reports an unreachable Kafka itself, once per back-off step (spark/kafka_reach.py); these lines (and
+# librdkafka's, kafka_clients.ClientLog) are shown with logging.kafka_clients_level: DEBUG.
+CONNECTION_LOGGERS = ("kafka.net",)
 
 
 def configure_logging(level: str, secrets=(), clients_level: str = "WARNING") -> None:
     """The root logger at `level`; the Kafka clients' and py4j's loggers at `clients_level` (logging.
-    kafka_clients_level), since their INFO lines are per-connection chatter; secrets redacted everywhere."""
+    kafka_clients_level), since their INFO lines are per-connection chatter, and the clients' connection
+    failures only at DEBUG; secrets redacted everywhere."""
     logging.basicConfig(level=getattr(logging, level), format=FORMAT)
     for name in CLIENT_LOGGERS:
         logging.getLogger(name).setLevel(getattr(logging, clients_level))
+    for name in CONNECTION_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if clients_level == "DEBUG" else logging.CRITICAL)
     redactor = RedactSecrets(secrets)
     for handler in logging.getLogger().handlers:
         handler.filters = [f for f in handler.filters if not isinstance(f, RedactSecrets)]

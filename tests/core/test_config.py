@@ -1,6 +1,7 @@
 """The configuration tree: the reference file, validation messages, environment overrides, secrets."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,7 @@ def test_reference_file_lists_every_key_with_its_default():
     ({"exporter.tls_cert_file": "/x.pem"}, "exporter.tls_cert_file / tls_key_file: set both or neither"),
     ({"kafka.security.protocol": "SASL_SSL"}, "kafka.security.sasl_mechanism: required"),
     ({"logging.level": "LOUD"}, "logging.level: 'LOUD' is not allowed; allowed values: DEBUG, INFO, WARNING, ERROR"),
+    ({"lag.granularity": "broker"}, "lag.granularity: 'broker' is not allowed; allowed values: partition, topic, group"),
 ])
 def test_bad_values_fail_naming_the_key_and_the_allowed_values(overrides, message):
     with pytest.raises(ConfigError) as err:
@@ -116,7 +118,7 @@ def test_deploy_configs_load(tmp_path):
         load_config(path, env={"RM__KAFKA__SECURITY__SASL_USERNAME": "monitor"}, overrides=overrides)
 
 
-@pytest.mark.parametrize("value", [1, "1", "broker", "broker:0", "broker:70000", "broker:9092,", "a b:9092"])
+@pytest.mark.parametrize("value", ["1", "broker", "broker:0", "broker:70000", "broker:9092,", "a b:9092"])
 def test_bootstrap_servers_must_be_host_port_pairs(value):
     with pytest.raises(ConfigError, match=r"kafka\.bootstrap_servers: expected host:port"):
         load_config(env={}, overrides={"kafka.bootstrap_servers": value})
@@ -154,12 +156,89 @@ def test_the_kafka_clients_log_at_warning_unless_asked():
     cfg = load_config(env={})
     assert cfg.logging.kafka_clients_level == "WARNING"
     configure_logging("INFO", (), cfg.logging.kafka_clients_level)
-    assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.WARNING
+    assert logging.getLogger("kafka.consumer.fetcher").getEffectiveLevel() == logging.WARNING
+    # connection failures: the monitor reports an unreachable broker itself, once per back-off step
+    assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.CRITICAL
     assert logging.getLogger("py4j.clientserver").getEffectiveLevel() == logging.WARNING
     assert logging.getLogger("rebalance_monitor.job").getEffectiveLevel() == logging.getLogger().getEffectiveLevel()
     configure_logging("INFO", (), load_config(env={}, overrides={"logging.kafka_clients_level": "DEBUG"})
                       .logging.kafka_clients_level)
     assert logging.getLogger("kafka").getEffectiveLevel() == logging.DEBUG
+    assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.DEBUG
     with pytest.raises(ConfigError, match="logging.kafka_clients_level"):
         load_config(env={}, overrides={"logging.kafka_clients_level": "LOUD"})
     configure_logging("INFO", ())  # leave the test process as the others expect it
+
+
+def _typed_keys(cls=None, prefix=""):
+    """(key, type, field) of every key of the tree (the type without its `| None`)."""
+    import dataclasses
+    import typing
+
+    from rebalance_monitor.config import MonitorConfig
+
+    cls = cls or MonitorConfig
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key, tp = f"{prefix}.{f.name}" if prefix else f.name, hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            yield from _typed_keys(tp, key)
+            continue
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        yield key, (args[0] if args else tp), f
+
+
+def _wrong_values(tp, f):
+    """Values of the wrong type for a key of type `tp`: a number, a list, a mapping or a string, as they apply."""
+    from rebalance_monitor.config import Duration
+
+    if "choices" in f.metadata:
+        return [5, ["PLAINTEXT"], {"a": 1}]
+    if tp is str:
+        return [5, 1.10, True, ["a", "b"], {"a": 1}]
+    if tp is int:
+        return ["many", 1.5, True, [1], {"a": 1}]
+    if tp is bool:
+        return ["maybe", 2, [True], {"a": 1}]
+    if tp is Duration:
+        return ["soon", True, -1, [5], {"a": 1}]
+    if tp is dict:
+        return ["x", 5, [1], {"spark.executor.memory": [1, 2]}, {"spark.x": None}]
+    raise AssertionError(f"no wrong values for {tp}")
+
+
+TYPED_KEYS = list(_typed_keys())
+
+
+@pytest.mark.parametrize("key,tp,f", TYPED_KEYS, ids=[k for k, _, _ in TYPED_KEYS])
+def test_a_value_of_the_wrong_type_fails_naming_the_key(key, tp, f):
+    for value in _wrong_values(tp, f):
+        with pytest.raises(ConfigError) as err:
+            load_config(env={}, overrides={key: value})
+        assert str(err.value).startswith(key), (value, str(err.value))
+
+
+def test_wrong_types_say_what_the_key_takes():
+    cases = [("kafka.events_topic", 1.10, "kafka.events_topic: expected a string, got 1.1 (quote it"),
+             ("kafka.offsets_topic_partitions", "50 partitions", "expected an integer, got '50 partitions'"),
+             ("groups.max_groups", [5000], "groups.max_groups: expected an integer, got a list"),
+             ("spark.conf", {"spark.executor.memory": ["2g"]},
+              "spark.conf.spark.executor.memory: expected a string, number or boolean, got a list"),
+             ("kafka.security", "SSL", "kafka.security: expected a mapping of keys, got 'SSL'"),
+             ("exporter.enabled", "maybe", "exporter.enabled: expected true or false, got 'maybe'")]
+    for key, value, message in cases:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(env={}, overrides={key: value})
+    conf = load_config(env={}, overrides={"spark.conf": {"spark.sql.adaptive.enabled": False, "spark.x": 4}})
+    assert conf.spark.conf == {"spark.sql.adaptive.enabled": "false", "spark.x": "4"}
+
+
+def test_environment_values_are_text_for_string_keys():
+    cfg = load_config(env={"RM__KAFKA__EVENTS_TOPIC": "2024", "RM__KAFKA__OFFSETS_TOPIC": "1.10",
+                           "RM__KAFKA__COORDINATOR_LOG_TOPIC": "null", "RM__STORM__MIN_REBALANCES": "6",
+                           "RM__EXPORTER__PERSIST_STATE": "false", "RM__KAFKA__SECURITY__SASL_MECHANISM": "null"})
+    assert cfg.kafka.events_topic == "2024" and cfg.kafka.offsets_topic == "1.10"
+    assert cfg.kafka.coordinator_log_topic is None and cfg.storm.min_rebalances == 6
+    assert cfg.exporter.persist_state is False and cfg.kafka.security.sasl_mechanism is None
+    with pytest.raises(ConfigError, match="groups.max_groups: expected an integer, got '5k'"):
+        load_config(env={"RM__GROUPS__MAX_GROUPS": "5k"})

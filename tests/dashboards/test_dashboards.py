@@ -4,6 +4,7 @@ variables and panels the operations guide promises."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -178,6 +179,14 @@ def test_rebalances_and_storms_are_annotations_on_both_dashboards(models):
         assert "kafka_consumergroup_generation" in anns["Rebalances"]["expr"]
     fleet = {a["name"]: a for a in models["fleet"]["annotations"]["list"]}
     assert "{{group}}" in fleet["Rebalances"]["titleFormat"] and 'group=~"$group"' in fleet["Storms"]["expr"]
+    # each dashboard's annotations follow its group variable: the drill-down marks its one group's rebalances,
+    # storms and timeouts only, the overview the selected groups'
+    for name, selector in (("fleet", 'group=~"$group"'), ("group", 'group="$group"')):
+        queried = [a for a in models[name]["annotations"]["list"] if a.get("expr")]
+        assert len(queried) >= 2 and all(a["enable"] and a["step"] for a in queried), name
+        for a in queried:
+            for series in re.findall(r"kafka_consumergroup_\w+\{[^}]*\}", a["expr"]):
+                assert selector in series, (name, a["name"], series)
 
 
 def test_fleet_tables_link_to_the_drilldown(models):

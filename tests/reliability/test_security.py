@@ -79,7 +79,7 @@ def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
     with open(log, "wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
                                 stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-    # until the query has started and tried the broker for a while (the session start is slow on a busy machine)
+    # until it has logged its configuration, then while it tries the broker (run probes Kafka before Spark starts)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None and \
             "starting with configuration" not in log.read_text(errors="replace"):

@@ -28,6 +28,7 @@ NEUTRAL = {
 
 def test_confluent_config_spelling():
     conf = kc.confluent_config(NEUTRAL)
+    assert isinstance(conf.pop("logger"), kc.ClientLog)  # librdkafka's lines through Python logging, not stderr
     assert conf == {
         "bootstrap.servers": "127.0.0.1:9092",
         "security.protocol": "SASL_SSL",
@@ -227,3 +228,19 @@ def test_plan_ranges_cover_each_offset_once(ranges, min_partitions):
     assert len(planned) >= sum(1 for tp in ends if ends[tp] > starts[tp])
     if min_partitions:
         assert len(planned) >= min(min_partitions, len(expected))
+
+
+def test_kafka_pythons_connection_layer_is_quiet_unless_someone_set_its_level():
+    import logging
+
+    net = logging.getLogger("kafka.net")
+    before = net.level
+    try:
+        net.setLevel(logging.NOTSET)   # a Python worker of the source: nobody configured logging
+        kc.kafka_python_config({"bootstrap": "h:1"})
+        assert net.level == logging.CRITICAL
+        net.setLevel(logging.DEBUG)    # run with logging.kafka_clients_level: DEBUG
+        kc.kafka_python_config({"bootstrap": "h:1"})
+        assert net.level == logging.DEBUG
+    finally:
+        net.setLevel(before)

@@ -24,6 +24,11 @@ BATCH_DURATION_BUCKETS: tuple[float, ...] = (
 
 METRIC_TYPES = ("counter", "gauge", "histogram", "info")
 
+# lag.granularity: how finely the per-partition offset families are exported (like KMinion's `granularity`).
+# "partition": a series per group, topic and partition; "topic": summed over each topic's partitions; "group":
+# summed over all of the group's partitions. Finest first.
+LAG_GRANULARITIES = ("partition", "topic", "group")
+
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -33,6 +38,8 @@ class MetricSpec:
     ``labels`` are in the order the exporter emits them. ``unit`` is informative ("seconds", "offsets",
     "partitions", "members", "records", "rows", "groups", "bytes" or "" when dimensionless/boolean).
     ``buckets`` is set for histograms only (upper bounds, ``+Inf`` implied).
+    ``rollup`` names the labels (coarsest first: ``topic``, ``partition``) that a coarser ``lag.granularity``
+    sums away: see :meth:`labels_at`.
     """
 
     name: str
@@ -41,6 +48,7 @@ class MetricSpec:
     labels: tuple[str, ...] = ()
     unit: str = ""
     buckets: tuple[float, ...] | None = None
+    rollup: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in METRIC_TYPES:
@@ -51,6 +59,24 @@ class MetricSpec:
             raise ValueError(f"{self.name}: a histogram needs buckets")
         if self.type != "histogram" and self.buckets is not None:
             raise ValueError(f"{self.name}: only histograms have buckets")
+        if self.rollup and (self.type != "gauge" or self.labels[-len(self.rollup):] != self.rollup):
+            raise ValueError(f"{self.name}: only a gauge's last labels can be summed away")
+
+    def labels_at(self, granularity: str) -> tuple[str, ...]:
+        """The labels exported at ``lag.granularity`` ``granularity`` (one of :data:`LAG_GRANULARITIES`): at
+        "topic" the ``partition`` label is summed away, at "group" ``topic`` too."""
+        if granularity not in LAG_GRANULARITIES:
+            raise ValueError(f"unknown lag granularity {granularity!r}; allowed values: "
+                             f"{', '.join(LAG_GRANULARITIES)}")
+        if not self.rollup:
+            return self.labels
+        kept = len(self.rollup) - LAG_GRANULARITIES.index(granularity)
+        return self.labels[: len(self.labels) - len(self.rollup) + max(0, kept)]
+
+    def exported_at(self, granularity: str) -> bool:
+        """False when every label of a summed family is summed away (the end offsets at "group": a sum over
+        the whole cluster would say nothing)."""
+        return not self.rollup or bool(self.labels_at(granularity))
 
     @property
     def group_scoped(self) -> bool:
@@ -63,8 +89,12 @@ class MetricSpec:
         return "gauge" if self.type == "info" else self.type
 
 
-def _g(name, type_, help_, labels=(), unit="", buckets=None) -> MetricSpec:
-    return MetricSpec(name=name, type=type_, help=help_, labels=tuple(labels), unit=unit, buckets=buckets)
+def _g(name, type_, help_, labels=(), unit="", buckets=None, rollup=()) -> MetricSpec:
+    return MetricSpec(name=name, type=type_, help=help_, labels=tuple(labels), unit=unit, buckets=buckets,
+                      rollup=tuple(rollup))
+
+
+_PER_PARTITION = ("topic", "partition")   # summed away at coarser lag.granularity levels
 
 
 CATALOGUE: tuple[MetricSpec, ...] = (
@@ -124,15 +154,18 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern")),
     # ---- lag -------------------------------------------------------------------------------------------------
     _g("kafka_consumergroup_lag", "gauge",
-       "Offset lag: log-end offset minus committed offset, never negative.",
-       ("group", "topic", "partition"), "offsets"),
+       "Offset lag: log-end offset minus committed offset, never negative; per partition, or summed per topic "
+       "(lag.granularity topic) or per group (group).",
+       ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION),
     _g("kafka_consumergroup_lag_sum", "gauge",
        "Offset lag summed over the group's partitions.", ("group",), "offsets"),
     _g("kafka_consumergroup_lag_seconds", "gauge",
        "Time lag, max over the group's partitions: now minus the estimated time the committed offset "
        "was the log end (see docs/metrics.md, time lag).", ("group",), "seconds"),
     _g("kafka_consumergroup_committed_offset", "gauge",
-       "Latest committed offset of the group on the partition.", ("group", "topic", "partition"), "offsets"),
+       "Latest committed offset of the group on the partition, or their sum over a topic's (lag.granularity "
+       "topic) or all the group's partitions (group): its rate is the group's consumption rate.",
+       ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION),
     _g("kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",
        "kafka_consumergroup_lag_sum when the latest rebalance started (snapshot taken on the rebalance_started "
        "record, or when the group entered PreparingRebalance); lag growth since = lag_sum minus this.",
@@ -140,7 +173,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _g("kafka_consumergroup_last_rebalance_start_timestamp_seconds", "gauge",
        "Epoch time the latest rebalance started (first trigger seen).", ("group",), "seconds"),
     _g("kafka_topic_partition_end_offset", "gauge",
-       "Log-end offset (high watermark) of the partition.", ("topic", "partition"), "offsets"),
+       "Log-end offset (high watermark) of the partition, or the sum over the topic's partitions some group "
+       "committed on (lag.granularity topic); not exported at lag.granularity group.",
+       ("topic", "partition"), "offsets", rollup=_PER_PARTITION),
     _g("kafka_consumergroup_coordinator_info", "info",
        "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
        ("group", "partition", "broker")),

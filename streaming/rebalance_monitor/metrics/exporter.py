@@ -47,6 +47,7 @@ class ExporterSettings:
     idle_group_ttl_s: float = 86400
     ready_max_age_s: float = 300.0         # /ready fails when the last batch is older than this
     gzip: bool = True                      # compress /metrics when the client accepts gzip
+    lag_granularity: str = "partition"     # lag.granularity: partition | topic | group (lag_levels.py)
 
     def __post_init__(self) -> None:
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
@@ -74,7 +75,8 @@ class ExporterSettings:
 
     def make_updater(self, **kw) -> MetricsUpdater:
         return MetricsUpdater(max_groups=self.max_groups, group_allow=self.group_allow, group_deny=self.group_deny,
-                              idle_group_ttl_s=self.idle_group_ttl_s, ready_max_age_s=self.ready_max_age_s, **kw)
+                              idle_group_ttl_s=self.idle_group_ttl_s, ready_max_age_s=self.ready_max_age_s,
+                              lag_granularity=self.lag_granularity, **kw)
 
 
 class _Server(ThreadingHTTPServer):

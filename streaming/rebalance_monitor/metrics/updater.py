@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
 from ..core.group_filter import GroupFilter
-from .catalogue import BATCH_DURATION_BUCKETS, CATALOGUE, REBALANCE_DURATION_BUCKETS, MetricSpec
+from .catalogue import BATCH_DURATION_BUCKETS, CATALOGUE, REBALANCE_DURATION_BUCKETS
+from .exposition import Histogram, escape_label, fmt_value, header
+from .exposition import labelled as _labelled
+from . import lag_levels
 from .lag import EndOffsetTable, offset_lag
 
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
@@ -43,98 +45,6 @@ _JSON_SEP = (",", ":")
 # group families whose lines depend on offsets (re-rendered when an end offset moves)
 LAG_FAMILIES = ("kafka_consumergroup_lag", "kafka_consumergroup_lag_sum", "kafka_consumergroup_lag_seconds",
                 "kafka_consumergroup_committed_offset")
-
-
-# ------------------------------------------------------------------------------------------------------------
-# exposition helpers
-def escape_label(value) -> str:
-    s = str(value)
-    if "\\" in s or '"' in s or "\n" in s:
-        s = s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-    return s
-
-
-def fmt_value(v) -> str:
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, int):
-        return str(v)
-    if v != v:
-        return "NaN"
-    if v == math.inf:
-        return "+Inf"
-    if v == -math.inf:
-        return "-Inf"
-    if v == int(v) and abs(v) < 1e15:
-        return f"{int(v)}.0"
-    return repr(float(v))
-
-
-def fmt_le(b: float) -> str:
-    if b == math.inf:
-        return "+Inf"
-    return repr(float(b))
-
-
-def labels_text(pairs) -> str:
-    """``{a="x",b="y"}`` (empty string when no labels)."""
-    if not pairs:
-        return ""
-    return "{" + ",".join(f'{k}="{escape_label(v)}"' for k, v in pairs) + "}"
-
-
-def header(spec: MetricSpec) -> str:
-    help_ = spec.help.replace("\\", "\\\\").replace("\n", "\\n")
-    return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
-
-
-def _labelled(name: str, label: str, d: dict) -> str:
-    return "".join(f'{name}{{{label}="{escape_label(k)}"}} {d[k]}\n' for k in sorted(d))
-
-
-class Histogram:
-    """Cumulative-bucket histogram state."""
-
-    __slots__ = ("bounds", "counts", "sum", "count")
-
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self.counts = [0] * len(bounds)
-        self.sum = 0.0
-        self.count = 0
-
-    def observe(self, v: float) -> None:
-        for i, b in enumerate(self.bounds):
-            if v <= b:
-                self.counts[i] += 1
-                break
-        self.sum += v
-        self.count += 1
-
-    def lines(self, name: str, label_prefix: str) -> list[str]:
-        """``label_prefix`` is the text inside the braces before ``le`` (may be empty)."""
-        out = []
-        sep = "," if label_prefix else ""
-        acc = 0
-        for b, c in zip(self.bounds, self.counts):
-            acc += c
-            out.append(f'{name}_bucket{{{label_prefix}{sep}le="{fmt_le(b)}"}} {acc}\n')
-        out.append(f'{name}_bucket{{{label_prefix}{sep}le="+Inf"}} {self.count}\n')
-        lbl = "{" + label_prefix + "}" if label_prefix else ""
-        out.append(f"{name}_count{lbl} {self.count}\n")
-        out.append(f"{name}_sum{lbl} {fmt_value(self.sum)}\n")
-        return out
-
-    def to_state(self) -> list:
-        return [self.counts, self.sum, self.count]
-
-    def load_state(self, state) -> bool:
-        """Restore :meth:`to_state`; False (and nothing changed) when the bucket layout differs."""
-        counts, sum_, count = state
-        if len(counts) != len(self.bounds):
-            return False
-        self.counts, self.sum, self.count = [int(c) for c in counts], float(sum_), int(count)
-        return True
 
 
 class _Dedupe:
@@ -350,16 +260,19 @@ class _Group:
                     self.tp_prefix[key] = f'{{{g},topic="{escape_label(key[0])}",partition="{key[1]}"}} '
         return self.tp_keys
 
-    def render_committed(self) -> str:
+    def render_committed(self, granularity: str = "partition") -> str:
         pref, com = self.tp_prefix, self.committed
+        if granularity != "partition":
+            return lag_levels.committed_lines(self.lbl, com, granularity)
         return "".join([f"kafka_consumergroup_committed_offset{pref[k]}{com[k]}\n" for k in self._keys()])
 
-    def render_lag(self, ends: EndOffsetTable, now_ms: int) -> dict[str, str]:
-        """Lag lines; the time lag follows lag.PartitionSamples.produce_time_ms (inlined: the hot path)."""
+    def render_lag(self, ends: EndOffsetTable, now_ms: int, granularity: str = "partition") -> dict[str, str]:
+        """Lag lines (lag_levels.py sums them at a coarser granularity); the time lag follows
+        lag.PartitionSamples.produce_time_ms (inlined: the hot path)."""
         keys = self._keys()
         pref, com = self.tp_prefix, self.committed
         end_get, samples_get = ends.ends.get, ends.samples.get
-        lag_lines = []
+        lag_lines: list[str] | None = [] if granularity == "partition" else None
         total = 0
         known = False
         oldest = None            # earliest produce time of an unconsumed record over the partitions
@@ -371,9 +284,11 @@ class _Group:
             known = True
             c = com[k]
             if e <= c:
-                lag_lines.append(f"kafka_consumergroup_lag{pref[k]}0\n")
+                if lag_lines is not None:
+                    lag_lines.append(f"kafka_consumergroup_lag{pref[k]}0\n")
                 continue
-            lag_lines.append(f"kafka_consumergroup_lag{pref[k]}{e - c}\n")
+            if lag_lines is not None:
+                lag_lines.append(f"kafka_consumergroup_lag{pref[k]}{e - c}\n")
             total += e - c
             if time_unknown:
                 continue
@@ -385,7 +300,8 @@ class _Group:
                 oldest = t
         self.lag_sum = total if known else None
         g = self.lbl
-        out = {"kafka_consumergroup_lag": "".join(lag_lines)}
+        out = {"kafka_consumergroup_lag": "".join(lag_lines) if lag_lines is not None else
+               lag_levels.lag_lines(g, com, ends.ends, granularity)}
         if known:
             out["kafka_consumergroup_lag_sum"] = f"kafka_consumergroup_lag_sum{{{g}}} {total}\n"
             if not time_unknown:
@@ -405,8 +321,9 @@ class MetricsUpdater:
 
     def __init__(self, *, max_groups: int = 5000, group_allow: str | None = None, group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
-                 clock=time.time, prerender: bool = True) -> None:
+                 clock=time.time, prerender: bool = True, lag_granularity: str = "partition") -> None:
         self.max_groups = max_groups
+        self.lag_granularity = lag_levels.check_granularity(lag_granularity)   # lag.granularity (lag_levels.py)
         # re-render changed groups at the end of apply() (the job's thread) rather than on the next scrape
         self.prerender = prerender
         self.group_filter = GroupFilter(group_allow, group_deny)
@@ -945,9 +862,9 @@ class MetricsUpdater:
         ends = self._ends
         for g in groups:
             if g.lag_frags is None:
-                g.lag_frags = g.render_lag(ends, lag_now)
+                g.lag_frags = g.render_lag(ends, lag_now, self.lag_granularity)
             if g.committed_frag is None:
-                g.committed_frag = g.render_committed()
+                g.committed_frag = g.render_committed(self.lag_granularity)
             if g.meta_frags is None:
                 g.meta_frags = g.render_meta()
         by_topic: dict[str, list] = {}
@@ -960,7 +877,8 @@ class MetricsUpdater:
             for k in keys:
                 if k not in pref:
                     pref[k] = f'kafka_topic_partition_end_offset{{topic="{escape_label(t)}",partition="{k[1]}"}} '
-            self._end_frags[t] = "".join([f"{pref[k]}{ends.ends[k]}\n" for k in keys])
+            self._end_frags[t] = ("".join([f"{pref[k]}{ends.ends[k]}\n" for k in keys]) if self.lag_granularity ==
+                                  "partition" else lag_levels.end_offset_lines(keys, ends.ends, self.lag_granularity))
         out: list[str] = []
         for spec in CATALOGUE:
             name = spec.name

@@ -13,16 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
 
-from ..config import MonitorConfig, jar_files, redacted
+from ..config import MonitorConfig, jar_files
 from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
-from .kafka_clients import kafka_settings  # noqa: F401 - the job's Kafka settings, imported from here too
-from .kafka_source import ConnectorMissing
+from .kafka_clients import kafka_settings
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
 log = logging.getLogger("rebalance_monitor.job")
@@ -172,7 +170,7 @@ class MonitorJob:
         from .sinks import Sinks
 
         cfg = self.cfg
-        log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
+        log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
                            cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
@@ -321,7 +319,7 @@ class MonitorJob:
                 action()
             except Exception as exc:
                 # Count it, then fail the batch: it is not committed, so the restarted query (with backoff,
-                # see run_job) writes it again once the sink is back. Nothing is lost; metrics dedupe replays.
+                # see run.run_job) writes it again once the sink is back. Nothing is lost; metrics dedupe replays.
                 log.error("batch %s: %s sink failed: %s", batch_id, name, exc)
                 if self.updater is not None:
                     self.updater.note_sink_error(name)
@@ -443,142 +441,3 @@ def _iso_ms(text: str) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-
-
-def run_job(cfg: MonitorConfig, once: bool = False) -> int:
-    """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
-    from ..logs import config_secrets, configure_logging
-
-    configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
-    exporter = None
-    updater = None
-    if cfg.exporter.enabled:
-        from ..metrics.exporter import ExporterSettings, MetricsExporter
-
-        settings = ExporterSettings(
-            host=cfg.exporter.host, port=cfg.exporter.port, tls_cert_file=cfg.exporter.tls_cert_file,
-            tls_key_file=cfg.exporter.tls_key_file, basic_auth_user=cfg.exporter.basic_auth_user,
-            basic_auth_password=cfg.exporter.basic_auth_password, max_groups=cfg.groups.max_groups,
-            group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
-            idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
-            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0)
-        exporter = MetricsExporter(settings)
-        updater = exporter.updater
-    job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
-    if exporter is not None:
-        exporter.start()
-        log.info("metrics at %s/metrics", exporter.url)
-    lag = None
-    if cfg.lag.enabled and updater is not None:
-        lag = _start_lag_poller(cfg, updater)
-    stop = threading.Event()
-
-    def _on_signal(signum, _frame):
-        log.info("signal %s: stopping", signal.Signals(signum).name)
-        stop.set()
-
-    job._session()  # start Spark first: PySpark replaces the SIGINT handler when its context starts
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
-    code = 0
-    backoff = 1.0
-    try:
-        while not stop.is_set():
-            started = time.monotonic()
-            if once:
-                try:
-                    job.run_once()
-                    failure = None
-                except ConnectorMissing as exc:
-                    log.error("%s", exc)
-                    code = 2
-                    break
-                except Exception as exc:  # noqa: BLE001
-                    failure = exc
-                code = 1 if failure is not None else 0
-                if failure is not None:
-                    log.error("the run failed: %s", failure)
-                break
-            try:
-                query = job.start()
-            except ConnectorMissing as exc:  # configuration, not a passing failure: say so and stop
-                log.error("%s", exc)
-                code = 2
-                break
-            except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
-                failure = exc
-            else:
-                failure = _watch(query, job, stop, cadence)
-            if failure is None:
-                break
-            # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
-            # checkpoint. Nothing is lost: offsets and state are only committed with completed batches.
-            job.stop_query()
-            if time.monotonic() - started > 120:
-                backoff = 1.0
-            if updater is not None:
-                updater.set_ready(False, f"the query failed ({str(failure)[:300]}); restarting from the checkpoint "
-                                         f"in {backoff:.0f} s")
-            log.error("the query failed (%s); restarting from the checkpoint in %.0f s", failure, backoff)
-            if stop.wait(backoff):
-                break
-            backoff = min(backoff * 2, 60.0)
-    finally:
-        job.stop()
-        if lag is not None:
-            lag.stop()
-        if exporter is not None:
-            exporter.stop()
-        if job.query is not None:
-            _log_progress(job.query, job)
-        log.info("stopped")
-    return code
-
-
-def _watch(query, job: "MonitorJob", stop: threading.Event, cadence: float):
-    """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
-    last_log = 0.0
-    while not stop.is_set():
-        if not query.isActive:
-            return query.exception()
-        if time.monotonic() - last_log >= cadence:
-            last_log = time.monotonic()
-            _log_progress(query, job)
-        job.refresh_liveness()
-        stop.wait(0.5)
-    return None
-
-
-def _log_progress(query, job: MonitorJob) -> None:
-    lp = query.lastProgress
-    if not lp:
-        log.info("no batch yet")
-        return
-    ops = lp.get("stateOperators") or [{}]
-    st = job.stats
-    dur = st.last_duration_s or 0.0
-    log.info("batch %s: %s input records (%s decoded rows) in %.1f s, %.0f records/s; %s records read so far; "
-             "state rows %s, watermark %s, output records %s, dead letters %s", st.last_batch_id, st.last_read,
-             lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
-             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters)
-    if st.unresolved_topic_ids:
-        log.info("unresolved_topic_id so far: %s references to %s topic ids left as ids",
-                 sum(st.unresolved_topic_ids.values()), len(st.unresolved_topic_ids))
-
-
-def _start_lag_poller(cfg: MonitorConfig, updater):
-    from ..metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
-    from .kafka_clients import kafka_python_config
-
-    try:
-        conf = kafka_python_config(kafka_settings(cfg))
-        bootstrap = conf.pop("bootstrap_servers")
-        conf.pop("client_id", None)
-        poller = BrokerOffsetsPoller(updater, BrokerOffsets(bootstrap, **conf),
-                                     interval_s=int(cfg.lag.broker_poll_interval) / 1000.0)
-        poller.start()
-        return poller
-    except Exception as exc:  # noqa: BLE001 - lag from brokers is optional; records still feed it
-        log.warning("broker offsets poller not started: %s", exc)
-        return None

@@ -141,8 +141,24 @@ def _check(settings: Mapping[str, Any]) -> None:
         raise ValueError("Kafka settings need 'bootstrap' (option kafka.bootstrap.servers)")
 
 
+class ClientLog:
+    """librdkafka's own log lines, at DEBUG on the logger ``kafka.librdkafka`` whatever their level.
+
+    Without a logger librdkafka writes every connection failure straight to stderr, several a second per client
+    while a broker is down. The monitor reports an unreachable Kafka itself, once per back-off step
+    (``kafka_reach.py``), so the client's lines are detail: shown with ``logging.kafka_clients_level: DEBUG``.
+    confluent-kafka calls ``log(level, fmt, *args)`` when the client is polled."""
+
+    def __init__(self, name: str = "kafka.librdkafka") -> None:
+        self.logger = logging.getLogger(name)
+
+    def log(self, _level: int, msg: str, *args) -> None:
+        self.logger.debug(msg, *args)
+
+
 def confluent_config(settings: Mapping[str, Any], extra: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """librdkafka configuration (confluent-kafka Consumer/Producer/AdminClient)."""
+    """librdkafka configuration (confluent-kafka Consumer/Producer/AdminClient); the client's own log lines go
+    to :class:`ClientLog` (DEBUG) instead of stderr."""
     _check(settings)
     names = {
         "bootstrap": "bootstrap.servers", "security_protocol": "security.protocol",
@@ -160,6 +176,7 @@ def confluent_config(settings: Mapping[str, Any], extra: Mapping[str, str] | Non
     for key, value in settings.items():
         if value not in (None, ""):
             conf[names[key]] = value
+    conf.setdefault("logger", ClientLog())
     return conf
 
 
@@ -187,6 +204,18 @@ def _coerce(value: str, default: Any) -> Any:
     return value
 
 
+def _quiet_connection_loggers() -> None:
+    """kafka-python's connection layer logs an error per connection attempt. Where nobody set its level (the
+    Python source's worker processes), it logs at CRITICAL only; `run` sets it from logging.kafka_clients_level
+    (logs.configure_logging)."""
+    from ..logs import CONNECTION_LOGGERS
+
+    for name in CONNECTION_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.CRITICAL)
+
+
 def kafka_python_config(settings: Mapping[str, Any], extra: Mapping[str, str] | None = None) -> dict[str, Any]:
     """kafka-python configuration (KafkaConsumer/KafkaProducer/KafkaAdminClient keyword arguments).
 
@@ -194,6 +223,7 @@ def kafka_python_config(settings: Mapping[str, Any], extra: Mapping[str, str] | 
     knows them (values converted to the type of kafka-python's default); others are dropped with a warning.
     """
     _check(settings)
+    _quiet_connection_loggers()
     names = {
         "bootstrap": "bootstrap_servers", "security_protocol": "security_protocol",
         "sasl_mechanism": "sasl_mechanism", "sasl_username": "sasl_plain_username",

@@ -313,7 +313,10 @@ class _ConfluentMeta(_Meta):
         self._consumer_cls = Consumer
 
     def partitions(self) -> list[TP]:
-        md = self.admin.list_topics(timeout=30)
+        try:
+            md = self.admin.list_topics(timeout=30)
+        finally:
+            self.admin.poll(0)  # serves the client's log lines (kafka_clients.ClientLog), which else pile up
         return self.selected({t: list(m.partitions) for t, m in md.topics.items() if m.error is None})
 
     def _list(self, tps, spec, attempts: int = 10) -> dict[TP, int]:

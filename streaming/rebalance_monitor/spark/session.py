@@ -76,7 +76,10 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
 # Loggers whose WARN lines are part of the job's normal work: the state server warns on every read of a group's
 # state that does not exist yet (each new group's first batch; the processor reads instead of asking first,
 # to save a round trip per group and batch).
-QUIET_LOGGERS = ("org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",)
+# The Java Kafka client's NetworkClient warns on every connection attempt to a broker that is down (Spark's
+# connector): the monitor reports an unreachable Kafka itself, once per back-off step (spark/kafka_reach.py).
+QUIET_LOGGERS = ("org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",
+                 "org.apache.kafka.clients.NetworkClient")
 
 
 def quiet_loggers(spark) -> None:

@@ -1,0 +1,141 @@
+"""Is Kafka reachable with the monitor's settings? One metadata request, and the client's own error when not.
+
+`rebalance-monitor run` asks before it starts Spark and the query, and again before each restart of the query:
+against a closed port, a host that does not answer or a misconfigured listener (a wrong security protocol, bad
+credentials) it then reports one line per back-off step, with the address and the client's error, and /ready
+says the same, instead of the clients' own lines several times a second (which go to DEBUG:
+``kafka_clients.ClientLog``, and the kafka-python connection loggers, ``logs.configure_logging``).
+
+The probe uses the client the Python source would use (``kafka.client``); Spark's Java connector reads with the
+same settings (``job.source_options``).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from . import kafka_clients
+
+PROBE_TIMEOUT_S = 10.0
+# librdkafka's summary of the others ("1/1 brokers are down"): the error that caused it says more
+_SUMMARY_ERRORS = ("_ALL_BROKERS_DOWN",)
+
+
+def probe(settings: Mapping[str, Any], client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """None when a broker of ``settings["bootstrap"]`` answered a metadata request within ``timeout_s``; else
+    the client's error (one line)."""
+    from .kafka_source import resolve_client
+
+    try:
+        chosen, _ = resolve_client(client)
+    except ImportError as exc:
+        return f"no Kafka client: {exc}"
+    try:
+        if chosen == "confluent":
+            return _probe_confluent(settings, timeout_s)
+        return _probe_kafka_python(settings, timeout_s)
+    except Exception as exc:  # noqa: BLE001 - a client that cannot even be built (bad file paths, ...)
+        return one_line(exc)
+
+
+def _probe_confluent(settings: Mapping[str, Any], timeout_s: float) -> str | None:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    errors: list = []
+    conf = kafka_clients.confluent_config(settings)
+    conf.update({"error_cb": errors.append, "client.id": "rebalance-monitor-probe",
+                 "socket.connection.setup.timeout.ms": int(timeout_s * 1000)})
+    admin = AdminClient(conf)
+    deadline = time.monotonic() + timeout_s
+    last: str | None = None
+    while True:
+        try:
+            admin.list_topics(timeout=min(1.0, max(0.1, deadline - time.monotonic())))
+            return None
+        except KafkaException as exc:
+            last = one_line(exc.args[0].str() if exc.args else exc)
+        admin.poll(0)  # serves error_cb (and the log lines)
+        causes = [e for e in errors if e.name() not in _SUMMARY_ERRORS] or errors
+        if causes:
+            return one_line(causes[0].str())
+        if time.monotonic() >= deadline:
+            return f"no answer within {timeout_s:.0f} s ({last})"
+
+
+def _probe_kafka_python(settings: Mapping[str, Any], timeout_s: float) -> str | None:
+    from kafka import KafkaConsumer
+
+    conf = kafka_clients.kafka_python_config(settings)
+    conf.update({"client_id": "rebalance-monitor-probe", "request_timeout_ms": int(timeout_s * 1000) + 1000,
+                 "bootstrap_timeout_ms": int(timeout_s * 1000)})
+    consumer = None
+    try:
+        consumer = KafkaConsumer(**conf)
+        consumer.topics()
+        return None
+    except Exception as exc:  # noqa: BLE001 - NoBrokersAvailable, KafkaTimeoutError, SSL errors, ...
+        return one_line(exc)
+    finally:
+        if consumer is not None:
+            consumer.close()
+
+
+def one_line(error, limit: int = 400) -> str:
+    """An error as one short line: a Spark query's exception carries a JVM and a Python traceback; the line
+    that names the Kafka client's error, or else the first one, says what failed."""
+    text = str(error).strip() or type(error).__name__
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for marker in ("KafkaError{", "KafkaException", "KafkaTimeoutError", "NoBrokersAvailable",
+                   "org.apache.kafka.common.errors.", "DataLossError", "TimeoutError"):
+        named = [ln for ln in lines if marker in ln]
+        if named:
+            line = named[-1]
+            break
+    else:
+        line = lines[0] if lines else text
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class KafkaReach:
+    """The monitor's view of its Kafka: `check()` probes; `down_since` is set while the probes fail."""
+
+    def __init__(self, settings: Mapping[str, Any], client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S):
+        self.settings = dict(settings)
+        self.client = client
+        self.timeout_s = timeout_s
+        self.address = str(settings.get("bootstrap"))
+        self.down_since: float | None = None
+        self.failures = 0
+
+    def check(self) -> str | None:
+        error = probe(self.settings, self.client, self.timeout_s)
+        if error is None:
+            self.down_since = None
+            return None
+        self.failures += 1
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+        return error
+
+    def reason(self, error: str, retry_in_s: float) -> str:
+        """The one line of the log and /ready's body for a failed check."""
+        return (f"Kafka at {self.address} is not reachable (security protocol "
+                f"{self.settings.get('security_protocol', 'PLAINTEXT')}): {error}; retrying in {retry_in_s:.0f} s")
+
+
+class Backoff:
+    """1, 2, 4, ... seconds up to `cap`; `reset()` after a long healthy run."""
+
+    def __init__(self, first_s: float = 1.0, cap_s: float = 60.0) -> None:
+        self.first_s, self.cap_s = first_s, cap_s
+        self.next_s = first_s
+
+    def step(self) -> float:
+        delay = self.next_s
+        self.next_s = min(self.next_s * 2, self.cap_s)
+        return delay
+
+    def reset(self) -> None:
+        self.next_s = self.first_s

@@ -1,0 +1,191 @@
+"""`rebalance-monitor run`: the exporter, then Kafka, then Spark and the query, kept running.
+
+1. The exporter starts first, so /healthz and /ready answer from the start (/ready says why it is not ready).
+2. Kafka is probed with the monitor's settings (kafka_reach.py). While it does not answer, the job logs one line
+   per back-off step (1, 2, 4 ... 60 s) with the address and the client's error, /ready is red with that line,
+   and nothing else starts: the clients' own connection lines are at DEBUG.
+3. Once it answers: the broker offsets poller, Spark (once), the query. A query that dies (a broker gone, a sink
+   down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka probed
+   first again; a query that ran for two minutes starts the back-off again from 1 s.
+
+`run --once` probes once and exits 1 when Kafka does not answer.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+import time
+
+from ..config import MonitorConfig, redacted
+from .job import MonitorJob, kafka_settings
+from .kafka_reach import Backoff, KafkaReach, one_line
+from .kafka_source import ConnectorMissing
+
+log = logging.getLogger("rebalance_monitor.job")
+
+HEALTHY_RUN_S = 120  # a query that ran this long restarts the back-off from its first step
+
+
+def run_job(cfg: MonitorConfig, once: bool = False) -> int:
+    """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
+    from ..logs import config_secrets, configure_logging
+
+    configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
+    log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
+    exporter = updater = None
+    if cfg.exporter.enabled:
+        from ..metrics.exporter import ExporterSettings, MetricsExporter
+
+        settings = ExporterSettings(
+            host=cfg.exporter.host, port=cfg.exporter.port, tls_cert_file=cfg.exporter.tls_cert_file,
+            tls_key_file=cfg.exporter.tls_key_file, basic_auth_user=cfg.exporter.basic_auth_user,
+            basic_auth_password=cfg.exporter.basic_auth_password, max_groups=cfg.groups.max_groups,
+            group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
+            idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
+            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
+        exporter = MetricsExporter(settings)
+        updater = exporter.updater
+    job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
+    if exporter is not None:
+        exporter.start()
+        log.info("metrics at %s/metrics", exporter.url)
+    stop = threading.Event()
+
+    def _on_signal(signum, _frame):
+        log.info("signal %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    def _handle_signals() -> None:
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
+
+    _handle_signals()
+    reach = KafkaReach(kafka_settings(cfg), cfg.kafka.client)
+    cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
+    code = 0
+    backoff = Backoff()
+    lag = None
+    try:
+        while not stop.is_set():
+            error = reach.check()
+            if error is not None:
+                delay = 0.0 if once else backoff.step()
+                reason = reach.reason(error, delay)
+                if updater is not None:
+                    updater.set_ready(False, reason)
+                if once:
+                    log.error("run --once: %s", reason.rsplit("; retrying", 1)[0])
+                    code = 1
+                    break
+                log.error("%s", reason)
+                stop.wait(delay)
+                continue
+            if reach.failures:
+                log.info("Kafka at %s answers", reach.address)
+                reach.failures = 0
+            if lag is None and cfg.lag.enabled and updater is not None:
+                lag = _start_lag_poller(cfg, updater)
+            if job.spark is None:
+                job._session()  # PySpark replaces the SIGINT handler when its context starts
+                _handle_signals()
+            started = time.monotonic()
+            if once:
+                code = _run_once(job)
+                break
+            try:
+                query = job.start()
+            except ConnectorMissing as exc:  # configuration, not a passing failure: say so and stop
+                log.error("%s", exc)
+                code = 2
+                break
+            except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
+                failure = exc
+            else:
+                failure = _watch(query, job, stop, cadence)
+            if failure is None:
+                break
+            # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
+            # checkpoint. Nothing is lost: offsets and state are only committed with completed batches.
+            job.stop_query()
+            if time.monotonic() - started > HEALTHY_RUN_S:
+                backoff.reset()
+            delay = backoff.step()
+            reason = f"the query failed ({one_line(failure)}); restarting from the checkpoint in {delay:.0f} s"
+            if updater is not None:
+                updater.set_ready(False, reason)
+            log.error("%s", reason)
+            log.debug("the query's failure in full", exc_info=failure)
+            stop.wait(delay)
+    finally:
+        job.stop()
+        if lag is not None:
+            lag.stop()
+        if exporter is not None:
+            exporter.stop()
+        if job.query is not None:
+            _log_progress(job.query, job)
+        log.info("stopped")
+    return code
+
+
+def _run_once(job: MonitorJob) -> int:
+    try:
+        job.run_once()
+    except ConnectorMissing as exc:
+        log.error("%s", exc)
+        return 2
+    except Exception as exc:  # noqa: BLE001
+        log.error("the run failed: %s", one_line(exc))
+        log.debug("the run's failure in full", exc_info=exc)
+        return 1
+    return 0
+
+
+def _watch(query, job: MonitorJob, stop: threading.Event, cadence: float):
+    """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
+    last_log = 0.0
+    while not stop.is_set():
+        if not query.isActive:
+            return query.exception()
+        if time.monotonic() - last_log >= cadence:
+            last_log = time.monotonic()
+            _log_progress(query, job)
+        job.refresh_liveness()
+        stop.wait(0.5)
+    return None
+
+
+def _log_progress(query, job: MonitorJob) -> None:
+    lp = query.lastProgress
+    if not lp:
+        log.info("no batch yet")
+        return
+    ops = lp.get("stateOperators") or [{}]
+    st = job.stats
+    dur = st.last_duration_s or 0.0
+    log.info("batch %s: %s input records (%s decoded rows) in %.1f s, %.0f records/s; %s records read so far; "
+             "state rows %s, watermark %s, output records %s, dead letters %s", st.last_batch_id, st.last_read,
+             lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
+             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters)
+    if st.unresolved_topic_ids:
+        log.info("unresolved_topic_id so far: %s references to %s topic ids left as ids",
+                 sum(st.unresolved_topic_ids.values()), len(st.unresolved_topic_ids))
+
+
+def _start_lag_poller(cfg: MonitorConfig, updater):
+    from ..metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
+    from .kafka_clients import kafka_python_config
+
+    try:
+        conf = kafka_python_config(kafka_settings(cfg))
+        bootstrap = conf.pop("bootstrap_servers")
+        conf.pop("client_id", None)
+        poller = BrokerOffsetsPoller(updater, BrokerOffsets(bootstrap, **conf),
+                                     interval_s=int(cfg.lag.broker_poll_interval) / 1000.0)
+        poller.start()
+        return poller
+    except Exception as exc:  # noqa: BLE001 - lag from brokers is optional; records still feed it
+        log.warning("broker offsets poller not started: %s", one_line(exc))
+        return None
