@@ -192,14 +192,12 @@ def adopt_anonymous_join(g, m: Member, details: dict) -> None:
 
 
 def apply_member_info(g, info, ts: int, generation: int) -> dict:
-    """A member as the coordinator lists it in generation `generation` (created if new): what
-    it says of the member is taken; returned as the rebalance keeps it ({member_id, assignment})."""
+    """A member as the coordinator lists it in generation `generation` (created if new, within the cap): what
+    it says of the member is taken; returned as the rebalance keeps it ({member_id, assignment}), also past the
+    cap (the generation's record still names every member)."""
     m = g.members.get(info.member_id)
-    if m is None:  # not through `create`: a coordinator's member list is not capped
-        m = Member(info.member_id)
-        m.last_seen_ms = ts
-        g.members[info.member_id] = m
-        g.removed.pop(info.member_id, None)
+    if m is None:
+        m = create(g, info.member_id, ts)
     out = {"member_id": info.member_id}
     if info.assignment is not None:
         out["assignment"] = [list(tp) for tp in info.assignment]
