@@ -93,3 +93,18 @@ def test_a_running_storm_is_reported_again_when_its_pattern_changes_and_only_the
     assert restored.on_generation(20_000, cycle[0]) == []  # the same pattern after a restart: no new record
     (end,) = restored.advance(10_000_000)
     assert end["pattern"] == "flapping_member" and end["ended_ms"] is not None
+
+
+def test_the_pattern_does_not_depend_on_the_interpreters_hash_seed():
+    """Two clients named in every generation, one of them gone twice: which one the flapping rule weighs must not
+    depend on set order (string hashes differ between processes: replay and each Spark worker would disagree)."""
+    import subprocess
+    import sys
+
+    code = ("from rebalance_monitor.core.storm_pattern import classify\n"
+            "g = lambda *c: {'members': 3, 'causes': list(c)}\n"
+            "print(classify([g(('member_joined', 'x@h'), ('member_joined', 'y@h')),"
+            " g(('member_left', 'x@h'), ('member_joined', 'y@h')), g(('member_left', 'x@h'), ('member_joined', 'y@h'))]))")
+    seen = {subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)},
+                           capture_output=True, text=True, check=True).stdout.strip() for seed in range(12)}
+    assert seen == {"('flapping_member', 'x@h in 3 of 3 generations, gone 2 times')"}
