@@ -1,8 +1,8 @@
 """Why a rebalance happened: the cause vocabulary (contract section 2) and every rule that picks a cause.
 
 The state machine (`core/group/`) decides *that* a rebalance starts; the rules here decide *why*. Each rule is a
-small function of what the handler knows at that moment, with times passed explicitly (the model is Burrow's
-evaluator rules), and each is one row or more of the table in `tests/core/test_causes.py`:
+small function of what the handler knows at that moment, times passed explicitly where a rule reads them (the
+model is Burrow's evaluator rules), and each is one row or more of the table in `tests/core/test_causes.py`:
 
 - merging: `add_cause` (one entry per cause and member) and `final_causes` (placeholders go);
 - client feed: `cause_of_new_member`, `static_restart_is_silent`, `cause_of_rejoin`, `rejoin_is_deferred`,

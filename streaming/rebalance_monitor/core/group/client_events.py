@@ -14,16 +14,12 @@ from . import coordinator_events, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
 
-def _client_feed(g) -> None:
-    g.client_feed = True
-    g.membership_known = True
-
-
 def on_join(g, ev: Join, out: list) -> None:
     if ev.member_id and coordinator_events.is_coordinator_join(ev):
         coordinator_events.on_join(g, ev, out)
         return
-    _client_feed(g)
+    g.client_feed = True  # the clients report: they know the membership
+    g.membership_known = True
     if not ev.member_id:
         _on_join_without_id(g, ev, out)
         return
@@ -149,7 +145,8 @@ def _static_rejoin(g, twin: Member, ev: Join, out: list) -> None:
 
 
 def on_sync(g, ev: Sync, out: list) -> None:
-    _client_feed(g)
+    g.client_feed = True
+    g.membership_known = True
     m = M.live_member(g, ev)
     if m is None:
         return
@@ -201,7 +198,8 @@ def on_sync(g, ev: Sync, out: list) -> None:
 
 
 def on_heartbeat(g, ev: Heartbeat, out: list) -> None:
-    _client_feed(g)
+    g.client_feed = True
+    g.membership_known = True
     m = M.live_member(g, ev)
     if m is None:
         return
@@ -246,7 +244,8 @@ def on_poll(g, ev: Poll, out: list) -> None:
 
 
 def on_leave(g, ev: Leave, out: list) -> None:
-    _client_feed(g)
+    g.client_feed = True
+    g.membership_known = True
     cause = C.cause_of_leave(ev.reason)
     m = g.members.get(ev.member_id)
     if m is None:

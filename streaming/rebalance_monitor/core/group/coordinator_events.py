@@ -18,10 +18,6 @@ from . import membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
 
-def _coordinator_feed(g) -> None:
-    g.coordinator_feed = True
-
-
 def is_coordinator_join(ev: Join) -> bool:
     """A join reported by the coordinator's log (no protocols, topics, owned partitions or timeouts: a client
     always sends its subscription)."""
@@ -34,7 +30,7 @@ def on_join(g, ev: Join, out: list) -> None:
     timeouts). Idempotent: the coordinator may say so twice (the member's own line and the rebalance reason); a
     member already known only shows a sign of life. The log names members as they come and go, so the
     membership is not taken as complete."""
-    _coordinator_feed(g)
+    g.coordinator_feed = True
     m = g.members.get(ev.member_id)
     if m is not None:
         m.update_identity(ev)
@@ -60,7 +56,7 @@ def on_join(g, ev: Join, out: list) -> None:
 
 
 def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
-    _coordinator_feed(g)
+    g.coordinator_feed = True
     if g.generation is None and ev.generation >= 0:
         g.generation = ev.generation
     who = None
@@ -71,7 +67,7 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
 
 
 def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
-    _coordinator_feed(g)
+    g.coordinator_feed = True
     cause = C.cause_of_removal(ev.cause)
     if C.removal_is_silent_static_restart(cause, g.rebalance is not None, g.state == STABLE, g.client_feed):
         g.count("static_replacements")
@@ -95,7 +91,7 @@ def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
 
 
 def on_generation_completed(g, ev: GenerationCompleted, out: list) -> None:
-    _coordinator_feed(g)
+    g.coordinator_feed = True
     gen = ev.generation
     if g.generation is not None and gen <= g.generation:
         if gen < g.generation:  # the same generation twice: two log lines proving one generation
@@ -142,7 +138,7 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int) -> N
 
 
 def on_group_empty(g, ev: GroupEmpty, out: list) -> None:
-    _coordinator_feed(g)
+    g.coordinator_feed = True
     for mid in list(g.members):
         M.remove(g, mid, ev.ts)
     if ev.generation >= 0:
