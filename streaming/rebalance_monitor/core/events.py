@@ -397,9 +397,11 @@ def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None
             if isinstance(value, _NotJson):
                 return Rejected(REASON_NOT_JSON, raw, value.detail)
             ev = _from_object(value, raw, now_ms, max_future_ms)
-            if _fast_loads is not None and type(ev) is Rejected and ev.reason.startswith(REASON_BAD_TYPE):
-                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers:
-                # a type error may be that; decide with `json` (rare: only for rejects)
+            if _fast_loads is not None and type(ev) is Rejected and (
+                    ev.reason.startswith(REASON_BAD_TYPE) or ev.reason == REASON_NOT_OBJECT):
+                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers: a
+                # type error (or a record that is a number, not an object) may be that; decide with `json`
+                # (rare: only for rejects)
                 try:
                     ev = _from_object(json.loads(text), raw, now_ms, max_future_ms)
                 except (ValueError, RecursionError):
