@@ -13,6 +13,7 @@ import json
 import random
 import time
 
+import rebalance_monitor.decode  # noqa: F401  (gives the core's parser orjson, as the drivers do)
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor

@@ -10,7 +10,14 @@ they stay ids.
 """
 from __future__ import annotations
 
-from .core.events import DEFAULT_MAX_BYTES, Rejected, parse_event
+from .core.events import DEFAULT_MAX_BYTES, Rejected, parse_event, use_fast_json
+
+try:  # the core parses with the standard library's `json` unless given a faster parser: orjson, for the drivers
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - orjson is a dependency; without it the core's parser is `json` alone
+    _orjson_loads = None
+if _orjson_loads is not None:
+    use_fast_json(_orjson_loads)
 
 SOURCES = ("events", "coordinator-log", "offsets-topic")
 

@@ -10,9 +10,11 @@ so the events and the rejects of the job are those of `parse_event` (a test hold
 """
 from __future__ import annotations
 
-from .core.events import SCHEMA_VERSION, Heartbeat, Poll
-
 from orjson import loads as _loads
+
+from .core.events import SCHEMA_VERSION, Heartbeat, Poll, use_fast_json
+
+use_fast_json(_loads)  # the events that take `parse_event` here parse with orjson too (the core imports no orjson)
 
 HEARTBEAT = "heartbeat"
 POLL = "poll"

@@ -127,3 +127,53 @@ def test_mutated_valid_events_never_raise(etype, data):
                                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)))
     out = parse_event(json.dumps(obj))
     assert isinstance(out, (Rejected, E.Event))
+
+
+_ODD_VALUES = st.one_of(
+    st.integers(min_value=-2**80, max_value=2**80), st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5) | st.sampled_from(["\ud800", "\udfff x"]), st.none(), st.booleans(),
+    st.lists(st.integers(min_value=-2**70, max_value=2**70), max_size=3))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(
+    st.tuples(st.sampled_from(sorted(VALID)), st.data()),
+    st.sampled_from([
+        '{"v": 1, "type": "poll", "ts": 1' + "0" * 25 + ', "group": "g", "member_id": "m"}',  # beyond 64 bits
+        '{"v": 1, "type": "poll", "ts": 17e11, "group": "g", "member_id": "m"}',
+        '{"v": 1, "type": "poll", "ts": NaN, "group": "g", "member_id": "m"}',
+        '{"v": 1, "type": "poll", "type": "heartbeat", "ts": 5, "group": "g", "member_id": "m", "generation": 1,'
+        ' "error": null}',  # a duplicate key: the last one counts
+        "[" * 1100 + "]" * 1100, '"\\ud800"', "{}", "", "20000000000000000000"]),  # a number, not an object
+    st.text(max_size=60)))
+def test_events_do_not_depend_on_the_json_parser(case):
+    """The core parses with `json`; the drivers register orjson (`use_fast_json`): same events, same rejects."""
+    orjson = pytest.importorskip("orjson")
+    if isinstance(case, tuple):
+        etype, data = case
+        obj = full(etype)
+        obj[data.draw(st.sampled_from(sorted(obj)))] = data.draw(_ODD_VALUES)
+        case = json.dumps(obj)
+    previous = E.use_fast_json(None)
+    try:
+        plain = parse_event(case)
+        E.use_fast_json(orjson.loads)
+        fast = parse_event(case)
+    finally:
+        E.use_fast_json(previous)
+    assert fast == plain
+
+
+def test_the_drivers_register_the_fast_json_parser():
+    """The core alone parses with `json`; the adapters through which the drivers read records (decode,
+    event_columns) give it orjson when they are imported."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("orjson")
+    check = ("import sys; from rebalance_monitor.core import events as E; import orjson; "
+             "alone = E._fast_loads; import {adapter}; print(alone is None, E._fast_loads is orjson.loads)")
+    for adapter in ("rebalance_monitor.decode", "rebalance_monitor.event_columns"):
+        out = subprocess.run([sys.executable, "-c", check.format(adapter=adapter)], capture_output=True, text=True,
+                             check=True).stdout.split()
+        assert out == ["True", "True"], adapter

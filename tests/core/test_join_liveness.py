@@ -139,7 +139,7 @@ def test_a_static_instance_that_never_comes_back_after_rejoining_still_times_out
     assert timeouts[0]["deadline_ms"] == 9000 + 30_000 + SESSION
 
 
-def test_a_pending_join_survives_the_state_round_trip_and_older_state_loads():
+def test_a_pending_join_survives_the_state_round_trip():
     from rebalance_monitor.core.events import parse_event
     from rebalance_monitor.core.group import GroupMonitor
 
@@ -153,15 +153,6 @@ def test_a_pending_join_survives_the_state_round_trip_and_older_state_loads():
         g = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), settings)
         b.extend(g.process(p))
     assert a == b and kinds(a, "generation")
-    # state written before members had `joining_ms`, `rejoin_cause` and `kip848` (three fields fewer), or only
-    # before `kip848`, still loads
-    for fewer in (3, 1):
-        state = json.loads(json.dumps(straight.to_state()))
-        state["m"] = [values[:-fewer] for values in state["m"]]
-        old = GroupMonitor.from_state(state, settings)
-        assert old.members and all(m.kip848 is False for m in old.members.values())
-        if fewer == 3:
-            assert all(m.joining_ms is None and m.rejoin_cause is None for m in old.members.values())
 
 
 def _anonymous(ts, client, **kw):

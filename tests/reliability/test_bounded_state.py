@@ -23,6 +23,20 @@ def test_a_flood_of_distinct_members_is_capped_and_counted():
     assert len(json.dumps(g.to_state())) < 500 * 400
 
 
+def test_a_coordinators_member_list_is_capped_too():
+    """A generation_completed naming more members than the cap adds members only up to it; its generation
+    record still names every member the coordinator listed."""
+    g = GroupMonitor("g", CoreSettings(max_members_per_group=50))
+    members = [{"member_id": f"m{i}", "topics": ["t"], "assignment": [["t", i]]} for i in range(5000)]
+    out = g.process(parse_event({"v": 1, "type": "generation_completed", "ts": 1000, "group": "g", "generation": 1,
+                                 "protocol": "range", "leader": "m0", "members": members}))
+    assert len(g.members) == 50
+    assert g.counters["members_capped"] == 5000 - 50
+    (gen,) = [r for r in out if r["kind"] == "generation"]
+    assert len(gen["members"]) == 5000 and len(gen["assignment"]) == 5000
+    assert len(json.dumps(g.to_state())) < 50 * 400 + 5000 * 40  # members capped; owners of every partition
+
+
 def test_a_flood_of_distinct_groups_is_pruned_after_the_idle_ttl():
     recon = Reconstructor(CoreSettings(group_idle_ttl_ms=60_000), max_disorder_ms=1000)
     recon.prune_every = 5000

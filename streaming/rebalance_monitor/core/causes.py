@@ -1,12 +1,26 @@
-"""The cause vocabulary (contract section 2) and the mapping of free reason texts onto it.
+"""Why a rebalance happened: the cause vocabulary (contract section 2) and every rule that picks a cause.
 
-Reason texts come from three places: the `reason` of a client's LeaveGroup / JoinGroup (KIP-800), the
+The state machine (`core/group/`) decides *that* a rebalance starts; the rules here decide *why*. Each rule is a
+small function of what the handler knows at that moment, times passed explicitly where a rule reads them (the
+model is Burrow's evaluator rules), and each is one row or more of the table in `tests/core/test_causes.py`:
+
+- merging: `add_cause` (one entry per cause and member) and `final_causes` (placeholders go);
+- client feed: `cause_of_new_member`, `static_restart_is_silent`, `cause_of_rejoin`, `rejoin_is_deferred`,
+  `cause_of_deferred_rejoin`, `cause_of_static_rejoin`, `cause_of_answered_rejoin`, `cause_of_heartbeat_error`,
+  `error_means_coordinator_moved`, `cause_of_leave`;
+- coordinator feed: `cause_of_coordinator_rebalance`, `cause_of_removal`, `removal_is_silent_static_restart`,
+  `causes_of_member_list`;
+- the group's own view: `cause_of_timeout`, `cause_of_missing_rejoin`, `cause_of_partition_counts`,
+  `coordinator_moved_recently`.
+
+Free reason texts come from three places: the `reason` of a client's LeaveGroup / JoinGroup (KIP-800), the
 reason a coordinator logs when it prepares a rebalance, and the `member_removed` events of the adapters.
-The table is ordered: the first pattern that matches wins.
+`classify_reason` maps them onto the vocabulary; its table is ordered: the first pattern that matches wins.
 """
 from __future__ import annotations
 
 import re
+from typing import Collection, Iterable, Mapping, NamedTuple
 
 MEMBER_JOINED = "member_joined"
 MEMBER_LEFT = "member_left"
@@ -26,6 +40,12 @@ CAUSES = (
     MEMBER_JOINED, MEMBER_LEFT, SESSION_TIMEOUT, POLL_TIMEOUT, JOIN_TIMEOUT, SYNC_TIMEOUT, LEADER_REJOIN,
     METADATA_CHANGE, SUBSCRIPTION_CHANGE, STATIC_MEMBER_REPLACED, ADMIN_REMOVAL, COORDINATOR_CHANGE, UNKNOWN,
 )
+
+# A rebalance that starts this long after the group's coordinator moved also has the `coordinator_change` cause.
+COORDINATOR_CHANGE_WINDOW_MS = 60_000
+# Heartbeat errors by which a client learns that its coordinator moved (or is loading the group).
+COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS")
+REASON_MAX_CHARS = 300  # a cause entry keeps this much of a reason text
 
 _RULES: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), c) for p, c in [
     # poll interval: the Java client's heartbeat thread leaves with this text (KIP-800 and later)
@@ -54,6 +74,13 @@ _RULES: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), c) for p, c in [
 ]]
 
 
+class Found(NamedTuple):
+    """A cause a rule found, with the reason text the rule gives it (None: the event's own reason, if any)."""
+
+    cause: str
+    reason: str | None = None
+
+
 def classify_reason(text: str | None, default: str = UNKNOWN) -> str:
     """Map a free reason text onto the cause vocabulary; `default` when nothing matches."""
     if not text:
@@ -67,3 +94,211 @@ def classify_reason(text: str | None, default: str = UNKNOWN) -> str:
 def normalise_cause(cause: str | None) -> str:
     """A cause name from the vocabulary; anything else (a typo, a newer name) becomes `unknown`."""
     return cause if cause in CAUSES else UNKNOWN
+
+
+# --- merging: what a rebalance's list of causes keeps ----------------------------------------------
+def add_cause(causes: list, cause: str, who: dict | None = None, reason: str | None = None) -> list:
+    """Add a cause to `causes` (in place; returned) once. A cause without a member merges into the same cause
+    with a member of the same client and the other way round; a reason fills in one that had none."""
+    entry = {"cause": cause}
+    if who:
+        entry.update(who)
+    if reason:
+        entry["reason"] = reason[:REASON_MAX_CHARS]
+    mid = entry.get("member_id")
+    for i, existing in enumerate(causes):
+        if existing["cause"] != cause:
+            continue
+        other = existing.get("member_id")
+        if other == mid:
+            if reason and "reason" not in existing:
+                existing["reason"] = entry["reason"]
+            return causes
+        if other is None and mid is not None and _same_client(existing, entry):
+            if "reason" in existing and "reason" not in entry:
+                entry["reason"] = existing["reason"]
+            causes[i] = entry
+            return causes
+        if mid is None:
+            return causes
+    causes.append(entry)
+    return causes
+
+
+def final_causes(causes: list) -> list:
+    """The causes a generation record names: `unknown` placeholders go when a concrete cause is known."""
+    concrete = [c for c in causes if c["cause"] != UNKNOWN]
+    if concrete:
+        return concrete
+    return causes[:1] if causes else [{"cause": UNKNOWN}]
+
+
+def _same_client(a: dict, b: dict) -> bool:
+    """Whether two cause entries may describe the same client (unknown fields match anything)."""
+    for key in ("client_id", "host"):
+        if key in a and key in b and a[key] != b[key]:
+            return False
+    return True
+
+
+# --- client feed -----------------------------------------------------------------------------------
+def cause_of_new_member(static_twin: bool, answers_id_less_join: bool, instance_id: str | None = None) -> Found | None:
+    """A member id the group has not seen joins. Under the group instance id of a live member: that static
+    member was replaced (the reason, unless the event gives one). The answer to a join sent without a member id:
+    counted when that join came (None). Otherwise a member joined."""
+    if static_twin:
+        return Found(STATIC_MEMBER_REPLACED, f"group instance id {instance_id} rejoined with a new member id")
+    return None if answers_id_less_join else Found(MEMBER_JOINED)
+
+
+def static_restart_is_silent(rebalancing: bool, stable: bool, old_topics: Collection | None,
+                             new_topics: Collection) -> bool:
+    """A static member restarted under a new member id, into a Stable group with no rebalance under way and with
+    the same topics: the coordinator hands it its assignment back (KIP-345). No cause: no rebalance."""
+    return not rebalancing and stable and old_topics is not None and set(old_topics) == set(new_topics)
+
+
+def cause_of_rejoin(subscription_changed: bool, reason: str | None, is_leader: bool,
+                    joins_open_round: bool) -> str | None:
+    """A live member sends a JoinGroup again. Into a round still collecting joins it only takes part (a cause
+    only if its subscription changed). Otherwise, first that holds: its subscription changed; its reason names
+    a metadata, subscription or coordinator change; it is the leader (a leader's rejoin rebalances the group);
+    its reason names another cause; else `unknown`."""
+    if joins_open_round:
+        return SUBSCRIPTION_CHANGE if subscription_changed else None
+    if subscription_changed:
+        return SUBSCRIPTION_CHANGE
+    classified = classify_reason(reason, default=None)
+    if classified in (METADATA_CHANGE, SUBSCRIPTION_CHANGE, COORDINATOR_CHANGE):
+        return classified
+    if is_leader:
+        return LEADER_REJOIN
+    if classified and classified != MEMBER_JOINED:
+        return classified
+    return UNKNOWN
+
+
+def rejoin_is_deferred(synced_forming_generation: bool, reason: str | None, old_topics: Collection | None,
+                       new_topics: Collection, old_protocols: Iterable, new_protocols: Iterable) -> bool:
+    """A member that already synced the generation being completed joins again without a reason, with the same
+    topics and assignors (kafka-python does, when its metadata snapshot moved): the coordinator answers it
+    with that generation. No cause now; see `cause_of_deferred_rejoin` should a new generation answer it."""
+    return (synced_forming_generation and not reason and old_topics is not None
+            and set(old_topics) == set(new_topics) and tuple(old_protocols) == tuple(new_protocols))
+
+
+def cause_of_deferred_rejoin(member_id: str, leader_of_round: str | None) -> str:
+    """The cause a deferred rejoin gives the round if the coordinator starts one for it: the leader's rejoin
+    rebalances the group; anyone else's, for all we know, did not."""
+    return LEADER_REJOIN if member_id == leader_of_round else UNKNOWN
+
+
+def cause_of_static_rejoin(old_topics: Collection | None, new_topics: Collection, instance_id: str | None,
+                           reason: str | None) -> Found | None:
+    """A static member's new instance joins without a member id while the group holds the instance. That
+    starts no rebalance (KIP-345) unless it subscribes to other topics."""
+    if old_topics is None or set(old_topics) == set(new_topics):
+        return None
+    return Found(SUBSCRIPTION_CHANGE, reason or f"group instance id {instance_id} rejoined with other topics")
+
+
+def cause_of_answered_rejoin(rejoin_cause: str, round_causes: list, instance_id: str | None) -> Found | None:
+    """A rejoin that belonged to no round was answered with a new generation: when nothing else seen started
+    that round (no concrete cause yet), the rejoin is what we know of its cause."""
+    if any(c["cause"] != UNKNOWN for c in round_causes):
+        return None
+    if rejoin_cause == STATIC_MEMBER_REPLACED:
+        return Found(rejoin_cause, f"group instance id {instance_id} rejoined and the coordinator rebalanced")
+    return Found(rejoin_cause, "the member rejoined and the coordinator rebalanced")
+
+
+def cause_of_heartbeat_error(error: str, rebalancing: bool) -> Found | None:
+    """A heartbeat answered with an error. REBALANCE_IN_PROGRESS starts a rebalance we did not see start (none
+    under way); UNKNOWN_MEMBER_ID means the coordinator had removed the member, for a reason it did not say."""
+    if error == "REBALANCE_IN_PROGRESS":
+        return None if rebalancing else Found(UNKNOWN, "heartbeat answered REBALANCE_IN_PROGRESS")
+    if error == "UNKNOWN_MEMBER_ID":
+        return Found(UNKNOWN, "heartbeat answered UNKNOWN_MEMBER_ID: the coordinator had removed the member")
+    return None
+
+
+def error_means_coordinator_moved(error: str | None) -> bool:
+    """A heartbeat error that says the group's coordinator moved: see `coordinator_moved_recently`."""
+    return error in COORDINATOR_ERRORS
+
+
+def cause_of_leave(reason: str | None) -> str:
+    """A member leaves (LeaveGroup): what its reason names, else `member_left` (a leave is no join, and a
+    reason we cannot read is still a leave)."""
+    cause = classify_reason(reason, default=MEMBER_LEFT)
+    return MEMBER_LEFT if cause in (MEMBER_JOINED, UNKNOWN) else cause
+
+
+# --- coordinator feed ------------------------------------------------------------------------------
+def cause_of_coordinator_rebalance(reason: str | None) -> str:
+    """The coordinator prepares a rebalance: what its logged reason names."""
+    return classify_reason(reason)
+
+
+def cause_of_removal(reported: str | None) -> str:
+    """The coordinator removed a member, for the cause the adapter read (`unknown` if not in the vocabulary)."""
+    return normalise_cause(reported)
+
+
+def removal_is_silent_static_restart(cause: str, rebalancing: bool, stable: bool, client_feed: bool) -> bool:
+    """Broker log lines only: a static member rejoined a Stable group under a new member id; the coordinator
+    hands it the old assignment without a rebalance (its log says so on the next line). No cause."""
+    return cause == STATIC_MEMBER_REPLACED and not rebalancing and stable and not client_feed
+
+
+def causes_of_member_list(previous: Collection[str], listed: Collection[str], joined: Collection[str],
+                          generation: int) -> list[tuple[str, str, str | None]]:
+    """The coordinator listed generation `generation`'s members: (member id, cause, reason) for each member it
+    dropped (absent: the coordinator removed it, for a reason it did not say), then for each it added that we
+    did not see join. Sorted within each part: output must not depend on hash order."""
+    out: list[tuple[str, str, str | None]] = [
+        (mid, UNKNOWN, f"absent from generation {generation}") for mid in sorted(set(previous) - set(listed))]
+    out += [(mid, MEMBER_JOINED, None) for mid in sorted(set(listed) - set(previous)) if mid not in joined]
+    return out
+
+
+# --- the group's own view --------------------------------------------------------------------------
+def cause_of_timeout(kind: str, limit_ms: int | None, reported: str | None = None) -> Found:
+    """A member's `kind` ("session" or "poll") deadline passed: the matching timeout, with the reason the
+    coordinator or client reported (even an empty one), else how long the member was silent."""
+    if kind == "session":
+        return Found(SESSION_TIMEOUT, f"no heartbeat for {limit_ms} ms" if reported is None else reported)
+    return Found(POLL_TIMEOUT, f"no poll for {limit_ms} ms" if reported is None else reported)
+
+
+def cause_of_missing_rejoin(synced_generation: int | None, generation: int, kip848: bool) -> Found | None:
+    """A member of an earlier generation is not in `generation`, which completed: it did not rejoin in time, and
+    the coordinator dropped it (KIP-848 members never rejoin: not them)."""
+    if kip848 or synced_generation is None or synced_generation >= generation:
+        return None
+    return Found(JOIN_TIMEOUT, "did not rejoin before the rebalance timeout")
+
+
+def cause_of_partition_counts(known: Mapping[str, int], counts: Mapping[str, int], subscribed: Collection[str],
+                              stable: bool) -> Found | None:
+    """New partition counts of topics: a Stable group subscribed to a topic whose count changed rebalances."""
+    changed = [f"{topic}: {known[topic]} -> {count}" for topic, count in counts.items()
+               if known.get(topic) is not None and known[topic] != count and topic in subscribed]
+    if not changed or not stable:
+        return None
+    return Found(METADATA_CHANGE, "partition count changed: " + ", ".join(changed))
+
+
+def coordinator_moved_recently(moved_ms: int | None, at_ms: int | None) -> bool:
+    """A rebalance starting at `at_ms` within COORDINATOR_CHANGE_WINDOW_MS after the group's coordinator moved
+    (at `moved_ms`: a coordinator record, or a client told NOT_COORDINATOR) has the `coordinator_change` cause."""
+    return moved_ms is not None and at_ms is not None and 0 <= at_ms - moved_ms <= COORDINATOR_CHANGE_WINDOW_MS
+
+
+RULES = (
+    add_cause, final_causes, cause_of_new_member, static_restart_is_silent, cause_of_rejoin, rejoin_is_deferred,
+    cause_of_deferred_rejoin, cause_of_static_rejoin, cause_of_answered_rejoin, cause_of_heartbeat_error,
+    error_means_coordinator_moved, cause_of_leave, cause_of_coordinator_rebalance, cause_of_removal,
+    removal_is_silent_static_restart, causes_of_member_list, cause_of_timeout, cause_of_missing_rejoin,
+    cause_of_partition_counts, coordinator_moved_recently, classify_reason, normalise_cause,
+)

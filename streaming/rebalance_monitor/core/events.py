@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
-try:  # a faster JSON parser when installed; strict RFC 8259, so anything it refuses goes to `json`
-    from orjson import loads as _fast_loads
-except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib parser is the fallback
-    _fast_loads = None
+# A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
+_fast_loads = None
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
@@ -277,11 +275,24 @@ class _NotJson:
         self.detail = detail
 
 
+def use_fast_json(loads: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
+    """Parse JSON with `loads` (a faster parser; None: `json` alone) from now on; returns the one it replaces.
+
+    The core imports nothing outside the standard library: the adapters that read records at volume
+    (`rebalance_monitor.decode`, `event_columns`) register orjson's `loads` when they are imported. `loads`
+    must be strict RFC 8259 and raise ValueError on anything else: what it refuses is then parsed by `json`,
+    so results never depend on which parser is registered (tests/core/test_events.py holds the two equal)."""
+    global _fast_loads
+    previous, _fast_loads = _fast_loads, loads
+    return previous
+
+
 def loads_json(text: str):
     """Parse JSON text; a `_NotJson` (with the parser's message) when it is not JSON.
 
-    orjson when installed; whatever it refuses (NaN, integers beyond 64 bits, lone surrogates, nesting
-    deeper than 1024) is parsed by `json`, so the result never depends on which parser is installed."""
+    The registered fast parser first (`use_fast_json`); whatever it refuses (orjson: NaN, integers beyond 64
+    bits, lone surrogates, nesting deeper than 1024) is parsed by `json`, so the result never depends on which
+    parser is registered."""
     if _fast_loads is not None:
         try:
             return _fast_loads(text)
@@ -386,9 +397,11 @@ def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None
             if isinstance(value, _NotJson):
                 return Rejected(REASON_NOT_JSON, raw, value.detail)
             ev = _from_object(value, raw, now_ms, max_future_ms)
-            if _fast_loads is not None and type(ev) is Rejected and ev.reason.startswith(REASON_BAD_TYPE):
-                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers:
-                # a type error may be that; decide with `json` (rare: only for rejects)
+            if _fast_loads is not None and type(ev) is Rejected and (
+                    ev.reason.startswith(REASON_BAD_TYPE) or ev.reason == REASON_NOT_OBJECT):
+                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers: a
+                # type error (or a record that is a number, not an object) may be that; decide with `json`
+                # (rare: only for rejects)
                 try:
                     ev = _from_object(json.loads(text), raw, now_ms, max_future_ms)
                 except (ValueError, RecursionError):

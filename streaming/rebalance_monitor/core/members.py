@@ -1,4 +1,7 @@
-"""What the core knows about one member of a group, and its session / poll-interval deadlines."""
+"""What the core knows about one member of a group, and its session / poll-interval deadlines.
+
+Members enter and leave their group through core/group/membership.py; their state is kept with their group's
+(core/group/codec.py)."""
 from __future__ import annotations
 
 
@@ -15,8 +18,6 @@ class Member:
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
         "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848",
     )
-    # slots added later: their value when loading state written before they existed
-    _LATER_SLOTS = {"joining_ms": None, "rejoin_cause": None, "kip848": False}
 
     def __init__(self, member_id: str):
         self.member_id = member_id
@@ -137,18 +138,3 @@ class Member:
             return None
         gap = max(self.gap_max_ms, now_ms - self.last_heartbeat_ms)
         return round(gap / self.session_timeout_ms, 4)
-
-    # --- state ----------------------------------------------------------------------------------
-    def to_state(self) -> list:
-        return [getattr(self, s) for s in self.__slots__]
-
-    @classmethod
-    def from_state(cls, values: list) -> "Member":
-        m = cls.__new__(cls)
-        for slot, value in cls._LATER_SLOTS.items():
-            setattr(m, slot, value)
-        for slot, value in zip(cls.__slots__, values):
-            if isinstance(value, list) and slot in ("protocols", "topics", "owned", "assignment"):
-                value = tuple(tuple(x) if isinstance(x, list) else x for x in value)
-            setattr(m, slot, value)
-        return m

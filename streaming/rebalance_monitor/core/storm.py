@@ -8,6 +8,8 @@ needs falls out of the window.
 A storm record is emitted when the storm starts, again (same `started_ms`, `ended_ms` still null) whenever a
 generation inside it changes its pattern (a storm that starts as "mixed" often shows what it is a few
 generations later), and when it ends.
+
+Its state is kept with its group's (core/group/codec.py).
 """
 from __future__ import annotations
 
@@ -86,27 +88,3 @@ class StormTracker:
             self.in_storm_summaries = list(self.summaries)
             out.append(self._record(None))
         return out
-
-    def to_state(self) -> list:
-        return [list(self.completions), self.started_ms, self.count_in_storm, self.storms, list(self.summaries),
-                self.in_storm_summaries, self.pattern]
-
-    def load_state(self, state: list) -> None:
-        completions, self.started_ms, self.count_in_storm, self.storms = state[:4]
-        self.completions = deque(completions)
-        # state written before storm patterns has no summaries: the pattern then reads what follows
-        summaries = state[4] if len(state) > 4 else [None] * len(completions)
-        self.summaries = deque(_summary(s) for s in summaries)
-        self.in_storm_summaries = [_summary(s) for s in (state[5] if len(state) > 5 else [])]
-        # state written before pattern updates: take the running storm's pattern as it reads now
-        if len(state) > 6:
-            self.pattern = state[6]
-        elif self.started_ms is not None:
-            self.pattern = classify([s for s in self.in_storm_summaries if s is not None])[0]
-
-
-def _summary(s):
-    """A summary back from JSON state (tuples came back as lists)."""
-    if s is None:
-        return None
-    return {"members": s["members"], "causes": [tuple(c) for c in s["causes"]]}

@@ -47,7 +47,8 @@ def _timeouts(gens: Sequence[dict]) -> str | None:
 
 
 def _flapping(gens: Sequence[dict]) -> str | None:
-    per_gen = Counter(w for g in gens for w in {w for _, w in g["causes"] if w})
+    # each generation's names in sorted order: a tie in the count goes to the same name in every process
+    per_gen = Counter(w for g in gens for w in sorted({w for _, w in g["causes"] if w}))
     if not per_gen:
         return None
     who, n = per_gen.most_common(1)[0]

@@ -1,0 +1,23 @@
+"""One consumer group's reconstruction: the per-group state machine of the core.
+
+`GroupMonitor` (monitor.py) is the facade the drivers use (`core/runner.py`). The package is split by concept:
+
+| module | concept |
+| --- | --- |
+| monitor.py | the facade: the group's fields, `process` / `process_beat` / `advance_to`, status, dispatch |
+| states.py | the group states (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead) |
+| membership.py | members entering (capped) and leaving; static members; joins without a member id |
+| timers.py | member deadlines, the settle timer, a storm's end: the deadline cache and firing |
+| rebalance.py | a rebalance from its first trigger to its `generation` record |
+| client_events.py | the handlers of the clients' events (join, sync, heartbeat, poll, leave, ...) |
+| coordinator_events.py | the handlers of the coordinator's and the cluster's events |
+| codec.py | the snapshot kept between micro-batches, versioned |
+
+Why a rebalance happened is decided by the rules of `core/causes.py`.
+"""
+from __future__ import annotations
+
+from .monitor import GroupMonitor
+from .states import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, STATES
+
+__all__ = ["GroupMonitor", "EMPTY", "PREPARING", "COMPLETING", "STABLE", "DEAD", "STATES"]

@@ -1,0 +1,281 @@
+"""What the group's clients report (instrumented consumers): join, sync, heartbeat, poll, leave, commit, and
+the rebalance listener's revoked / lost.
+
+Each handler is a function of (group, event, out): it updates the group and appends the records the event
+produced to `out`. The causes are decided by the rules of `core/causes.py`. A join that only a broker's log
+could have written (no protocols, topics or timeouts) is the coordinator's: see `coordinator_events.on_join`.
+"""
+from __future__ import annotations
+
+from .. import causes as C
+from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
+from ..members import Member
+from . import coordinator_events, membership as M, rebalance as R, timers
+from .states import COMPLETING, STABLE
+
+
+def on_join(g, ev: Join, out: list) -> None:
+    if ev.member_id and coordinator_events.is_coordinator_join(ev):
+        coordinator_events.on_join(g, ev, out)
+        return
+    g.client_feed = True  # the clients report: they know the membership
+    g.membership_known = True
+    if not ev.member_id:
+        _on_join_without_id(g, ev, out)
+        return
+    ts = ev.ts
+    existing = g.members.get(ev.member_id)
+    cause = None
+    reason = ev.reason
+    if existing is None:
+        twin = M.static_twin(g, ev)
+        if twin is not None and C.static_restart_is_silent(g.rebalance is not None, g.state == STABLE,
+                                                           twin.topics, ev.topics):
+            M.replace_static(g, twin, ev)
+            return
+        answered = twin is None and M.match_anonymous(g, ev) is not None
+        found = C.cause_of_new_member(twin is not None, answered, ev.group_instance_id)
+        if twin is not None:
+            M.remove(g, twin.member_id, ts)
+        if found is not None:
+            cause = found.cause
+            reason = reason or found.reason
+    else:
+        r = g.rebalance
+        if C.rejoin_is_deferred(r is not None and r.generation is not None and ev.member_id in r.synced,
+                                ev.reason, existing.topics, ev.topics, existing.protocols, ev.protocols):
+            _defer_rejoin(g, existing, ev)
+            return
+        changed = existing.topics is not None and set(existing.topics) != set(ev.topics)
+        cause = C.cause_of_rejoin(changed, ev.reason, ev.member_id == g.leader,
+                                  joins_open_round=r is not None and r.generation is None)
+    m = M.member(g, ev)
+    if m is None:
+        return
+    if ev.group_protocol == "consumer":
+        m.kip848 = True
+    m.protocols = ev.protocols
+    m.topics = ev.topics
+    if ev.owned or m.owned == ():
+        m.owned = ev.owned
+    if ev.generation is not None:
+        m.owned_generation = ev.generation
+    elif ev.owned:
+        m.owned_generation = m.sync_generation
+    if ev.rack is not None:
+        m.rack = ev.rack
+    M.take_timeouts(m, ev)
+    m.joined_ms = ts
+    m.session_alive(ts)
+    m.polled(ts)
+    if cause is not None:
+        R.trigger(g, cause, ts, out, who=m.describe(), reason=reason)
+    r = g.rebalance
+    if r is None:
+        r = R.ensure(g, ts)
+        r.trigger(ts)
+    r.joined[m.member_id] = ts
+    m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
+    timers.lower(g, m)
+
+
+def _on_join_without_id(g, ev: Join, out: list) -> None:
+    """A client's first JoinGroup (no member id yet): a member joined; who it is shows under the id the
+    coordinator gives it (see `membership.match_anonymous`). A static member's new instance is that member."""
+    twin = M.static_twin(g, ev)
+    if twin is not None:
+        _static_rejoin(g, twin, ev, out)
+        return
+    who = {k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None}
+    r = g.rebalance
+    if r is None or r.generation is not None:
+        R.trigger(g, C.MEMBER_JOINED, ev.ts, out, who=who or None, reason=ev.reason)
+        r = g.rebalance
+    else:
+        r.trigger(ev.ts)
+        r.add_cause(C.MEMBER_JOINED, who or None, ev.reason)
+    if r is not None:
+        r.anonymous_joins.append([ev.client_id, ev.host, M.join_details(ev)])
+
+
+def _defer_rejoin(g, m: Member, ev: Join) -> None:
+    """A member that already synced the generation being completed sends a JoinGroup again, unprompted (see
+    `causes.rejoin_is_deferred`): the coordinator answers it with that generation (no new round), so it neither
+    ends the generation nor starts a rebalance here; the member waits on it until its next sync. Should a new
+    generation answer it instead, the rejoin is that round's cause (see `on_sync`)."""
+    if ev.owned:
+        m.owned = ev.owned
+    if ev.generation is not None:
+        m.owned_generation = ev.generation
+    M.take_timeouts(m, ev)
+    m.joined_ms = ev.ts
+    m.polled(ev.ts)
+    m.join_sent(ev.ts, rejoin_cause=C.cause_of_deferred_rejoin(ev.member_id, _leader_of_round(g)))
+    g.count("deferred_rejoins")
+
+
+def _leader_of_round(g) -> str | None:
+    r = g.rebalance
+    return (r.leader if r is not None and r.leader else None) or g.leader
+
+
+def _static_rejoin(g, twin: Member, ev: Join, out: list) -> None:
+    """A static member's instance sent a JoinGroup without a member id (a restarted process) while the group
+    still holds the instance. The coordinator keeps the instance's membership while it rejoins, and one that
+    honours static membership hands it its assignment back without a rebalance (KIP-345): this is no trigger by
+    itself. The member waits on its join until it syncs (under a new member id on Apache Kafka: see
+    `membership.live_member`)."""
+    found = C.cause_of_static_rejoin(twin.topics, ev.topics, ev.group_instance_id, ev.reason)
+    twin.update_identity(ev)
+    twin.protocols = ev.protocols
+    twin.topics = ev.topics
+    M.take_timeouts(twin, ev)
+    twin.joined_ms = ev.ts
+    twin.session_alive(ev.ts)
+    twin.polled(ev.ts)
+    g.count("static_rejoins")
+    if found is not None:
+        R.trigger(g, found.cause, ev.ts, out, who=twin.describe(), reason=found.reason)
+    r = g.rebalance
+    if r is not None and r.generation is None:
+        r.joined[twin.member_id] = ev.ts  # a rebalance is under way: the instance joins it
+        twin.join_sent(ev.ts)
+    else:
+        twin.join_sent(ev.ts, rejoin_cause=C.STATIC_MEMBER_REPLACED)
+
+
+def on_sync(g, ev: Sync, out: list) -> None:
+    g.client_feed = True
+    g.membership_known = True
+    m = M.live_member(g, ev)
+    if m is None:
+        return
+    rejoined = (m.joining_ms, m.rejoin_cause) if m.rejoin_cause is not None else None
+    m.session_alive(ev.ts)
+    m.polled(ev.ts)
+    m.join_done(ev.ts)
+    timers.lower(g, m)
+    if ev.member_state not in (None, "stable"):
+        # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
+        # still hold): alive, but its place in the epoch is proven by its next, stable, record
+        return
+    gen = ev.generation
+    if g.generation is not None and gen <= g.generation:
+        if gen == g.generation:  # a late sync or a replaced static member syncing the current generation
+            m.sync_generation = gen
+            m.assignment = ev.assignment
+        return
+    r = g.rebalance
+    if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:
+        # its rejoin was answered with the generation it had synced already: nothing new for the round
+        r.synced[ev.member_id] = ev.assignment
+        m.sync_generation = gen
+        m.assignment = ev.assignment
+        return
+    if r is not None and r.generation is not None and gen > r.generation:
+        r = R.complete_before_next(g, r, r.last_sync_ms or r.formed_ms, out)
+    if r is None:
+        r = R.ensure(g, None)
+    if rejoined is not None:
+        at, cause = rejoined
+        found = C.cause_of_answered_rejoin(cause, r.causes, m.group_instance_id)
+        if found is not None:
+            r.trigger(at)
+            r.add_cause(found.cause, m.describe(), found.reason)
+    if r.generation is None:
+        r.generation = gen
+    r.protocol = ev.protocol or r.protocol
+    r.leader = ev.leader or r.leader
+    r.synced[ev.member_id] = ev.assignment
+    if r.formed_ms is None:
+        r.formed_ms = ev.ts
+    if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
+        r.last_sync_ms = ev.ts
+    m.sync_generation = gen
+    m.assignment = ev.assignment
+    g.state = COMPLETING
+    R.maybe_complete(g, out)
+
+
+def on_heartbeat(g, ev: Heartbeat, out: list) -> None:
+    g.client_feed = True
+    g.membership_known = True
+    m = M.live_member(g, ev)
+    if m is None:
+        return
+    first = not m.hb_tracked
+    m.hb_tracked = True
+    m.session_alive(ev.ts)
+    if first:
+        timers.lower(g, m)
+    err = ev.error
+    if err is None:
+        r = g.rebalance
+        if r is not None and r.generation is not None and ev.generation == r.generation \
+                and ev.member_id not in r.synced:
+            r.synced[ev.member_id] = None  # a heartbeat on the new generation proves the member synced it
+            R.maybe_complete(g, out)
+        elif m.sync_generation is None and ev.generation >= 0:
+            m.sync_generation = ev.generation
+    elif err == "REBALANCE_IN_PROGRESS":
+        found = C.cause_of_heartbeat_error(err, rebalancing=g.rebalance is not None)
+        if found is not None:
+            R.trigger(g, found.cause, ev.ts, out, reason=found.reason)
+    elif err == "UNKNOWN_MEMBER_ID":
+        M.remove(g, ev.member_id, ev.ts)
+        found = C.cause_of_heartbeat_error(err, rebalancing=g.rebalance is not None)
+        R.trigger(g, found.cause, ev.ts, out, who=m.describe(), reason=found.reason)
+    elif err == "FENCED_INSTANCE_ID":
+        M.remove(g, ev.member_id, ev.ts)
+        g.count("fenced_members")
+    elif C.error_means_coordinator_moved(err):
+        g.coordinator_change_ms = ev.ts
+
+
+def on_poll(g, ev: Poll, out: list) -> None:
+    m = M.live_member(g, ev)
+    if m is None:
+        return
+    first = not m.poll_tracked
+    m.poll_tracked = True
+    m.polled(ev.ts)
+    if first:
+        timers.lower(g, m)
+
+
+def on_leave(g, ev: Leave, out: list) -> None:
+    g.client_feed = True
+    g.membership_known = True
+    cause = C.cause_of_leave(ev.reason)
+    m = g.members.get(ev.member_id)
+    if m is None:
+        if ev.member_id in g.removed:
+            return  # already removed (e.g. our poll timer fired before its leave arrived)
+        who = {"member_id": ev.member_id}
+        if ev.client_id:
+            who["client_id"] = ev.client_id
+        if ev.host:
+            who["host"] = ev.host
+        R.trigger(g, cause, ev.ts, out, who=who, reason=ev.reason)
+        return
+    m.update_identity(ev)
+    if cause == C.POLL_TIMEOUT:  # the client's heartbeat thread left for it: its poll interval expired
+        deadline = m.poll_deadline() or ev.ts
+        timers.timeout(g, m, "poll", min(deadline, ev.ts), ev.ts, out, reason=ev.reason)
+        timers.recompute(g)
+        return
+    M.remove(g, ev.member_id, ev.ts)
+    timers.recompute(g)
+    R.trigger(g, cause, ev.ts, out, who=m.describe(), reason=ev.reason)
+
+
+def on_commit(g, ev: Commit, out: list) -> None:
+    out.append({"kind": "offsets_committed", "group": g.group, "ts": ev.ts,
+                "member_id": ev.member_id or None, "offsets": [list(o) for o in ev.offsets]})
+
+
+def on_revoked(g, ev, out: list) -> None:
+    """The rebalance listener ran (partitions revoked or lost): the member is polling."""
+    m = g.members.get(ev.member_id)
+    if m is not None:
+        m.polled(ev.ts)

@@ -1,0 +1,149 @@
+"""The group's snapshot: what the Spark job keeps in its state store between micro-batches (as JSON).
+
+One place for the whole format: the group, its members, its rebalance in progress and its storm tracker.
+Compact, because every group's snapshot is written after every batch that touched it: short keys for the group,
+positional lists for the rest. `STATE_VERSION` names the format; a snapshot of any other version is refused
+(`ValueError`) rather than misread. Version 1 is the first format to carry the number (its snapshots without
+the key are the same format). A change of format raises the version, and reading the older one, if a release
+shipped it, goes here.
+
+Group keys: g group, v version, st state, gen generation, p protocol, l leader, m members, rm removed
+[[member id, ms]], rb rebalance (or null), o owners [[topic, partition, owner key]], tp partition counts
+{topic: n}, cf coordinator feed seen, kf client feed seen, mk membership known, cc coordinator change ms,
+s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from ..members import Member
+from ..settings import CoreSettings
+from ..storm import StormTracker
+from .rebalance import Rebalance
+
+STATE_VERSION = 1
+
+# the positions of a member's and a rebalance's fields in their lists
+MEMBER_FIELDS = (
+    "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
+    "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
+    "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
+    "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848",
+)
+_MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
+REBALANCE_FIELDS = (
+    "started_ms", "from_generation", "causes", "joined", "anonymous_joins", "synced", "generation", "protocol",
+    "leader", "formed_ms", "last_sync_ms", "coordinator_members", "coordinator_confirmed", "announced",
+)
+STORM_FIELDS = ("completions", "started_ms", "count_in_storm", "storms", "summaries", "in_storm_summaries",
+                "pattern")
+
+
+def group_to_state(g) -> dict:
+    return {
+        "g": g.group, "v": STATE_VERSION, "st": g.state, "gen": g.generation, "p": g.protocol, "l": g.leader,
+        "m": [member_to_state(m) for m in g.members.values()],
+        "rm": list(g.removed.items()),
+        "rb": rebalance_to_state(g.rebalance) if g.rebalance is not None else None,
+        "o": [[t, p, k] for (t, p), k in g.owners.items()],
+        "tp": g.partitions, "cf": g.coordinator_feed, "kf": g.client_feed, "mk": g.membership_known,
+        "cc": g.coordinator_change_ms, "s": storm_to_state(g.storm), "h": list(g.history),
+        "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
+    }
+
+
+def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
+    """A `cls` (GroupMonitor) as the snapshot `state` left it."""
+    _check_version(state.get("v", 1), "group")
+    g = cls(state["g"], settings)
+    g.state = state["st"]
+    g.generation = state["gen"]
+    g.protocol = state["p"]
+    g.leader = state["l"]
+    g.members = {}
+    for values in state["m"]:
+        m = member_from_state(values)
+        g.members[m.member_id] = m
+    g.removed.update((k, v) for k, v in state["rm"])
+    g.rebalance = rebalance_from_state(state["rb"]) if state["rb"] is not None else None
+    g.owners = {(t, p): k for t, p, k in state["o"]}
+    g.partitions = dict(state["tp"])
+    g.coordinator_feed = state["cf"]
+    g.client_feed = state["kf"]
+    g.membership_known = state["mk"]
+    g.coordinator_change_ms = state["cc"]
+    load_storm(g.storm, state["s"])
+    g.history.extend(state["h"])
+    g.timer_ms = state["t"]
+    g.clock_ms = state["c"]
+    g.last_event_ms = state["le"]
+    for fp in state["r"]:
+        g.remember(fp)
+    g.counters = dict(state["n"])
+    g.dirty = False
+    return g
+
+
+def _check_version(version, what: str) -> None:
+    if version != STATE_VERSION:
+        raise ValueError(f"{what} state of version {version!r}; this build reads version {STATE_VERSION}")
+
+
+def _check_length(values: list, fields: tuple, what: str) -> None:
+    if len(values) != len(fields):
+        raise ValueError(f"{what} state with {len(values)} fields; version {STATE_VERSION} has {len(fields)}")
+
+
+# --- member ----------------------------------------------------------------------------------------
+def member_to_state(m: Member) -> list:
+    return [getattr(m, f) for f in MEMBER_FIELDS]
+
+
+def member_from_state(values: list) -> Member:
+    _check_length(values, MEMBER_FIELDS, "member")
+    m = Member.__new__(Member)
+    for name, value in zip(MEMBER_FIELDS, values):
+        if isinstance(value, list) and name in _MEMBER_TUPLES:
+            value = tuple(tuple(x) if isinstance(x, list) else x for x in value)
+        setattr(m, name, value)
+    return m
+
+
+# --- rebalance -------------------------------------------------------------------------------------
+def rebalance_to_state(r: Rebalance) -> list:
+    return [r.started_ms, r.from_generation, r.causes, r.joined, r.anonymous_joins,
+            {k: (list(map(list, v)) if v is not None else None) for k, v in r.synced.items()},
+            r.generation, r.protocol, r.leader, r.formed_ms, r.last_sync_ms,
+            r.coordinator_members, r.coordinator_confirmed, r.announced]
+
+
+def rebalance_from_state(values: list) -> Rebalance:
+    _check_length(values, REBALANCE_FIELDS, "rebalance")
+    r = Rebalance.__new__(Rebalance)
+    (r.started_ms, r.from_generation, r.causes, r.joined, r.anonymous_joins, synced, r.generation,
+     r.protocol, r.leader, r.formed_ms, r.last_sync_ms, r.coordinator_members, r.coordinator_confirmed,
+     r.announced) = values
+    r.synced = {k: (tuple(tuple(x) for x in v) if v is not None else None) for k, v in synced.items()}
+    return r
+
+
+# --- storm tracker ---------------------------------------------------------------------------------
+def storm_to_state(s: StormTracker) -> list:
+    return [list(s.completions), s.started_ms, s.count_in_storm, s.storms, list(s.summaries),
+            s.in_storm_summaries, s.pattern]
+
+
+def load_storm(s: StormTracker, values: list) -> None:
+    """Load a snapshot into `s` (its window and minimum are settings, not state)."""
+    _check_length(values, STORM_FIELDS, "storm")
+    completions, s.started_ms, s.count_in_storm, s.storms, summaries, in_storm, s.pattern = values
+    s.completions = deque(completions)
+    s.summaries = deque(_summary(x) for x in summaries)
+    s.in_storm_summaries = [_summary(x) for x in in_storm]
+
+
+def _summary(s):
+    """A storm_pattern.summarise() result back from JSON (its tuples came back as lists)."""
+    if s is None:
+        return None
+    return {"members": s["members"], "causes": [tuple(c) for c in s["causes"]]}

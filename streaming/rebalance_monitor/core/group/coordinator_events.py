@@ -1,0 +1,190 @@
+"""What the group coordinator reports (its log lines, `__consumer_offsets`, or an adapter): a member added,
+rebalance_started, member_removed, generation_completed with its member list, group_empty, group_deleted; and
+what concerns the group from the cluster: coordinator_change, topic_partitions, end_offsets.
+
+Each handler is a function of (group, event, out), like those of `client_events`. When both feeds exist for a
+group, coordinator facts win: a generation completes on the coordinator's word, enriched with the clients'
+assignments, client ids and hosts. The causes are decided by the rules of `core/causes.py`.
+"""
+from __future__ import annotations
+
+from .. import causes as C
+from ..events import (
+    CoordinatorChange, EndOffsets, GenerationCompleted, GroupDeleted, GroupEmpty, Join, MemberRemoved,
+    RebalanceStarted, TopicPartitions,
+)
+from ..members import Member
+from . import membership as M, rebalance as R, timers
+from .states import COMPLETING, DEAD, STABLE
+
+
+def is_coordinator_join(ev: Join) -> bool:
+    """A join reported by the coordinator's log (no protocols, topics, owned partitions or timeouts: a client
+    always sends its subscription)."""
+    return not ev.protocols and not ev.topics and not ev.owned and ev.session_timeout_ms is None \
+        and ev.rebalance_timeout_ms is None
+
+
+def on_join(g, ev: Join, out: list) -> None:
+    """A broker's log says the coordinator added member M to the group (it names no protocols, topics or
+    timeouts). Idempotent: the coordinator may say so twice (the member's own line and the rebalance reason); a
+    member already known only shows a sign of life. The log names members as they come and go, so the
+    membership is not taken as complete."""
+    g.coordinator_feed = True
+    m = g.members.get(ev.member_id)
+    if m is not None:
+        m.update_identity(ev)
+        m.session_alive(ev.ts)
+        return
+    twin = M.static_twin(g, ev)
+    who = {"member_id": ev.member_id}
+    who.update({k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None})
+    found = C.cause_of_new_member(twin is not None, False)
+    # first the trigger (it completes a generation that formed before this member came), then the member; the
+    # log line gives its own reason
+    R.trigger(g, found.cause, ev.ts, out, who=who, reason=ev.reason)
+    if twin is not None:
+        M.remove(g, twin.member_id, ev.ts)
+    m = M.member(g, ev)
+    if m is None:
+        return
+    if ev.group_protocol == "consumer":
+        m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
+    m.joined_ms = ev.ts
+    m.session_alive(ev.ts)
+    r = g.rebalance
+    if r is not None:
+        r.joined[m.member_id] = ev.ts
+
+
+def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
+    g.coordinator_feed = True
+    if g.generation is None and ev.generation >= 0:
+        g.generation = ev.generation
+    who = None
+    if ev.member_id:
+        m = g.members.get(ev.member_id)
+        who = m.describe() if m is not None else {"member_id": ev.member_id}
+    R.trigger(g, C.cause_of_coordinator_rebalance(ev.reason), ev.ts, out, who=who, reason=ev.reason)
+
+
+def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
+    g.coordinator_feed = True
+    cause = C.cause_of_removal(ev.cause)
+    if C.removal_is_silent_static_restart(cause, g.rebalance is not None, g.state == STABLE, g.client_feed):
+        g.count("static_replacements")
+        return
+    m = g.members.get(ev.member_id)
+    if m is None:
+        if ev.member_id in g.removed:
+            return
+        m = Member(ev.member_id)  # not in the group: only to name it
+    m.update_identity(ev)
+    if cause == C.SESSION_TIMEOUT and m.member_id in g.members:
+        deadline = m.session_deadline() or ev.ts
+        timers.timeout(g, m, "session", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+    elif cause == C.POLL_TIMEOUT and m.member_id in g.members:
+        deadline = m.poll_deadline() or ev.ts
+        timers.timeout(g, m, "poll", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+    else:
+        M.remove(g, ev.member_id, ev.ts)
+    timers.recompute(g)
+    R.trigger(g, cause, ev.ts, out, who=m.describe(), reason=ev.reason)
+
+
+def on_generation_completed(g, ev: GenerationCompleted, out: list) -> None:
+    g.coordinator_feed = True
+    gen = ev.generation
+    if g.generation is not None and gen <= g.generation:
+        if gen < g.generation:  # the same generation twice: two log lines proving one generation
+            g.count("stale_generations")
+        return
+    r = g.rebalance
+    if r is not None and r.generation is not None and gen > r.generation:
+        R.complete(g, r.last_sync_ms or r.formed_ms, out)
+        r = None
+    if r is None:
+        r = R.ensure(g, None)
+    r.generation = gen
+    r.protocol = ev.protocol or r.protocol
+    r.leader = ev.leader or r.leader
+    r.coordinator_confirmed = True
+    if r.formed_ms is None or ev.ts < r.formed_ms:
+        r.formed_ms = ev.ts
+    if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
+        r.last_sync_ms = ev.ts
+    if ev.members is not None:
+        _take_member_list(g, r, ev, gen)
+    g.state = COMPLETING
+    R.maybe_complete(g, out)
+    if g.rebalance is r and R.coordinator_completes(g, r):
+        R.complete(g, ev.ts, out)
+
+
+def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int) -> None:
+    """The coordinator listed the generation's members: the group is those; the ones it dropped or added
+    unseen are causes of the round."""
+    g.membership_known = True
+    previous = set(g.members)
+    r.coordinator_members = [M.apply_member_info(g, info, ev.ts, gen) for info in ev.members]
+    listed = {i["member_id"] for i in r.coordinator_members}
+    for mid, cause, reason in C.causes_of_member_list(previous, listed, r.joined, gen):
+        if cause == C.MEMBER_JOINED:
+            m = g.members.get(mid)
+            if m is not None:
+                r.add_cause(cause, m.describe(), reason)
+        elif mid in g.members:
+            gone = M.remove(g, mid, ev.ts)
+            r.add_cause(cause, gone.describe(), reason)
+    timers.recompute(g)
+
+
+def on_group_empty(g, ev: GroupEmpty, out: list) -> None:
+    g.coordinator_feed = True
+    if any(m.kip848 for m in g.members.values()):
+        # The KIP-848 log's `Bumped group epoch to E with metadata hash 0` reads as empty, but the hash is also 0
+        # while members are there whose topics do not exist yet. That log names every member that comes and
+        # goes (joins, leaves, fencing), so with one still in, the epoch is a rebalance.
+        g.count("empty_epoch_with_members")
+        on_rebalance_started(g, RebalanceStarted(
+            "rebalance_started", ev.ts, ev.group, generation=max(ev.generation - 1, 0),
+            reason=f"group epoch bumped to {ev.generation} (no subscribed topic metadata yet)"), out)
+        return
+    for mid in list(g.members):
+        M.remove(g, mid, ev.ts)
+    if ev.generation >= 0:
+        g.generation = ev.generation
+    R.go_empty(g)
+
+
+def on_group_deleted(g, ev: GroupDeleted, out: list) -> None:
+    for mid in list(g.members):
+        M.remove(g, mid, ev.ts)
+    g.rebalance = None
+    g.state = DEAD
+    g.timer_ms = None
+    g.owners.clear()
+    out.append({"kind": "group_deleted", "group": g.group, "ts": ev.ts})
+
+
+def on_coordinator_change(g, ev: CoordinatorChange, out: list) -> None:
+    if ev.action == "elected":
+        g.coordinator_change_ms = ev.ts
+    out.append({"kind": "coordinator", "group": g.group, "ts": ev.ts, "partition": ev.partition,
+                "broker": ev.broker, "action": ev.action})
+
+
+def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
+    subscribed = set()
+    for m in g.members.values():
+        if m.topics:
+            subscribed.update(m.topics)
+    found = C.cause_of_partition_counts(g.partitions, ev.topics, subscribed, g.state == STABLE)
+    g.partitions.update(ev.topics)
+    if found is not None:
+        R.trigger(g, found.cause, ev.ts, out, reason=found.reason)
+
+
+def on_end_offsets(g, ev: EndOffsets, out: list) -> None:
+    out.append({"kind": "end_offsets", "group": g.group, "ts": ev.ts,
+                "offsets": [list(o) for o in ev.offsets]})

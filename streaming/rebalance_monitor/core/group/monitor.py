@@ -1,0 +1,217 @@
+"""`GroupMonitor`: one consumer group's reconstruction, the facade of the `core.group` package.
+
+It consumes the events of one group in event-time order and emits output records (contract section 2 plus the
+extensions documented in docs/records.md). Time only moves through event timestamps and `advance_to(t)`: the
+caller owns the clock (the replay driver's watermark, or the Spark job's group clock).
+
+Ordering contract: call `process(event)` with non-decreasing timestamps (the drivers reorder within their
+disorder bound first). Timers due strictly before an event's timestamp fire before the event is applied, so
+the output does not depend on how the caller interleaves `advance_to` with events.
+
+The monitor holds the group's fields and dispatches each event to its handler (`client_events`,
+`coordinator_events`); duplicates are dropped by fingerprint first. `process_beat` is the heartbeat / poll
+fast path, with the same effect as `process`.
+"""
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict, deque
+
+from ..coordinator_placement import offsets_partition_for
+from ..events import (
+    Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat,
+    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
+)
+from ..members import Member
+from ..settings import CoreSettings
+from ..storm import StormTracker
+from . import client_events as client, codec, coordinator_events as coordinator, timers
+from .rebalance import Rebalance
+from .states import EMPTY
+
+
+def _fingerprint(ev: Event) -> int:
+    """A fingerprint stable across processes (it is kept in state), cheap for the frequent events."""
+    if type(ev) is Heartbeat:
+        text = f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
+    else:
+        text = repr(ev)
+    return zlib.crc32(text.encode("utf-8", "replace"))
+
+
+class GroupMonitor:
+    """Reconstructs one consumer group. See the module docstring for the ordering contract."""
+
+    def __init__(self, group: str, settings: CoreSettings | None = None):
+        self.group = group
+        self.settings = settings or CoreSettings()
+        s = self.settings
+        self.state = EMPTY  # one of states.STATES
+        self.generation: int | None = None  # the generation the group is Stable on (or last was)
+        self.protocol: str | None = None  # its assignor
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}  # see membership.py
+        self.removed: OrderedDict[str, int] = OrderedDict()
+        self.rebalance: Rebalance | None = None  # the rebalance under way
+        self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
+        self.partitions: dict[str, int] = {}  # explicit partition counts (topic_partitions events)
+        self.coordinator_feed = False  # events from the coordinator seen
+        self.client_feed = False  # events from the clients seen
+        self.membership_known = False  # from client events, or coordinator member lists
+        self.coordinator_change_ms: int | None = None  # when the coordinator last moved (causes window)
+        self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
+        self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
+        self.timer_ms: int | None = None  # lower bound of the earliest member deadline (see timers.py)
+        self.clock_ms = 0  # the group's event time: its latest event or advance_to
+        self.last_event_ms = 0
+        self.recent: deque = deque()  # fingerprints of the latest events (duplicates are dropped)
+        self.recent_set: set = set()
+        self.counters: dict[str, int] = {}  # what was dropped or capped, by name
+        self.dirty = True  # changed since the last `status`
+
+    # --- events --------------------------------------------------------------------------------
+    def process(self, ev: Event) -> list[dict]:
+        """Apply one event (timestamps non-decreasing) and return the records it produced."""
+        out: list[dict] = []
+        ts = ev.ts
+        if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
+                or self.storm.started_ms is not None:
+            timers.fire(self, ts, out, inclusive=False)
+        kind = type(ev)
+        # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
+        # and polls are idempotent in the state machine, so they skip the check: most events, no effect.
+        if not (kind is Poll or (kind is Heartbeat and ev.error is None)):
+            fp = _fingerprint(ev)
+            if fp in self.recent_set:
+                self.count("duplicates")
+                return out
+            self.remember(fp)
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, ev, out)
+        return out
+
+    def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
+                     client_id, host) -> bool:
+        """The common case of `process` without an event object: an error-free heartbeat (`is_heartbeat`,
+        `generation`) or a poll of a member already tracked for it, with no rebalance or storm under way and
+        no timer due. Same effect as `process` of the same event (it would return no record). Returns False,
+        changing nothing, when the case does not apply: the caller then builds the event and calls `process`.
+        Most events of a busy group take this path."""
+        if self.rebalance is not None or self.storm.started_ms is not None or \
+                (self.timer_ms is not None and self.timer_ms < ts):
+            return False
+        m = self.members.get(member_id)
+        if m is None:
+            return False
+        if is_heartbeat:
+            if error is not None or not m.hb_tracked:
+                return False
+            self.client_feed = True
+            self.membership_known = True
+        elif not m.poll_tracked:
+            return False
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        if instance_id is not None:
+            m.group_instance_id = instance_id
+        if client_id is not None:
+            m.client_id = client_id
+        if host is not None:
+            m.host = host
+        if is_heartbeat:
+            m.session_alive(ts)
+            if m.sync_generation is None and generation >= 0:
+                m.sync_generation = generation
+        else:
+            m.polled(ts)
+        return True
+
+    def remember(self, fp: int) -> None:
+        """Keep an event's fingerprint among the latest `settings.dedupe_window`."""
+        self.recent.append(fp)
+        self.recent_set.add(fp)
+        if len(self.recent) > self.settings.dedupe_window:
+            self.recent_set.discard(self.recent.popleft())
+
+    def count(self, name: str) -> None:
+        self.counters[name] = self.counters.get(name, 0) + 1
+
+    # --- time ----------------------------------------------------------------------------------
+    def advance_to(self, now_ms: int) -> list[dict]:
+        """Fire every timer due at or before `now_ms` (the caller's watermark)."""
+        out: list[dict] = []
+        timers.fire(self, now_ms, out, inclusive=True)
+        if now_ms > self.clock_ms:
+            self.clock_ms = now_ms
+        return out
+
+    def next_timer_ms(self) -> int | None:
+        """The earliest time at which `advance_to` may produce something."""
+        cands = [self.timer_ms, self.storm.end_deadline()]
+        if self.rebalance is not None:
+            cands.append(self.rebalance.settle_deadline(self.settings.settle_ms))
+        cands = [c for c in cands if c is not None]
+        return min(cands) if cands else None
+
+    def is_idle(self, now_ms: int) -> bool:
+        """True when the group can be dropped from state: no event for the idle TTL and nothing pending."""
+        return (now_ms - self.last_event_ms > self.settings.group_idle_ttl_ms and self.rebalance is None
+                and not self.storm.in_storm)
+
+    # --- views ---------------------------------------------------------------------------------
+    def status(self, now_ms: int | None = None) -> dict:
+        """The `group_status` record: the group as it stands now. Resets the per-period heartbeat gaps."""
+        now = self.clock_ms if now_ms is None else now_ms
+        ratios = {}
+        for m in self.members.values():
+            r = m.gap_ratio(now)
+            if r is not None:
+                ratios[m.member_id] = r
+            m.gap_max_ms = 0
+        self.dirty = False
+        return {
+            "kind": "group_status", "group": self.group, "ts": now, "state": self.state,
+            "generation": self.generation, "protocol": self.protocol, "leader": self.leader,
+            "members": len(self.members),
+            "max_heartbeat_gap_ratio": max(ratios.values()) if ratios else None,
+            "heartbeat_gap_ratios": ratios, "in_storm": self.storm.in_storm,
+            "rebalancing_since_ms": self.rebalance.started_ms if self.rebalance is not None else None,
+            "coordinator_partition": offsets_partition_for(self.group, self.settings.offsets_partitions),
+        }
+
+    def to_state(self) -> dict:
+        """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""
+        return codec.group_to_state(self)
+
+    @classmethod
+    def from_state(cls, state: dict, settings: CoreSettings | None = None) -> "GroupMonitor":
+        return codec.group_from_state(cls, state, settings)
+
+
+_HANDLERS = {
+    Join: client.on_join,
+    Sync: client.on_sync,
+    Heartbeat: client.on_heartbeat,
+    Poll: client.on_poll,
+    Leave: client.on_leave,
+    Commit: client.on_commit,
+    Revoked: client.on_revoked,
+    Lost: client.on_revoked,
+    RebalanceStarted: coordinator.on_rebalance_started,
+    MemberRemoved: coordinator.on_member_removed,
+    GenerationCompleted: coordinator.on_generation_completed,
+    GroupEmpty: coordinator.on_group_empty,
+    GroupDeleted: coordinator.on_group_deleted,
+    CoordinatorChange: coordinator.on_coordinator_change,
+    TopicPartitions: coordinator.on_topic_partitions,
+    EndOffsets: coordinator.on_end_offsets,
+}

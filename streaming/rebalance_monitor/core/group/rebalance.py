@@ -1,0 +1,289 @@
+"""A rebalance, from its first trigger to the generation record it completes with.
+
+`Rebalance` is one rebalance in progress: its triggers and causes, who joined, who synced which generation. The
+functions over the group move it through its life: `trigger` starts one (or joins a trigger into the one under
+way, or completes a formed generation first when the trigger belongs to the next round), `maybe_complete`
+checks whether the generation is proven, and `complete` emits the `generation` record and makes the group
+Stable on it. Causes are added here but decided in `core/causes.py`.
+"""
+from __future__ import annotations
+
+from .. import causes as C
+from ..expected import judge_generation
+from ..storm_pattern import summarise
+from . import membership, timers
+from .states import EMPTY, PREPARING, STABLE
+
+
+class Rebalance:
+    """One rebalance in progress (times are event-time milliseconds)."""
+
+    __slots__ = (
+        "started_ms", "from_generation", "causes", "joined", "anonymous_joins", "synced", "generation",
+        "protocol", "leader", "formed_ms", "last_sync_ms", "coordinator_members", "coordinator_confirmed",
+        "announced",
+    )
+
+    def __init__(self, started_ms: int | None, from_generation: int | None):
+        self.started_ms = started_ms  # the earliest trigger
+        self.from_generation = from_generation  # the generation the group was on
+        self.causes: list[dict] = []  # see causes.add_cause
+        self.joined: dict[str, int] = {}  # member id -> join time, for members that (re)joined this round
+        self.anonymous_joins: list[list] = []  # [client_id, host, details] of joins sent before a member id was assigned
+        self.synced: dict[str, tuple | None] = {}  # member id -> assignment (None: synced, assignment unknown)
+        self.generation: int | None = None  # the generation this rebalance formed, once known
+        self.protocol: str | None = None
+        self.leader: str | None = None
+        self.formed_ms: int | None = None  # first evidence that the generation formed
+        self.last_sync_ms: int | None = None
+        self.coordinator_members: list | None = None  # [{member_id, assignment?}] as the coordinator listed them
+        self.coordinator_confirmed = False  # the coordinator said the generation formed
+        self.announced = False  # rebalance_started record emitted
+
+    def trigger(self, at_ms: int | None) -> None:
+        if at_ms is not None and (self.started_ms is None or at_ms < self.started_ms):
+            self.started_ms = at_ms
+
+    def add_cause(self, cause: str, who: dict | None = None, reason: str | None = None) -> None:
+        C.add_cause(self.causes, cause, who, reason)
+
+    def final_causes(self) -> list[dict]:
+        return C.final_causes(self.causes)
+
+    def expected_ids(self) -> set[str] | None:
+        if self.coordinator_members is not None:
+            return {m["member_id"] for m in self.coordinator_members}
+        return None
+
+    def settle_deadline(self, settle_ms: int) -> int | None:
+        if self.formed_ms is None:
+            return None
+        return self.formed_ms + settle_ms
+
+
+def proven_whole(r: Rebalance) -> bool:
+    """The coordinator's word on a generation is complete: it named the leader, the members or the assignor.
+    A broker log's `Stabilized` line alone proves only that the generation formed: its `Assignment received`
+    line (with the leader) normally follows within milliseconds, else the settle timer completes it."""
+    return r.leader is not None or r.coordinator_members is not None or r.protocol is not None
+
+
+def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, reason: str | None = None) -> None:
+    """Something that starts (or joins in) a rebalance happened at `at`, for `cause`."""
+    r = g.rebalance
+    if r is not None and r.generation is not None and not g.client_feed and not proven_whole(r):
+        # Broker log lines only: the generation formed (Stabilized) but its leader never sent the
+        # assignment before this join or leave sent the group back to PreparingRebalance (it was in
+        # CompletingRebalance): it never became Stable, and the rebalance goes on to the next one.
+        r.generation = None
+        r.formed_ms = None
+        r.coordinator_confirmed = False
+    elif r is not None and r.generation is not None:
+        # The current generation already formed: this trigger belongs to the next rebalance. Members whose
+        # JoinGroup came while it was completing and that never synced it were not in it (the coordinator
+        # sent the group back to PreparingRebalance for them): they carry over to the next round.
+        r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out)
+    if not g.members and g.membership_known and cause not in (C.MEMBER_JOINED,):
+        # The last member went away (also in the middle of a rebalance): the group becomes Empty and
+        # nothing is reassigned. Only when we know the membership: broker log lines alone name members
+        # only as they come and go.
+        go_empty(g)
+        return
+    if r is None:
+        r = g.rebalance = Rebalance(at, g.generation)
+        g.state = PREPARING
+        if C.coordinator_moved_recently(g.coordinator_change_ms, at):
+            r.add_cause(C.COORDINATOR_CHANGE, reason="coordinator moved shortly before")
+            g.coordinator_change_ms = None
+    r.trigger(at)
+    r.add_cause(cause, who, reason)
+    if not r.announced and r.started_ms is not None:
+        r.announced = True
+        out.append({"kind": "rebalance_started", "group": g.group, "ts": r.started_ms,
+                    "generation": g.generation, "started_ms": r.started_ms,
+                    "causes": [dict(c) for c in r.causes]})
+
+
+def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list) -> Rebalance | None:
+    """Complete the generation `r` formed, as the next round begins. Members whose JoinGroup came while it was
+    completing and that never synced it were not in it (the coordinator sent the group back to
+    PreparingRebalance for them): they, and the causes naming them, carry over to the next round, which is
+    returned (None when nobody carries over)."""
+    late = {mid: t for mid, t in r.joined.items() if mid not in r.synced} if r.synced else {}
+    anonymous = list(r.anonymous_joins) if r.synced else []  # joined without an id, not seen since
+    moved = [c for c in r.causes if c.get("member_id") in late]
+    for mid in late:
+        del r.joined[mid]
+    if moved:
+        r.causes = [c for c in r.causes if c.get("member_id") not in late]
+    r.anonymous_joins = [] if anonymous else r.anonymous_joins
+    complete(g, completed_ms, out)
+    if not late and not anonymous:
+        return None
+    nxt = g.rebalance = Rebalance(min(late.values()) if late else completed_ms, g.generation)
+    g.state = PREPARING
+    nxt.joined.update(late)
+    nxt.anonymous_joins = anonymous
+    for mid, m in g.members.items():  # members whose rejoin waited on the completed generation
+        if m.joining_ms is not None and m.rejoin_cause is not None and mid not in nxt.joined:
+            nxt.joined[mid] = m.joining_ms
+    nxt.causes.extend(moved)
+    return nxt
+
+
+def go_empty(g) -> None:
+    """The group has no members left: no rebalance, no leader."""
+    g.rebalance = None
+    g.state = EMPTY
+    g.leader = None
+    timers.recompute(g)
+
+
+def ensure(g, at: int | None) -> Rebalance:
+    """The rebalance under way, or a new one from `at` (its trigger not seen)."""
+    if g.rebalance is None:
+        g.rebalance = Rebalance(at, g.generation)
+        g.state = PREPARING
+    return g.rebalance
+
+
+def maybe_complete(g, out: list) -> None:
+    """Complete the formed generation if every member it expects has synced it (or the coordinator proved it)."""
+    r = g.rebalance
+    if r is None or r.generation is None:
+        return
+    if g.coordinator_feed and g.client_feed and not r.coordinator_confirmed:
+        return  # coordinator facts win: wait for its word (or the settle timer)
+    expected = r.expected_ids()
+    if expected is None:
+        if r.joined:
+            # KIP-848 members never rejoin: each live one reaches the new epoch by a sync of its own (a
+            # member revoking partitions syncs its old epoch first)
+            expected = ({mid for mid in r.joined if mid in g.members} | set(r.synced)
+                        | {mid for mid, m in g.members.items() if m.kip848})
+        else:
+            # No join seen for this round (it was triggered where we cannot see): every live member is
+            # expected to sync; one that does not is dropped when the settle timer fires.
+            expected = set(g.members) | set(r.synced)
+        if r.anonymous_joins:
+            return  # someone joined before getting a member id and has not shown up with one yet
+    if expected and expected.issubset(r.synced):
+        complete(g, r.last_sync_ms or r.formed_ms, out)
+    elif r.coordinator_confirmed and not g.client_feed and proven_whole(r):
+        # the latest proof: a log's `Assignment received` after its `Stabilized` (the group is Stable then)
+        complete(g, r.last_sync_ms or r.formed_ms, out)
+
+
+def complete(g, completed_ms: int | None, out: list, settled_at: int | None = None) -> None:
+    """The generation the rebalance formed is complete (at `completed_ms`; `settled_at` when the settle timer
+    decided): emit its `generation` record (and any storm record) and make the group Stable on it."""
+    r = g.rebalance
+    if r is None:
+        return
+    if r.generation is None:
+        # Settled without ever learning the generation: nothing formed that we can report.
+        g.rebalance = None
+        g.state = STABLE if g.members else EMPTY
+        return
+    gen = r.generation
+    coord = {m["member_id"]: m for m in r.coordinator_members} if r.coordinator_members is not None else None
+    if coord is not None:
+        ids = sorted(coord)
+    elif not g.client_feed:
+        # broker log lines only: every member the coordinator added and has not removed (its log names
+        # members as they come and go; a member that did not rejoin is removed by a line of its own)
+        ids = sorted(g.members)
+    else:
+        # KIP-848 members never rejoin: every live one is in the group's new epoch (its own sync for that
+        # epoch may follow, or not at all when its assignment did not change)
+        ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in g.members}
+                     | {mid for mid, m in g.members.items() if m.kip848})
+    # Members of the previous generation that never rejoined were dropped by the coordinator.
+    if g.client_feed and coord is None and r.joined:
+        for mid, m in list(g.members.items()):
+            found = C.cause_of_missing_rejoin(m.sync_generation, gen, m.kip848) if mid not in ids else None
+            if found is not None:
+                r.add_cause(found.cause, m.describe(), found.reason)
+                membership.remove(g, mid, completed_ms or gen)
+    assignment = _assignment(g, r, ids, coord, gen)
+    started = r.started_ms
+    if completed_ms is None:
+        completed_ms = settled_at if settled_at is not None else g.clock_ms
+    for mid in ids:  # the join phase is over: the session timers of its members run again
+        m = g.members.get(mid)
+        if m is not None and m.joining_ms is not None and m.rejoin_cause is None:
+            m.join_done(completed_ms)
+            timers.lower(g, m)
+    duration = completed_ms - started if started is not None and completed_ms >= started else None
+    protocol = r.protocol
+    judged = judge_generation(g, ids, assignment, protocol, gen)
+    rec = {
+        "kind": "generation", "group": g.group, "ts": completed_ms, "generation": gen,
+        "protocol": protocol, "leader": r.leader, "started_ms": started, "completed_ms": completed_ms,
+        "duration_ms": duration, "causes": r.final_causes(), "members": ids,
+        "assignment": ({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
+                       if assignment is not None else None),
+    }
+    rec.update(judged)
+    out.append(rec)
+    g.count("generations")
+    # The group is now Stable on `gen`.
+    g.generation = gen
+    g.protocol = protocol or g.protocol
+    g.leader = r.leader
+    g.rebalance = None
+    g.state = STABLE if ids else EMPTY
+    if assignment is not None:
+        _take_ownership(g, assignment, gen)
+    g.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
+    for srec in g.storm.on_generation(completed_ms, summarise(rec)):
+        out.append(stamp(g, srec, completed_ms))
+
+
+def _assignment(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> dict | None:
+    """Each member's partitions in generation `gen` (its sync, the coordinator's list, or what it last synced
+    of `gen`); None when any member's is unknown."""
+    assignment: dict = {}
+    for mid in ids:
+        tps = r.synced.get(mid)
+        if tps is None and coord is not None and coord[mid].get("assignment") is not None:
+            tps = tuple(tuple(x) for x in coord[mid]["assignment"])
+        m = g.members.get(mid)
+        if tps is None and m is not None and m.sync_generation == gen and m.assignment is not None:
+            tps = m.assignment
+        if tps is None:
+            return None
+        assignment[mid] = tps
+    return assignment
+
+
+def _take_ownership(g, assignment: dict, gen: int) -> None:
+    """The members own what generation `gen` assigned them (the owner of a static member: its instance id)."""
+    for mid, tps in assignment.items():
+        m = g.members.get(mid)
+        key = m.owner_key if m is not None else mid
+        for tp in tps:
+            g.owners[tuple(tp)] = key
+        if m is not None:
+            m.assignment = tuple(tps)
+            m.sync_generation = gen
+            m.owned = tuple(tps)
+            m.owned_generation = gen
+    if len(g.owners) > g.settings.max_partitions_per_group:
+        g.count("partitions_capped")
+        g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])
+
+
+def stamp(g, rec: dict, ts: int) -> dict:
+    """A record of the group's storm tracker, as the group's record at `ts`."""
+    rec["group"] = g.group
+    rec["ts"] = ts
+    return rec
+
+
+def coordinator_completes(g, r: Rebalance) -> bool:
+    """The coordinator's word alone completes the generation: broker log lines that proved it whole, or a member
+    list with every member's assignment."""
+    return r.coordinator_confirmed and (
+        (not g.client_feed and proven_whole(r)) or (r.coordinator_members is not None and all(
+            i.get("assignment") is not None for i in r.coordinator_members)))

@@ -1,0 +1,104 @@
+"""The group's timers on event time: member deadlines, the settle timer of a formed generation, a storm's end.
+
+A member's session and poll deadlines are `Member.session_deadline` / `poll_deadline`. The group caches a lower
+bound of the earliest of them in `g.timer_ms`, so that most events check one number: `lower` when a member's
+deadline may have moved earlier, `recompute` when one may have gone. The bound may be stale (too early): firing
+checks each member's real deadline (`expire_members`).
+
+`fire(g, limit, ...)` runs every timer due before `limit` (or at it, `inclusive`) in time order: an expired
+member is removed with a `member_timeout` record and triggers a rebalance (`timeout`); a generation that formed
+but was never proven complete is completed `settle_ms` after it formed; a storm ends. The caller owns the clock
+(see `GroupMonitor.process` and `advance_to`).
+"""
+from __future__ import annotations
+
+from .. import causes as C
+from ..members import Member
+from . import membership, rebalance
+
+
+def fire(g, limit: int, out: list, inclusive: bool) -> None:
+    """Fire, earliest first, every timer due before `limit` (at or before it when `inclusive`)."""
+    while True:
+        due = earliest_due(g)
+        if due is None:
+            return
+        at, what = due
+        if at > limit or (at == limit and not inclusive):
+            return
+        if what == "member":
+            expire_members(g, at, limit, out)
+        elif what == "settle":
+            rebalance.complete(g, g.rebalance.last_sync_ms or at, out, settled_at=at)
+        elif what == "storm":
+            for rec in g.storm.advance(at):
+                out.append(rebalance.stamp(g, rec, at))
+
+
+def earliest_due(g) -> tuple[int, str] | None:
+    """(time, "member" | "settle" | "storm") of the earliest timer, or None."""
+    best = None
+    if g.timer_ms is not None:
+        best = (g.timer_ms, "member")
+    if g.rebalance is not None:
+        sd = g.rebalance.settle_deadline(g.settings.settle_ms)
+        if sd is not None and (best is None or sd < best[0]):
+            best = (sd, "settle")
+    se = g.storm.end_deadline()
+    if se is not None and (best is None or se < best[0]):
+        best = (se, "storm")
+    return best
+
+
+def recompute(g) -> None:
+    """The cached bound, from every member's deadlines (after one may have gone or moved later)."""
+    best = None
+    for m in g.members.values():
+        d = m.next_deadline()
+        if d is not None and (best is None or d < best):
+            best = d
+    g.timer_ms = best
+
+
+def lower(g, m: Member) -> None:
+    """The cached bound, after member `m`'s deadline may have moved earlier."""
+    d = m.next_deadline()
+    if d is not None and (g.timer_ms is None or d < g.timer_ms):
+        g.timer_ms = d
+
+
+def expire_members(g, at: int, detected: int, out: list) -> None:
+    """Fire the member deadlines that are really due at `at` (the cached bound may be stale), as noticed at
+    `detected`."""
+    expired = []
+    for m in g.members.values():
+        s = m.session_deadline()
+        p = m.poll_deadline()
+        if s is not None and s <= at:
+            expired.append((s, "session", m))
+        elif p is not None and p <= at:
+            expired.append((p, "poll", m))
+    expired.sort(key=lambda x: (x[0], x[2].member_id))
+    for deadline, kind, m in expired:
+        timeout(g, m, kind, deadline, detected, out)
+    recompute(g)
+
+
+def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, trigger: bool = True,
+            reason: str | None = None) -> None:
+    """Member `m`'s `kind` ("session" or "poll") deadline passed at `deadline`, noticed at `detected`: a
+    `member_timeout` record, the member removed, and (if `trigger`) a rebalance for it. `reason`: what the
+    coordinator or client reported, when they did."""
+    last_seen = m.last_heartbeat_ms if kind == "session" else m.last_poll_ms
+    rec = {"kind": "member_timeout", "group": g.group, "ts": detected, "member_id": m.member_id,
+           "timeout": kind, "last_seen_ms": last_seen, "deadline_ms": deadline, "detected_ms": detected}
+    for key in ("client_id", "host", "group_instance_id"):
+        val = getattr(m, key)
+        if val is not None:
+            rec[key] = val
+    out.append(rec)
+    g.count(f"timeouts_{kind}")
+    found = C.cause_of_timeout(kind, m.session_timeout_ms if kind == "session" else m.rebalance_timeout_ms, reason)
+    membership.remove(g, m.member_id, deadline)
+    if trigger:
+        rebalance.trigger(g, found.cause, deadline, out, who=m.describe(), reason=found.reason)

@@ -1,0 +1,65 @@
+"""The group snapshot (core/group/codec.py): versioned, complete, and refused rather than misread when it is not
+the format this build writes."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from builders import heartbeats, join, leave, stable_group, sync, tps
+
+from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.core.group import GroupMonitor, codec
+from rebalance_monitor.core.members import Member
+from rebalance_monitor.core.settings import CoreSettings
+
+SETTINGS = CoreSettings(settle_ms=5000, storm_window_ms=60_000, storm_min_rebalances=2)
+
+
+def _busy_group() -> GroupMonitor:
+    """A group with members, a rebalance under way, owners, a storm running, removed members and counters."""
+    events = stable_group(("a", "b")) + heartbeats(["a", "b"], 1, 3000, 6000)
+    events += [leave(6500, "b"), join(6600, "a", owned=tps("t", 0, 1)), sync(6700, "a", 2, tps("t", 0, 1, 2, 3), "a"),
+               join(7000, "c"), join(7100, "a", owned=tps("t", 0, 1, 2, 3))]
+    g = GroupMonitor("g", SETTINGS)
+    for e in sorted(events, key=lambda e: e["ts"]):
+        g.process(parse_event(e))
+    assert g.members and g.rebalance is not None and g.owners and g.removed and g.storm.in_storm
+    return g
+
+
+def test_a_snapshot_carries_its_version_and_round_trips_through_json():
+    g = _busy_group()
+    state = json.loads(json.dumps(g.to_state()))
+    assert state["v"] == codec.STATE_VERSION
+    again = GroupMonitor.from_state(state, SETTINGS)
+    assert json.loads(json.dumps(again.to_state())) == state
+    # the restored group goes on exactly as the original
+    tail = [parse_event(e) for e in [sync(7300, "a", 3, tps("t", 0, 1), "a"), sync(7310, "c", 3, tps("t", 2, 3), "a")]]
+    assert [g.process(e) for e in tail] == [again.process(e) for e in tail]
+    assert g.advance_to(10**9) == again.advance_to(10**9)
+
+
+def test_every_member_field_is_in_the_snapshot_once():
+    assert sorted(codec.MEMBER_FIELDS) == sorted(Member.__slots__)
+    assert len(set(codec.MEMBER_FIELDS)) == len(codec.MEMBER_FIELDS)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda s: s.update(v=2), "version 2"),
+    (lambda s: s.update(v=None), "version None"),
+    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 23 fields"),
+    (lambda s: s.update(rb=s["rb"][:-1]), "rebalance state with 13 fields"),
+    (lambda s: s.update(s=s["s"][:4]), "storm state with 4 fields"),
+])
+def test_a_snapshot_of_another_format_is_refused(damage, message):
+    state = json.loads(json.dumps(_busy_group().to_state()))
+    damage(state)
+    with pytest.raises(ValueError, match=message):
+        GroupMonitor.from_state(state, SETTINGS)
+
+
+def test_a_snapshot_without_a_version_is_version_1():
+    """Version 1 is the format the snapshots had before they carried the number."""
+    state = json.loads(json.dumps(_busy_group().to_state()))
+    del state["v"]
+    assert GroupMonitor.from_state(state, SETTINGS).to_state()["v"] == 1 == codec.STATE_VERSION
