@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from builders import (
     ev, heartbeats, hb, join, kinds, leave, poll, run, stable_group, sync, tps, causes_of,
 )
@@ -428,3 +430,25 @@ def test_kip848_member_revoking_at_its_old_epoch_stays_in_the_new_one():
     assert [(g["generation"], g["members"]) for g in gens] == [(2, ["old"]), (3, ["new", "old"])]
     assert gens[1]["assignment"] == {"new": [["t", 2], ["t", 3]], "old": [["t", 0], ["t", 1]]}
     assert causes_of(gens[1]) == ["member_joined"]
+
+
+@pytest.mark.parametrize("protocol", ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform"])
+def test_a_generation_of_no_known_member_is_reported_not_a_crash(protocol):
+    """A coordinator's generation without a member list, for a group known only by one client heartbeat: the
+    assignor has no member to assign to (sticky divided by zero there, and the exception stopped the group)."""
+    out = run([hb(1000, "a", 1), ev("generation_completed", 2000, generation=2, protocol=protocol),
+               hb(60_000, "a", 2)])  # (past the settle time)
+    gens = kinds(out, "generation")
+    assert [g["generation"] for g in gens] == [2]
+
+
+def test_an_assignor_that_fails_leaves_the_expected_assignment_out_and_says_why(monkeypatch):
+    from rebalance_monitor.core import expected
+
+    def broken(*_a, **_k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(expected, "assign", broken)
+    out = run(stable_group(("a", "b")))
+    gen = kinds(out, "generation")[0]
+    assert gen["expected_assignment"] is None and gen["expected_reason"] == "assignor failed: RuntimeError: boom"

@@ -96,6 +96,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     except AssignmentInputError as exc:
         out["expected_reason"] = f"cannot recompute: {exc}"
         return out
+    except Exception as exc:  # noqa: BLE001 - an assignor's bug must not stop the group's reconstruction
+        out["expected_reason"] = f"assignor failed: {type(exc).__name__}: {exc}"[:300]
+        return out
     out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
     # whose assignor this is: an operator on another Kafka release may see a different, equally correct answer
     out["expected_assignor_release"] = ASSIGNOR_RELEASE

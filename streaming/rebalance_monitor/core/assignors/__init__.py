@@ -196,6 +196,8 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
                 Uuid(u)
             except ValueError as exc:
                 raise AssignmentInputError(f"topic_ids[{t!r}]: {exc}") from None
+    if not norm:
+        return {}  # no member, nothing to assign (every assignor of Kafka's answers an empty assignment)
     subscribed = {t for m in norm for t in m.topics}
     ppt = {t: n for t, n in partitions_per_topic.items() if t in subscribed}
     if assignor in CLIENT_ASSIGNORS:
