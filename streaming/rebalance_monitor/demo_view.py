@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+from .core.vocabulary import RecordKind
+
 LOG_LINES = 12
 
 
@@ -60,9 +62,9 @@ class GroupBoard:
     def _apply(self, g: str, r: dict) -> None:
         row = self._row(g)
         kind = r["kind"]
-        if kind == "group_status":
+        if kind == RecordKind.GROUP_STATUS:
             row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"])
-        elif kind == "generation":
+        elif kind == RecordKind.GENERATION:
             self.generations += 1
             causes = cause_text(r["causes"])
             row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
@@ -70,11 +72,11 @@ class GroupBoard:
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
                       f"{dur}, caused by {causes}; moved {r['partitions_moved']}, "
                       f"mismatched {r['mismatched_partitions']}")
-        elif kind == "member_timeout":
+        elif kind == RecordKind.MEMBER_TIMEOUT:
             row["timeouts"] += 1
             self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "
                       f"last seen {clock(r['last_seen_ms'])}, deadline {clock(r['deadline_ms'])})")
-        elif kind == "storm":
+        elif kind == RecordKind.STORM:
             row["storm"] = r["ended_ms"] is None
             what = "started" if r["ended_ms"] is None else "ended"
             self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "

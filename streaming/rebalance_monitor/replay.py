@@ -9,6 +9,7 @@ from typing import IO, Iterable
 from .config import MonitorConfig
 from .core.events import Rejected
 from .core.reconstruct import Reconstructor
+from .core.vocabulary import RecordKind
 from .decode import decode_record, topic_names_for
 
 
@@ -101,7 +102,7 @@ class TablePrinter:
         for r in records:
             kind = r["kind"]
             g = r["group"][:24]
-            if kind == "generation":
+            if kind == RecordKind.GENERATION:
                 dur = "-" if r["duration_ms"] is None else f"{r['duration_ms'] / 1000:.1f}s"
                 causes = ", ".join(
                     c["cause"] + (f"({c.get('client_id') or c.get('member_id')})"
@@ -112,11 +113,11 @@ class TablePrinter:
                     f"{len(r['members']):>7} {dur:>9} {self._n(r['partitions_moved']):>5} "
                     f"{self._n(r['mismatched_partitions']):>4} {self._n(r['unassigned_partitions']):>4} "
                     f"{self._n(r['imbalance']):>3}  {causes}\n")
-            elif kind == "member_timeout":
+            elif kind == RecordKind.MEMBER_TIMEOUT:
                 self.out.write(f"{g:<24} {'timeout':<10} {'':>5} {r['timeout']:<18} {'':>7} {'':>9} "
                                f"{'':>5} {'':>4} {'':>4} {'':>3}  {r['member_id']} "
                                f"deadline={r['deadline_ms']} detected={r['detected_ms']}\n")
-            elif kind == "storm":
+            elif kind == RecordKind.STORM:
                 state = "started" if r["ended_ms"] is None else f"ended at {r['ended_ms']}"
                 self.out.write(f"{g:<24} {'storm':<10} {'':>5} {state:<18} {'':>7} {'':>9} {'':>5} {'':>4} "
                                f"{'':>4} {'':>3}  {r['rebalances']} rebalances in {r['window_ms'] // 1000}s, "

@@ -26,12 +26,12 @@ from metrics_expo import parse  # noqa: E402
 from test_job import BAD, comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
 
 from rebalance_monitor.config import load_config  # noqa: E402
+from rebalance_monitor.core.vocabulary import HISTORY_KINDS  # noqa: E402
 from rebalance_monitor.metrics.catalogue import CATALOGUE  # noqa: E402
 from rebalance_monitor.testing.broker import free_port  # noqa: E402
 
 pytestmark = [pytest.mark.integration]
 
-HISTORY_KINDS = ("generation", "member_timeout", "storm", "rebalance_started")
 
 # Counter families that depend on how the input was cut into micro-batches (different in any two runs, killed
 # or not) or that describe the process: not compared. Everything else counted must be equal.

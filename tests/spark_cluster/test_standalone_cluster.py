@@ -23,7 +23,7 @@ import yaml
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.spark.job import HISTORY_KINDS
+from rebalance_monitor.core.vocabulary import HISTORY_KINDS
 from rebalance_monitor.testing.broker import free_port
 from rebalance_monitor.testing.job_output import comparable, committed_offsets, history_records
 from rebalance_monitor.testing.spark_cluster import StandaloneCluster

@@ -22,24 +22,23 @@ from __future__ import annotations
 import re
 from typing import Collection, Iterable, Mapping, NamedTuple
 
-MEMBER_JOINED = "member_joined"
-MEMBER_LEFT = "member_left"
-SESSION_TIMEOUT = "session_timeout"
-POLL_TIMEOUT = "poll_timeout"
-JOIN_TIMEOUT = "join_timeout"
-SYNC_TIMEOUT = "sync_timeout"
-LEADER_REJOIN = "leader_rejoin"
-METADATA_CHANGE = "metadata_change"
-SUBSCRIPTION_CHANGE = "subscription_change"
-STATIC_MEMBER_REPLACED = "static_member_replaced"
-ADMIN_REMOVAL = "admin_removal"
-COORDINATOR_CHANGE = "coordinator_change"
-UNKNOWN = "unknown"
+from .vocabulary import Cause, TimeoutKind
 
-CAUSES = (
-    MEMBER_JOINED, MEMBER_LEFT, SESSION_TIMEOUT, POLL_TIMEOUT, JOIN_TIMEOUT, SYNC_TIMEOUT, LEADER_REJOIN,
-    METADATA_CHANGE, SUBSCRIPTION_CHANGE, STATIC_MEMBER_REPLACED, ADMIN_REMOVAL, COORDINATOR_CHANGE, UNKNOWN,
-)
+# the rules' short names for the vocabulary's causes
+MEMBER_JOINED = Cause.MEMBER_JOINED
+MEMBER_LEFT = Cause.MEMBER_LEFT
+SESSION_TIMEOUT = Cause.SESSION_TIMEOUT
+POLL_TIMEOUT = Cause.POLL_TIMEOUT
+JOIN_TIMEOUT = Cause.JOIN_TIMEOUT
+SYNC_TIMEOUT = Cause.SYNC_TIMEOUT
+LEADER_REJOIN = Cause.LEADER_REJOIN
+METADATA_CHANGE = Cause.METADATA_CHANGE
+SUBSCRIPTION_CHANGE = Cause.SUBSCRIPTION_CHANGE
+STATIC_MEMBER_REPLACED = Cause.STATIC_MEMBER_REPLACED
+ADMIN_REMOVAL = Cause.ADMIN_REMOVAL
+COORDINATOR_CHANGE = Cause.COORDINATOR_CHANGE
+UNKNOWN = Cause.UNKNOWN
+CAUSES = tuple(Cause)
 
 # A rebalance that starts this long after the group's coordinator moved also has the `coordinator_change` cause.
 COORDINATOR_CHANGE_WINDOW_MS = 60_000
@@ -266,7 +265,7 @@ def causes_of_member_list(previous: Collection[str], listed: Collection[str], jo
 def cause_of_timeout(kind: str, limit_ms: int | None, reported: str | None = None) -> Found:
     """A member's `kind` ("session" or "poll") deadline passed: the matching timeout, with the reason the
     coordinator or client reported (even an empty one), else how long the member was silent."""
-    if kind == "session":
+    if kind == TimeoutKind.SESSION:
         return Found(SESSION_TIMEOUT, f"no heartbeat for {limit_ms} ms" if reported is None else reported)
     return Found(POLL_TIMEOUT, f"no poll for {limit_ms} ms" if reported is None else reported)
 

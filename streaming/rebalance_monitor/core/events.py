@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping, Union
 
+from .vocabulary import EventType
+
 # A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
 _fast_loads = None
 
@@ -206,9 +208,9 @@ class EndOffsets(Event):
     offsets: tuple = ()
 
 
-EventType = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
-                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                  TopicPartitions, EndOffsets]
+AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
+                 GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
+                 TopicPartitions, EndOffsets]
 
 # --- field specifications -----------------------------------------------------------------------
 # kind: str | str? (nullable) | int | int? | tp_list | offset_list | str_list | members | topic_counts | int_map
@@ -224,32 +226,32 @@ def _member(required_member_id: bool = True, **extra):
 
 
 SPECS: dict[str, tuple[type, dict]] = {
-    "join": (Join, _member(
+    EventType.JOIN: (Join, _member(
         protocols=("str_list", True), topics=("str_list", True), owned=("tp_list", False),
         session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
         heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
         generation=("int?", False), group_protocol=("str?", False))),
-    "sync": (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
+    EventType.SYNC: (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
                            assignment=("tp_list", True), member_state=("str?", False))),
-    "heartbeat": (Heartbeat, _member(generation=("int", True), error=("str?", True))),
-    "poll": (Poll, _member(records=("int?", False))),
-    "leave": (Leave, _member(reason=("str?", True))),
-    "commit": (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
-    "revoked": (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
-    "lost": (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
-    "rebalance_started": (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False),
+    EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
+    EventType.POLL: (Poll, _member(records=("int?", False))),
+    EventType.LEAVE: (Leave, _member(reason=("str?", True))),
+    EventType.COMMIT: (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
+    EventType.REVOKED: (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
+    EventType.LOST: (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
+    EventType.REBALANCE_STARTED: (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False),
                                               "member_id": ("str?", False)}),
-    "generation_completed": (GenerationCompleted, {
+    EventType.GENERATION_COMPLETED: (GenerationCompleted, {
         "generation": ("int", True), "protocol": ("str?", False), "leader": ("str?", False),
         "members": ("members", False), "protocol_type": ("str?", False)}),
-    "member_removed": (MemberRemoved, {
+    EventType.MEMBER_REMOVED: (MemberRemoved, {
         "member_id": ("str", True), "cause": ("str", True), "reason": ("str?", False), **MEMBER_OPTIONAL}),
-    "group_empty": (GroupEmpty, {"generation": ("int", True)}),
-    "group_deleted": (GroupDeleted, {}),
-    "coordinator_change": (CoordinatorChange, {
+    EventType.GROUP_EMPTY: (GroupEmpty, {"generation": ("int", True)}),
+    EventType.GROUP_DELETED: (GroupDeleted, {}),
+    EventType.COORDINATOR_CHANGE: (CoordinatorChange, {
         "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
-    "topic_partitions": (TopicPartitions, {"topics": ("topic_counts", True)}),
-    "end_offsets": (EndOffsets, {"offsets": ("offset_list", True)}),
+    EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
+    EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
 }
 EVENT_TYPES = tuple(SPECS)
 MEMBER_SPEC = {
@@ -447,7 +449,7 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
                     return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
                 continue
             kwargs[name] = _convert(name, kind, value[name])
-        if etype == "coordinator_change" and kwargs["action"] not in COORDINATOR_ACTIONS:
+        if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
             return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
         return cls(**kwargs)
     except _Bad as bad:

@@ -31,16 +31,18 @@ from __future__ import annotations
 
 import bisect
 
+from . import records
 from .coordinator_placement import offsets_partition_for
 from .events import CoordinatorChange, Rejected, TopicPartitions
 from .group import GroupMonitor
 from .group_clock import ClockReference
 from .settings import CoreSettings
+from .vocabulary import EventType
 
 CLUSTER_GROUP = ""
 # Event types that, with group "", concern many groups (end_offsets passes through as a record of its own).
-FANNED_OUT = ("coordinator_change", "topic_partitions")
-CLUSTER_TYPES = FANNED_OUT + ("end_offsets",)
+FANNED_OUT = (EventType.COORDINATOR_CHANGE, EventType.TOPIC_PARTITIONS)
+CLUSTER_TYPES = FANNED_OUT + (EventType.END_OFFSETS,)
 REASON_NO_GROUP = "bad_value:group"
 
 
@@ -52,14 +54,14 @@ def cluster_route(etype: str, group: str) -> str | None:
         return None
     if etype in FANNED_OUT:
         return "fan_out"
-    if etype == "end_offsets":
+    if etype == EventType.END_OFFSETS:
         return "record"
     return "reject"
 
 
 def end_offsets_record(ev) -> dict:
     """The record of a cluster-wide `end_offsets` event (group "")."""
-    return {"kind": "end_offsets", "group": ev.group, "ts": ev.ts, "offsets": [list(o) for o in ev.offsets]}
+    return records.end_offsets(ev.group, ev.ts, offsets=ev.offsets)
 
 
 def concerns(ev, group: str, settings: CoreSettings) -> bool:

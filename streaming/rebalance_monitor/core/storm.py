@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from . import records
 from .storm_pattern import classify
 
 
@@ -41,11 +42,10 @@ class StormTracker:
     def _record(self, ended_ms: int | None) -> dict:
         pattern, detail = classify([s for s in self.in_storm_summaries if s is not None])
         self.pattern = pattern
-        return {
-            "kind": "storm", "started_ms": self.started_ms, "ended_ms": ended_ms,
-            "rebalances": self.count_in_storm if ended_ms is not None else len(self.completions),
-            "window_ms": self.window_ms, "pattern": pattern, "pattern_detail": detail,
-        }
+        return records.storm(
+            started_ms=self.started_ms, ended_ms=ended_ms,
+            rebalances=self.count_in_storm if ended_ms is not None else len(self.completions),
+            window_ms=self.window_ms, pattern=pattern, pattern_detail=detail)
 
     def end_deadline(self) -> int | None:
         """When the running storm ends if no further generation completes."""

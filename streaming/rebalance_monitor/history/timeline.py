@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from ..core.vocabulary import RecordKind
+
 TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail")
 FLEET_COLUMNS = ("group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
 
@@ -31,19 +33,19 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
         kind = r.get("kind")
         row = dict.fromkeys(TIMELINE_COLUMNS)
         row["time"] = r.get("ts")
-        if kind == "generation":
+        if kind == RecordKind.GENERATION:
             d = r.get("duration_ms")
             row.update(event="generation", generation=r.get("generation"),
                        duration_s=round(d / 1000.0, 3) if d is not None else None,
                        members=len(r.get("members") or []), moved=r.get("partitions_moved"),
                        mismatched=r.get("mismatched_partitions"), detail=_causes(r))
-        elif kind == "member_timeout":
+        elif kind == RecordKind.MEMBER_TIMEOUT:
             row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
-        elif kind == "storm":
+        elif kind == RecordKind.STORM:
             what = "storm ended" if r.get("ended_ms") else "storm" if r.get("ts") == r.get("started_ms") else "storm pattern"
             row.update(event=what, detail=f"{r.get('rebalances')} rebalances in the window"
                        + (f", {r.get('pattern')}" if r.get("pattern") else ""))
-        elif kind in ("group_deleted", "coordinator"):
+        elif kind in (RecordKind.GROUP_DELETED, RecordKind.COORDINATOR):
             row.update(event=kind.replace("_", " "), detail=r.get("action") or r.get("reason") or "")
         else:
             continue
@@ -68,16 +70,16 @@ def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
             s["first"] = ts if s["first"] is None else min(s["first"], ts)
             s["last"] = ts if s["last"] is None else max(s["last"], ts)
         kind = r.get("kind")
-        if kind == "generation":
+        if kind == RecordKind.GENERATION:
             s["rebalances"] += 1
             for c in r.get("causes") or []:
                 causes.setdefault(g, Counter())[c.get("cause")] += 1
                 who = _who(c)
                 if who:
                     members.setdefault(g, Counter())[who] += 1
-        elif kind == "member_timeout":
+        elif kind == RecordKind.MEMBER_TIMEOUT:
             s["timeouts"] += 1
-        elif kind == "storm" and not r.get("ended_ms") and r.get("started_ms") not in started.setdefault(g, set()):
+        elif kind == RecordKind.STORM and not r.get("ended_ms") and r.get("started_ms") not in started.setdefault(g, set()):
             started[g].add(r.get("started_ms"))  # (a running storm's record repeats when its pattern changes)
             s["storms"] += 1
     for g, s in stats.items():

@@ -29,6 +29,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core import records
 from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS, offsets_partition_for
 from ..core.events import Rejected, event_to_dict
 from ..core.group_filter import GroupFilter
@@ -301,7 +302,6 @@ def _decode_slow(out: _Rows, source, topic, partition, offset, order, append_ms,
             raw = bytes(raw).decode("utf-8", "backslashreplace")
         elif not isinstance(raw, str):
             raw = json.dumps(raw, default=str)
-        rec = {"kind": "dead_letter", "group": "", "ts": kafka_ts, "reason": rej.reason,
-               "detail": rej.detail, "raw": raw[:max_bytes], "topic": topic, "partition": int(partition),
-               "offset": int(offset)}
+        rec = records.dead_letter("", kafka_ts, reason=rej.reason, detail=rej.detail, raw=raw[:max_bytes],
+                                  origin={"topic": topic, "partition": int(partition), "offset": int(offset)})
         out.dead.append(("", kafka_ts, order, json.dumps(rec, separators=(",", ":"))))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, jar_files
 from ..core.events import loads_json
+from ..core.vocabulary import HISTORY_KINDS
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .kafka_clients import kafka_settings
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
@@ -32,7 +33,6 @@ class SinkUnavailable(RuntimeError):
     pass
 
 
-HISTORY_KINDS = ("generation", "member_timeout", "storm", "rebalance_started", "group_deleted", "coordinator")
 
 
 def topic_sources(cfg: MonitorConfig) -> dict[str, str]:

@@ -32,7 +32,9 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 from ..core.events import REASON_LATE, event_to_dict, loads_json, parse_event
 from ..core.group_clock import LiveClock
 from ..core.runner import ClusterLog, GroupRunner
+from ..core import records
 from ..core.settings import CoreSettings
+from ..core.vocabulary import RecordKind
 from ..event_columns import HEARTBEAT, hot_event
 from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 
@@ -117,13 +119,9 @@ class _NewRows:
         return [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
 
 
-def dead_letter_row(group: str, ts: int, reason: str, raw, detail: str = "") -> tuple:
-    if isinstance(raw, (bytes, bytearray)):
-        raw = bytes(raw).decode("utf-8", "backslashreplace")
-    elif not isinstance(raw, str):
-        raw = json.dumps(raw, default=str)
-    payload = {"kind": "dead_letter", "group": group, "ts": ts, "reason": reason, "detail": detail, "raw": raw}
-    return ("dead_letter", group, ts, json.dumps(payload, separators=(",", ":")))
+def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = "") -> tuple:
+    return (RecordKind.DEAD_LETTER, group, ts, dumps(records.dead_letter(group, ts, reason=reason, detail=detail,
+                                                                          raw=raw)))
 
 
 class _Shard:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..core.vocabulary import RecordKind
+
 
 def history_records(parquet_dir) -> list[dict]:
     """Every record of a history sink's Parquet directory, in batch order."""
@@ -27,10 +29,10 @@ def comparable(records: list[dict]) -> list[str]:
     when a timeout was noticed (detected_ms, and the record's ts, which is that time)."""
     out = []
     for r in records:
-        if r["kind"] == "group_status":
+        if r["kind"] == RecordKind.GROUP_STATUS:
             continue
         r = dict(r)
-        if r["kind"] == "member_timeout":
+        if r["kind"] == RecordKind.MEMBER_TIMEOUT:
             r.pop("detected_ms", None)
             r.pop("ts", None)
         out.append(json.dumps(r, sort_keys=True))

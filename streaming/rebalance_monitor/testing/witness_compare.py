@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.vocabulary import RecordKind
+
 EVENTS, LOG, OFFSETS = "events", "coordinator-log", "offsets-topic"
 
 
@@ -48,9 +50,9 @@ class View:
             t = r.get("completed_ms") or r.get("deadline_ms") or r.get("ts") or 0
             if cutoff_ms is not None and t > cutoff_ms:
                 continue
-            if r["kind"] == "generation":
+            if r["kind"] == RecordKind.GENERATION:
                 gens[r["generation"]] = r
-            elif r["kind"] == "member_timeout":
+            elif r["kind"] == RecordKind.MEMBER_TIMEOUT:
                 timeouts.append((r["timeout"], r["member_id"]))
         return cls(gens, sorted(timeouts))
 

@@ -7,9 +7,10 @@ could have written (no protocols, topics or timeouts) is the coordinator's: see 
 """
 from __future__ import annotations
 
-from .. import causes as C
+from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
+from ..vocabulary import TimeoutKind
 from . import coordinator_events, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
@@ -261,7 +262,7 @@ def on_leave(g, ev: Leave, out: list) -> None:
     m.update_identity(ev)
     if cause == C.POLL_TIMEOUT:  # the client's heartbeat thread left for it: its poll interval expired
         deadline = m.poll_deadline() or ev.ts
-        timers.timeout(g, m, "poll", min(deadline, ev.ts), ev.ts, out, reason=ev.reason)
+        timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, reason=ev.reason)
         timers.recompute(g)
         return
     M.remove(g, ev.member_id, ev.ts)
@@ -270,8 +271,7 @@ def on_leave(g, ev: Leave, out: list) -> None:
 
 
 def on_commit(g, ev: Commit, out: list) -> None:
-    out.append({"kind": "offsets_committed", "group": g.group, "ts": ev.ts,
-                "member_id": ev.member_id or None, "offsets": [list(o) for o in ev.offsets]})
+    out.append(records.offsets_committed(g.group, ev.ts, member_id=ev.member_id or None, offsets=ev.offsets))
 
 
 def on_revoked(g, ev, out: list) -> None:

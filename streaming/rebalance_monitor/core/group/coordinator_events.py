@@ -8,12 +8,13 @@ assignments, client ids and hosts. The causes are decided by the rules of `core/
 """
 from __future__ import annotations
 
-from .. import causes as C
+from .. import causes as C, records
 from ..events import (
     CoordinatorChange, EndOffsets, GenerationCompleted, GroupDeleted, GroupEmpty, Join, MemberRemoved,
     RebalanceStarted, TopicPartitions,
 )
 from ..members import Member
+from ..vocabulary import TimeoutKind
 from . import membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
@@ -82,10 +83,10 @@ def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
     m.update_identity(ev)
     if cause == C.SESSION_TIMEOUT and m.member_id in g.members:
         deadline = m.session_deadline() or ev.ts
-        timers.timeout(g, m, "session", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+        timers.timeout(g, m, TimeoutKind.SESSION, min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
     elif cause == C.POLL_TIMEOUT and m.member_id in g.members:
         deadline = m.poll_deadline() or ev.ts
-        timers.timeout(g, m, "poll", min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
+        timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
     else:
         M.remove(g, ev.member_id, ev.ts)
     timers.recompute(g)
@@ -164,14 +165,13 @@ def on_group_deleted(g, ev: GroupDeleted, out: list) -> None:
     g.state = DEAD
     g.timer_ms = None
     g.owners.clear()
-    out.append({"kind": "group_deleted", "group": g.group, "ts": ev.ts})
+    out.append(records.group_deleted(g.group, ev.ts))
 
 
 def on_coordinator_change(g, ev: CoordinatorChange, out: list) -> None:
     if ev.action == "elected":
         g.coordinator_change_ms = ev.ts
-    out.append({"kind": "coordinator", "group": g.group, "ts": ev.ts, "partition": ev.partition,
-                "broker": ev.broker, "action": ev.action})
+    out.append(records.coordinator(g.group, ev.ts, partition=ev.partition, broker=ev.broker, action=ev.action))
 
 
 def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
@@ -186,5 +186,4 @@ def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
 
 
 def on_end_offsets(g, ev: EndOffsets, out: list) -> None:
-    out.append({"kind": "end_offsets", "group": g.group, "ts": ev.ts,
-                "offsets": [list(o) for o in ev.offsets]})
+    out.append(records.end_offsets(g.group, ev.ts, offsets=ev.offsets))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import zlib
 from collections import OrderedDict, deque
 
+from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
     Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat,
@@ -178,15 +179,12 @@ class GroupMonitor:
                 ratios[m.member_id] = r
             m.gap_max_ms = 0
         self.dirty = False
-        return {
-            "kind": "group_status", "group": self.group, "ts": now, "state": self.state,
-            "generation": self.generation, "protocol": self.protocol, "leader": self.leader,
-            "members": len(self.members),
-            "max_heartbeat_gap_ratio": max(ratios.values()) if ratios else None,
-            "heartbeat_gap_ratios": ratios, "in_storm": self.storm.in_storm,
-            "rebalancing_since_ms": self.rebalance.started_ms if self.rebalance is not None else None,
-            "coordinator_partition": offsets_partition_for(self.group, self.settings.offsets_partitions),
-        }
+        return records.group_status(
+            self.group, now, state=self.state, generation=self.generation, protocol=self.protocol,
+            leader=self.leader, members=len(self.members), heartbeat_gap_ratios=ratios,
+            in_storm=self.storm.in_storm,
+            rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
+            coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions))
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""

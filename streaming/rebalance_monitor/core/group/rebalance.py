@@ -8,7 +8,7 @@ Stable on it. Causes are added here but decided in `core/causes.py`.
 """
 from __future__ import annotations
 
-from .. import causes as C
+from .. import causes as C, records
 from ..expected import judge_generation
 from ..storm_pattern import summarise
 from . import membership, timers
@@ -99,9 +99,8 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
     r.add_cause(cause, who, reason)
     if not r.announced and r.started_ms is not None:
         r.announced = True
-        out.append({"kind": "rebalance_started", "group": g.group, "ts": r.started_ms,
-                    "generation": g.generation, "started_ms": r.started_ms,
-                    "causes": [dict(c) for c in r.causes]})
+        out.append(records.rebalance_started(g.group, r.started_ms, generation=g.generation,
+                                             started_ms=r.started_ms, causes=[dict(c) for c in r.causes]))
 
 
 def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list) -> Rebalance | None:
@@ -217,13 +216,11 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     duration = completed_ms - started if started is not None and completed_ms >= started else None
     protocol = r.protocol
     judged = judge_generation(g, ids, assignment, protocol, gen)
-    rec = {
-        "kind": "generation", "group": g.group, "ts": completed_ms, "generation": gen,
-        "protocol": protocol, "leader": r.leader, "started_ms": started, "completed_ms": completed_ms,
-        "duration_ms": duration, "causes": r.final_causes(), "members": ids,
-        "assignment": ({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
-                       if assignment is not None else None),
-    }
+    rec = records.generation(
+        g.group, completed_ms, generation=gen, protocol=protocol, leader=r.leader, started_ms=started,
+        completed_ms=completed_ms, duration_ms=duration, causes=r.final_causes(), members=ids,
+        assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
+                    if assignment is not None else None))
     rec.update(judged)
     out.append(rec)
     g.count("generations")

@@ -12,8 +12,9 @@ but was never proven complete is completed `settle_ms` after it formed; a storm 
 """
 from __future__ import annotations
 
-from .. import causes as C
+from .. import causes as C, records
 from ..members import Member
+from ..vocabulary import TimeoutKind
 from . import membership, rebalance
 
 
@@ -75,9 +76,9 @@ def expire_members(g, at: int, detected: int, out: list) -> None:
         s = m.session_deadline()
         p = m.poll_deadline()
         if s is not None and s <= at:
-            expired.append((s, "session", m))
+            expired.append((s, TimeoutKind.SESSION, m))
         elif p is not None and p <= at:
-            expired.append((p, "poll", m))
+            expired.append((p, TimeoutKind.POLL, m))
     expired.sort(key=lambda x: (x[0], x[2].member_id))
     for deadline, kind, m in expired:
         timeout(g, m, kind, deadline, detected, out)
@@ -89,16 +90,12 @@ def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, tr
     """Member `m`'s `kind` ("session" or "poll") deadline passed at `deadline`, noticed at `detected`: a
     `member_timeout` record, the member removed, and (if `trigger`) a rebalance for it. `reason`: what the
     coordinator or client reported, when they did."""
-    last_seen = m.last_heartbeat_ms if kind == "session" else m.last_poll_ms
-    rec = {"kind": "member_timeout", "group": g.group, "ts": detected, "member_id": m.member_id,
-           "timeout": kind, "last_seen_ms": last_seen, "deadline_ms": deadline, "detected_ms": detected}
-    for key in ("client_id", "host", "group_instance_id"):
-        val = getattr(m, key)
-        if val is not None:
-            rec[key] = val
-    out.append(rec)
+    last_seen = m.last_heartbeat_ms if kind == TimeoutKind.SESSION else m.last_poll_ms
+    out.append(records.member_timeout(
+        g.group, detected, member_id=m.member_id, timeout=kind, last_seen_ms=last_seen, deadline_ms=deadline,
+        identity=((key, getattr(m, key)) for key in ("client_id", "host", "group_instance_id"))))
     g.count(f"timeouts_{kind}")
-    found = C.cause_of_timeout(kind, m.session_timeout_ms if kind == "session" else m.rebalance_timeout_ms, reason)
+    found = C.cause_of_timeout(kind, m.session_timeout_ms if kind == TimeoutKind.SESSION else m.rebalance_timeout_ms, reason)
     membership.remove(g, m.member_id, deadline)
     if trigger:
         rebalance.trigger(g, found.cause, deadline, out, who=m.describe(), reason=found.reason)

@@ -1,0 +1,89 @@
+"""The monitor's one vocabulary: the names its events, records, states, causes and timeouts use.
+
+Each is a `StrEnum`: a member is its text (`GroupState.STABLE == "Stable"`), so records serialise to the same JSON
+as before and inputs written by other programs compare equal, while code names the value once, here. The core,
+the inputs, the Spark job, the exporter, the sinks and the tests use these instead of repeating the strings.
+Pure: standard library only.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class EventType(StrEnum):
+    """The `type` of a canonical event (contract section 1; docs/contract.md)."""
+
+    JOIN = "join"
+    SYNC = "sync"
+    HEARTBEAT = "heartbeat"
+    POLL = "poll"
+    LEAVE = "leave"
+    COMMIT = "commit"
+    REVOKED = "revoked"
+    LOST = "lost"
+    REBALANCE_STARTED = "rebalance_started"
+    GENERATION_COMPLETED = "generation_completed"
+    MEMBER_REMOVED = "member_removed"
+    GROUP_EMPTY = "group_empty"
+    GROUP_DELETED = "group_deleted"
+    COORDINATOR_CHANGE = "coordinator_change"
+    TOPIC_PARTITIONS = "topic_partitions"
+    END_OFFSETS = "end_offsets"
+
+
+class RecordKind(StrEnum):
+    """The `kind` of an output record (contract section 2; docs/records.md)."""
+
+    GENERATION = "generation"
+    MEMBER_TIMEOUT = "member_timeout"
+    STORM = "storm"
+    REBALANCE_STARTED = "rebalance_started"
+    GROUP_STATUS = "group_status"
+    OFFSETS_COMMITTED = "offsets_committed"
+    END_OFFSETS = "end_offsets"
+    GROUP_DELETED = "group_deleted"
+    COORDINATOR = "coordinator"
+    DEAD_LETTER = "dead_letter"
+
+
+# What the history sink keeps (and `rebalance-monitor history` reads): the record kinds that say what happened.
+HISTORY_KINDS = (RecordKind.GENERATION, RecordKind.MEMBER_TIMEOUT, RecordKind.STORM, RecordKind.REBALANCE_STARTED,
+                 RecordKind.GROUP_DELETED, RecordKind.COORDINATOR)
+
+
+class GroupState(StrEnum):
+    """A consumer group's state, as the coordinator names it (the `state` of a `group_status` record)."""
+
+    EMPTY = "Empty"  # no members
+    PREPARING = "PreparingRebalance"  # a rebalance started: members are (re)joining
+    COMPLETING = "CompletingRebalance"  # the new generation formed: members are syncing its assignment
+    STABLE = "Stable"  # every member has its assignment for the current generation
+    DEAD = "Dead"  # the group's metadata was deleted
+
+
+REBALANCING_STATES = (GroupState.PREPARING, GroupState.COMPLETING)
+
+
+class TimeoutKind(StrEnum):
+    """Which deadline of a member passed (the `timeout` of a `member_timeout` record)."""
+
+    SESSION = "session"  # no heartbeat for session.timeout.ms
+    POLL = "poll"  # no poll for max.poll.interval.ms (rebalance_timeout_ms on the wire)
+
+
+class Cause(StrEnum):
+    """Why a rebalance happened (contract section 2): the `cause` of an entry of a record's `causes`."""
+
+    MEMBER_JOINED = "member_joined"
+    MEMBER_LEFT = "member_left"
+    SESSION_TIMEOUT = "session_timeout"
+    POLL_TIMEOUT = "poll_timeout"
+    JOIN_TIMEOUT = "join_timeout"
+    SYNC_TIMEOUT = "sync_timeout"
+    LEADER_REJOIN = "leader_rejoin"
+    METADATA_CHANGE = "metadata_change"
+    SUBSCRIPTION_CHANGE = "subscription_change"
+    STATIC_MEMBER_REPLACED = "static_member_replaced"
+    ADMIN_REMOVAL = "admin_removal"
+    COORDINATOR_CHANGE = "coordinator_change"
+    UNKNOWN = "unknown"
