@@ -1,10 +1,15 @@
-"""The Prometheus text exposition (format 0.0.4): label escaping, value formatting, family headers and the
-cumulative histogram, shared by the exporter's renderers (``updater.py``, ``lag_levels.py``)."""
+"""The Prometheus text exposition (format 0.0.4): label escaping, value formatting, family headers, sample lines
+written through a family's :class:`~rebalance_monitor.metrics.catalogue.MetricSpec`, and the cumulative histogram.
+
+Pure text, shared by the renderers (``render.py``, ``lag_levels.py``, ``health.py``). A line never spells a
+metric name or a label: :class:`Family` takes both from the spec, in the spec's label order.
+"""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 
-from .catalogue import MetricSpec
+from .catalogue import GROUP_LABEL, MetricSpec
 
 
 def escape_label(value) -> str:
@@ -36,20 +41,57 @@ def fmt_le(b: float) -> str:
     return repr(float(b))
 
 
-def labels_text(pairs) -> str:
-    """``{a="x",b="y"}`` (empty string when no labels)."""
-    if not pairs:
-        return ""
-    return "{" + ",".join(f'{k}="{escape_label(v)}"' for k, v in pairs) + "}"
-
-
 def header(spec: MetricSpec) -> str:
     help_ = spec.help.replace("\\", "\\\\").replace("\n", "\\n")
     return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
 
 
-def labelled(name: str, label: str, d: dict) -> str:
-    return "".join(f'{name}{{{label}="{escape_label(k)}"}} {d[k]}\n' for k in sorted(d))
+def group_label(group: str) -> str:
+    """``group="<name>"``: the first label of every family of a group, written once per group and reused."""
+    return f'{GROUP_LABEL}="{escape_label(group)}"'
+
+
+class Family:
+    """Writes the sample lines of one family: ``name{label="value",...} value``, with the spec's name and labels.
+
+    Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`) standing
+    for the spec's first label. Values are formatted with :func:`fmt_value` unless already text.
+    """
+
+    __slots__ = ("spec", "name", "_keys", "_open")
+
+    def __init__(self, spec: MetricSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self._open = spec.name + "{"
+        self._keys = tuple(f'{label}="' for label in spec.labels)
+
+    def plain(self, value) -> str:
+        """The line of a family without labels."""
+        return f"{self.name} {fmt_value(value)}\n"
+
+    def of_group(self, fixed: str, value) -> str:
+        """The line of a group's family whose only label is the group."""
+        return f"{self._open}{fixed}}} {fmt_value(value)}\n"
+
+    def line(self, fixed: str, values: Iterable, value) -> str:
+        """A line with ``fixed`` for the first label (empty: none fixed) and ``values`` for the next ones."""
+        keys = self._keys[1:] if fixed else self._keys
+        pairs = [fixed] if fixed else []
+        pairs.extend(f'{k}{escape_label(v)}"' for k, v in zip(keys, values))
+        return f"{self._open}{','.join(pairs)}}} {fmt_value(value)}\n"
+
+    def prefix(self, fixed: str, values: Iterable) -> str:
+        """``{labels} ``: the labels of a line without the name and the value (cached by the lag renderer)."""
+        keys = self._keys[1:] if fixed else self._keys
+        pairs = [fixed] if fixed else []
+        pairs.extend(f'{k}{escape_label(v)}"' for k, v in zip(keys, values))
+        return f"{{{','.join(pairs)}}} "
+
+    def by_label(self, counts: Mapping) -> str:
+        """The lines of a one-label family from ``{label value: value}``, sorted by label value."""
+        key, name = self._keys[0], self.name
+        return "".join(f'{name}{{{key}{escape_label(k)}"}} {counts[k]}\n' for k in sorted(counts))
 
 
 class Histogram:
@@ -72,7 +114,8 @@ class Histogram:
         self.count += 1
 
     def lines(self, name: str, label_prefix: str) -> list[str]:
-        """``label_prefix`` is the text inside the braces before ``le`` (may be empty)."""
+        """The ``_bucket``/``_count``/``_sum`` lines of family ``name`` (a spec's name); ``label_prefix`` is the text
+        inside the braces before ``le`` (may be empty)."""
         out = []
         sep = "," if label_prefix else ""
         acc = 0
