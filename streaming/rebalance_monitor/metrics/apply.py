@@ -183,15 +183,21 @@ def apply_offsets_committed(s: GroupSeries, r: dict, ends: EndOffsetTable) -> li
     return new_topics
 
 
-def apply_end_offsets(ends: EndOffsetTable, r: dict, now_ms: int) -> list[str]:
+def apply_end_offsets(ends: EndOffsetTable, r: dict, now_ms: int) -> set[str]:
     """Log-end offsets (cluster-wide: no group); returns the topics they are of."""
     ts = r.get("ts")
     if not isinstance(ts, int):
         ts = now_ms
-    topics = []
-    for t, p, o in _offsets(r):
-        ends.update(t, p, o, ts, now_ms)
-        topics.append(t)
+    topics = set()
+    update = ends.update
+    for entry in r.get("offsets") or ():     # _offsets(r), inlined: a broker poll has every partition
+        try:
+            t, p, o = entry
+        except (TypeError, ValueError):
+            continue
+        if isinstance(o, int) and o >= 0:
+            update(t, p, o, ts, now_ms)
+            topics.add(t)
     return topics
 
 

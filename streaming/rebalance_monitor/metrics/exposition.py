@@ -13,6 +13,8 @@ from .catalogue import GROUP_LABEL, MetricSpec
 
 
 def escape_label(value) -> str:
+    if type(value) is int:
+        return str(value)
     s = str(value)
     if "\\" in s or '"' in s or "\n" in s:
         s = s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
@@ -55,42 +57,52 @@ class Family:
     """Writes the sample lines of one family: ``name{label="value",...} value``, with the spec's name and labels.
 
     Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`) standing
-    for the spec's first label. Values are formatted with :func:`fmt_value` unless already text.
+    for the spec's first label. Values are formatted with :func:`fmt_value`. The renderers write hundreds of
+    thousands of lines: the text between the values is made once from the spec (:meth:`pieces`).
     """
 
-    __slots__ = ("spec", "name", "_keys", "_open")
+    __slots__ = ("spec", "name", "_open", "_key", "_pieces", "_pieces_after_fixed")
 
     def __init__(self, spec: MetricSpec) -> None:
         self.spec = spec
         self.name = spec.name
         self._open = spec.name + "{"
-        self._keys = tuple(f'{label}="' for label in spec.labels)
+        labels = spec.labels
+        self._key = f'{labels[0]}="' if labels else ""
+        if not labels:
+            self._pieces = self._pieces_after_fixed = (" ",)
+        else:
+            self._pieces = tuple([f'{{{labels[0]}="'] + [f'",{label}="' for label in labels[1:]] + ['"} '])
+            after = [f',{labels[1]}="'] + [f'",{label}="' for label in labels[2:]] if len(labels) > 1 else []
+            self._pieces_after_fixed = tuple(["{", *after, '"} ' if after else "} "])
+
+    def pieces(self, fixed: bool) -> tuple[str, ...]:
+        """The text around the label values of a line, from ``{`` to ``} ``: one more piece than values. With
+        ``fixed`` the first value is label text already written (it stands for the first label)."""
+        return self._pieces_after_fixed if fixed else self._pieces
 
     def plain(self, value) -> str:
         """The line of a family without labels."""
-        return f"{self.name} {fmt_value(value)}\n"
+        return f"{self.name} {value if type(value) is int else fmt_value(value)}\n"
 
     def of_group(self, fixed: str, value) -> str:
         """The line of a group's family whose only label is the group."""
-        return f"{self._open}{fixed}}} {fmt_value(value)}\n"
+        return f"{self._open}{fixed}}} {value if type(value) is int else fmt_value(value)}\n"
 
-    def line(self, fixed: str, values: Iterable, value) -> str:
-        """A line with ``fixed`` for the first label (empty: none fixed) and ``values`` for the next ones."""
-        keys = self._keys[1:] if fixed else self._keys
-        pairs = [fixed] if fixed else []
-        pairs.extend(f'{k}{escape_label(v)}"' for k, v in zip(keys, values))
-        return f"{self._open}{','.join(pairs)}}} {fmt_value(value)}\n"
+    def after_fixed(self, values: tuple) -> str:
+        """The labels after the first (given as text): ``,label="value",...} `` (a renderer may cache it)."""
+        pieces = self._pieces_after_fixed
+        if len(values) == 1:
+            return f"{pieces[1]}{escape_label(values[0])}{pieces[2]}"
+        return "".join([x for pair in zip(pieces[1:], map(escape_label, values)) for x in pair]) + pieces[-1]
 
-    def prefix(self, fixed: str, values: Iterable) -> str:
-        """``{labels} ``: the labels of a line without the name and the value (cached by the lag renderer)."""
-        keys = self._keys[1:] if fixed else self._keys
-        pairs = [fixed] if fixed else []
-        pairs.extend(f'{k}{escape_label(v)}"' for k, v in zip(keys, values))
-        return f"{{{','.join(pairs)}}} "
+    def line(self, fixed: str, values: tuple, value) -> str:
+        """A group's line: ``fixed`` stands for the first label, ``values`` are the next ones."""
+        return f"{self._open}{fixed}{self.after_fixed(values)}{value if type(value) is int else fmt_value(value)}\n"
 
     def by_label(self, counts: Mapping) -> str:
         """The lines of a one-label family from ``{label value: value}``, sorted by label value."""
-        key, name = self._keys[0], self.name
+        key, name = self._key, self.name
         return "".join(f'{name}{{{key}{escape_label(k)}"}} {counts[k]}\n' for k in sorted(counts))
 
 

@@ -21,7 +21,7 @@ from .catalogue import (
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
 )
 from . import lag_levels
-from .exposition import Family
+from .exposition import Family, escape_label
 from .lag import EndOffsetTable
 from .series import GroupSeries
 
@@ -33,13 +33,19 @@ _ASSIGNMENT = tuple((Family(spec), field) for spec, field in (
 _LAG_AT_START, _LAST_START_TS = Family(LAG_SUM_AT_REBALANCE_START), Family(LAST_REBALANCE_START_TS)
 _STATE, _MEMBERS, _PROTOCOL = Family(STATE), Family(MEMBERS), Family(PROTOCOL_INFO)
 _IN_PROGRESS, _COORDINATOR = Family(REBALANCE_IN_PROGRESS), Family(COORDINATOR_INFO)
+_STATE_OPEN, _STATES = STATE.name + "{", tuple((st, _STATE.after_fixed((st,))) for st in STATES)
 _TIMEOUTS, _GAP_RATIO = Family(MEMBER_TIMEOUTS), Family(HEARTBEAT_GAP_RATIO)
 _STORM, _STORMS, _STORM_PATTERN = Family(STORM), Family(STORMS), Family(STORM_PATTERN)
 _LAG, _LAG_SUM, _LAG_SECONDS = Family(LAG), Family(LAG_SUM), Family(LAG_SECONDS)
 _COMMITTED, _END_OFFSET = Family(COMMITTED_OFFSET), Family(END_OFFSET)
 
-# a partition's label text is cached once per group and written in both per-partition families
-assert LAG.labels == COMMITTED_OFFSET.labels, "lag and committed offset lines share their labels"
+# The per-partition families are the hot path (one line per group and partition): a partition's label text is
+# written once, from the pieces of the spec, and cached; lag and committed offset lines share it.
+assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 3, "group, topic, partition"
+_PARTITION = _LAG.pieces(fixed=True)                       # {<group>,topic="<t>",partition="<p>"}
+_TOPIC_PARTITION = tuple([END_OFFSET.name + _END_OFFSET.pieces(fixed=False)[0],
+                          *_END_OFFSET.pieces(fixed=False)[1:]])   # name{topic="<t>",partition="<p>"}
+assert len(_TOPIC_PARTITION) == 3, "topic, partition"
 
 META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, GENERATION, LAST_REBALANCE_TS,
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
@@ -90,7 +96,7 @@ def rebalance_lines(s: GroupSeries, f: dict[str, str]) -> None:
 def state_lines(s: GroupSeries, f: dict[str, str]) -> None:
     g = s.label
     if s.state is not None:
-        f[STATE.name] = "".join(_STATE.line(g, (st,), 1 if st == s.state else 0) for st in STATES)
+        f[STATE.name] = "".join([f"{_STATE_OPEN}{g}{text}{1 if st == s.state else 0}\n" for st, text in _STATES])
     if s.members is not None:
         f[MEMBERS.name] = _MEMBERS.of_group(g, s.members)
     if s.protocol:
@@ -131,10 +137,13 @@ def sorted_keys(s: GroupSeries, lines: GroupLines) -> list[tuple[str, int]]:
     if s.new_keys:
         s.new_keys = False
         lines.keys = sorted(s.committed)
-        pref, g = lines.prefix, s.label
+        pref = lines.prefix
+        head = _PARTITION[0] + s.label + _PARTITION[1]
+        mid, tail = _PARTITION[2], _PARTITION[3]
         for key in lines.keys:
             if key not in pref:
-                pref[key] = _LAG.prefix(g, key)
+                t, p = key
+                pref[key] = f"{head}{escape_label(t)}{mid}{p if type(p) is int else escape_label(p)}{tail}"
     return lines.keys
 
 
@@ -189,16 +198,13 @@ def lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: i
     return out
 
 
-def end_offset_prefix(key: tuple[str, int]) -> str:
-    """The start of a partition's end-offset line (cached by the caller)."""
-    return END_OFFSET.name + _END_OFFSET.prefix("", key)
-
-
 def end_offset_lines(keys: list[tuple[str, int]], ends: dict, prefix: dict, granularity: str) -> str:
-    """One topic's end-offset lines; ``keys`` its partitions, sorted; ``prefix`` caches :func:`end_offset_prefix`."""
+    """One topic's end-offset lines; ``keys`` its partitions, sorted; ``prefix`` caches the start of each line."""
     if granularity != "partition":
         return lag_levels.end_offset_lines(keys, ends, granularity)
+    head, mid, tail = _TOPIC_PARTITION
     for k in keys:
         if k not in prefix:
-            prefix[k] = end_offset_prefix(k)
+            t, p = k
+            prefix[k] = f"{head}{escape_label(t)}{mid}{p if type(p) is int else escape_label(p)}{tail}"
     return "".join([f"{prefix[k]}{ends[k]}\n" for k in keys])
