@@ -7,7 +7,7 @@ metric name or a label: :class:`Family` takes both from the spec, in the spec's 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from .catalogue import GROUP_LABEL, MetricSpec
 

@@ -8,8 +8,8 @@ One renderer per family group, like KMinion's ``collect_*.go`` (``redpanda-data/
 * :func:`lag_lines` and :func:`committed_lines`: the per-partition offsets, lag sum and time lag (the hot path:
   the per-partition label text is cached); :func:`end_offset_lines`: a topic's log-end offsets.
 
-Each returns or fills ``{family name: text}``; the families' order is the catalogue's, kept by the store
-(``store.py``). A group's lines are cached in its :class:`GroupLines` until the series marks them stale.
+Each returns or fills ``{family name: text}``; the families' order is the catalogue's, kept by ``body.py``. A
+group's lines are cached in its :class:`GroupLines` until its series marks them stale.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ _STATE_OPEN, _STATES = STATE.name + "{", tuple((st, _STATE.after_fixed((st,))) f
 _TIMEOUTS, _GAP_RATIO = Family(MEMBER_TIMEOUTS), Family(HEARTBEAT_GAP_RATIO)
 _STORM, _STORMS, _STORM_PATTERN = Family(STORM), Family(STORMS), Family(STORM_PATTERN)
 _LAG, _LAG_SUM, _LAG_SECONDS = Family(LAG), Family(LAG_SUM), Family(LAG_SECONDS)
-_COMMITTED, _END_OFFSET = Family(COMMITTED_OFFSET), Family(END_OFFSET)
+_END_OFFSET = Family(END_OFFSET)
 
 # The per-partition families are the hot path (one line per group and partition): a partition's label text is
 # written once, from the pieces of the spec, and cached; lag and committed offset lines share it.
