@@ -1,11 +1,12 @@
 """Counters that survive restarts: micro-batches applied exactly once, exported only once durable, and the snapshot.
 
-The streaming job (``spark/job.py``) feeds each micro-batch through :func:`apply_batch`, which applies a
-``batch_id`` once (a batch re-run after a crash is skipped) and, with a ``persist`` callback
-(``state_file.MetricsStateFile``), holds the exposition as it was before the batch until the snapshot is durable:
-see ``state_file.py`` for the crash windows. The snapshot is :func:`state_text` (JSON, format
-:data:`STATE_VERSION`), read back by :func:`load_state`: the job's counters, every group's counters and
-record-fed gauges (``GroupSeries.to_state``), and the names of the groups left out.
+The streaming job (``spark/job.py``) feeds each micro-batch through ``MetricsUpdater.apply_batch``
+(:meth:`Snapshot.apply_batch`), which applies a ``batch_id`` once (a batch re-run after a crash is skipped) and,
+with a ``persist`` callback (``state_file.MetricsStateFile``), holds the exposition as it was before the batch
+(``MetricsStore.hold``) until the snapshot is durable: see ``state_file.py`` for the crash windows. The snapshot is
+:meth:`Snapshot.state_text` (JSON, format :data:`STATE_VERSION`), read back by :meth:`Snapshot.load_state`: the
+job's counters, every group's counters and record-fed gauges (``GroupSeries.to_state``), and the names of the
+groups left out.
 """
 from __future__ import annotations
 
