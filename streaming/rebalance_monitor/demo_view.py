@@ -138,13 +138,15 @@ def lag_by_group(updater) -> dict[str, tuple]:
     try:
         from prometheus_client.parser import text_string_to_metric_families
 
+        from .metrics.catalogue import GROUP_LABEL, LAG_SECONDS, LAG_SUM
+
         for fam in text_string_to_metric_families(updater.render()):
-            if fam.name == "kafka_consumergroup_lag_sum":
+            if fam.name == LAG_SUM.name:
                 for s in fam.samples:
-                    offsets[s.labels["group"]] = int(s.value)
-            elif fam.name == "kafka_consumergroup_lag_seconds":
+                    offsets[s.labels[GROUP_LABEL]] = int(s.value)
+            elif fam.name == LAG_SECONDS.name:
                 for s in fam.samples:
-                    seconds[s.labels["group"]] = float(s.value)
+                    seconds[s.labels[GROUP_LABEL]] = float(s.value)
     except Exception:  # noqa: BLE001 - the view is best effort
         pass
     return {g: (v, seconds.get(g)) for g, v in offsets.items()}

@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 
+from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 
 from metrics_expo import parse, value
@@ -72,16 +73,37 @@ def test_basic_auth_and_password_never_logged(caplog):
     assert secret not in caplog.text
 
 
-def test_settings_from_dict_reads_password_file(tmp_path, monkeypatch):
-    f = tmp_path / "pw"
-    f.write_text("from-file\n")
-    s = ExporterSettings.from_dict({"port": 0, "basic_auth_user": "u", "basic_auth_password_file": str(f)})
-    assert s.basic_auth_password == "from-file"
-    monkeypatch.setenv("EXPORTER_PW", "from-env")
-    s = ExporterSettings.from_dict({"basic_auth_user": "u", "basic_auth_password_env": "EXPORTER_PW"})
+def test_settings_from_the_configuration(tmp_path):
+    """The exporter's settings come from the configuration (what `run` serves), the password from its file or
+    the environment."""
+    pw = tmp_path / "pw"
+    pw.write_text("from-file\n")
+    conf = tmp_path / "monitor.yaml"
+    conf.write_text(f"""
+exporter:
+  port: 9400
+  basic_auth_user: prom
+  basic_auth_password_file: {pw}
+  idle_group_ttl: 2h
+  ready_max_batch_age: 90s
+groups:
+  allow: "app-.*"
+  deny: "app-test-.*"
+  max_groups: 7
+lag:
+  granularity: topic
+""")
+    s = ExporterSettings.from_config(load_config(conf, env={}))
+    assert (s.port, s.basic_auth_user, s.basic_auth_password) == (9400, "prom", "from-file")
+    assert (s.max_groups, s.group_allow, s.group_deny) == (7, "app-.*", "app-test-.*")
+    assert (s.idle_group_ttl_s, s.ready_max_age_s, s.lag_granularity) == (7200.0, 90.0, "topic")
+    u = s.make_updater()
+    u.apply([{"kind": "generation", "group": g, "generation": 1} for g in ("app-1", "app-test-1", "other")])
+    assert u.groups == ["app-1"]
+    s = ExporterSettings.from_config(load_config(env={"RM_EXPORTER_BASIC_AUTH_PASSWORD": "from-env",
+                                                      "RM__EXPORTER__BASIC_AUTH_USER": "prom"}))
     assert s.basic_auth_password == "from-env"
-    with pytest.raises(ValueError):
-        ExporterSettings.from_dict({"prot": 1})
+    assert ExporterSettings.from_config(load_config(env={})) == ExporterSettings(ready_max_age_s=120.0)
     with pytest.raises(ValueError):
         ExporterSettings(basic_auth_user="u")
     with pytest.raises(ValueError):

@@ -1,7 +1,10 @@
 """The one list of every metric the monitor exports.
 
-The exporter (``updater.py``), the reference page ``docs/metrics.md`` (``docs.py``) and the Grafana dashboards
-are all generated from :data:`CATALOGUE`; add a metric here first, never elsewhere.
+The exporter, the reference page ``docs/metrics.md`` (``docs.py``) and the Grafana dashboards are all generated
+from :data:`CATALOGUE`; add a metric here first, never elsewhere. Each family is also a module constant
+(``REBALANCES``, ``LAG``, ...): the exporter's renderers write the lines of a family through its spec (its name and
+its ``labels``, in order) and never spell a name or a label themselves, like KMinion's descriptors
+(``redpanda-data/kminion``, ``prometheus/exporter.go``). ``tests/metrics/test_catalogue_drift.py`` checks both.
 
 Names follow the Prometheus conventions: counters end in ``_total``; units are spelled in the name
 (``_seconds``); ``info``-type metrics are exposed as gauges whose value is always 1 (``*_info``).
@@ -23,6 +26,9 @@ BATCH_DURATION_BUCKETS: tuple[float, ...] = (
 )
 
 METRIC_TYPES = ("counter", "gauge", "histogram", "info")
+
+# The label of every series that belongs to a consumer group (first in the labels of those families).
+GROUP_LABEL = "group"
 
 # lag.granularity: how finely the per-partition offset families are exported (like KMinion's `granularity`).
 # "partition": a series per group, topic and partition; "topic": summed over each topic's partitions; "group":
@@ -81,7 +87,7 @@ class MetricSpec:
     @property
     def group_scoped(self) -> bool:
         """True when the series carry a ``group`` label (dropped with their group)."""
-        return "group" in self.labels
+        return GROUP_LABEL in self.labels
 
     @property
     def prom_type(self) -> str:
@@ -97,119 +103,168 @@ def _g(name, type_, help_, labels=(), unit="", buckets=None, rollup=()) -> Metri
 _PER_PARTITION = ("topic", "partition")   # summed away at coarser lag.granularity levels
 
 
+# ---- rebalances and generations -------------------------------------------------------------------------
+REBALANCES = _g(
+    "kafka_consumergroup_rebalances_total", "counter",
+    "Completed rebalances by cause. A generation with several causes counts once per cause; "
+    "a generation whose cause is not known counts under cause=\"unknown\".",
+    ("group", "cause"))
+GENERATIONS = _g(
+    "kafka_consumergroup_generations_total", "counter",
+    "Completed generations (each counted once, whatever the number of causes).",
+    ("group",))
+REBALANCE_DURATION = _g(
+    "kafka_consumergroup_rebalance_duration_seconds", "histogram",
+    "Time from the first trigger of a rebalance to the completion of the new generation "
+    "(generations whose start is unknown are not observed).",
+    ("group",), "seconds", REBALANCE_DURATION_BUCKETS)
+GENERATION = _g(
+    "kafka_consumergroup_generation", "gauge",
+    "Current generation id of the group.", ("group",))
+STATE = _g(
+    "kafka_consumergroup_state", "gauge",
+    "Group state: 1 for the current state, 0 for the others "
+    "(Empty, PreparingRebalance, CompletingRebalance, Stable, Dead).",
+    ("group", "state"))
+MEMBERS = _g(
+    "kafka_consumergroup_members", "gauge",
+    "Number of members of the group.", ("group",), "members")
+PROTOCOL_INFO = _g(
+    "kafka_consumergroup_protocol_info", "info",
+    "The assignor (protocol) the group chose; value is always 1.", ("group", "protocol"))
+REBALANCE_IN_PROGRESS = _g(
+    "kafka_consumergroup_rebalance_in_progress", "gauge",
+    "1 while the group is rebalancing (PreparingRebalance or CompletingRebalance), else 0.", ("group",))
+LAST_REBALANCE_TS = _g(
+    "kafka_consumergroup_last_rebalance_timestamp_seconds", "gauge",
+    "Epoch time the latest generation completed.", ("group",), "seconds")
+PARTITIONS_MOVED = _g(
+    "kafka_consumergroup_partitions_moved_total", "counter",
+    "Partitions whose owner changed between consecutive generations.", ("group",), "partitions")
+MISMATCHED_PARTITIONS = _g(
+    "kafka_consumergroup_assignment_mismatched_partitions", "gauge",
+    "Partitions of the latest generation assigned differently from what the group's assignor would "
+    "compute (absent when it cannot be computed).", ("group",), "partitions")
+UNASSIGNED_PARTITIONS = _g(
+    "kafka_consumergroup_unassigned_partitions", "gauge",
+    "Subscribed partitions no member owns in the latest generation.", ("group",), "partitions")
+ASSIGNMENT_IMBALANCE = _g(
+    "kafka_consumergroup_assignment_imbalance", "gauge",
+    "Max minus min partitions per member in the latest generation.", ("group",), "partitions")
+NEEDLESS_MOVES = _g(
+    "kafka_consumergroup_needless_moves", "gauge",
+    "Partitions moved in the latest generation beyond the minimum needed (partitions_moved - min_moves).",
+    ("group",), "partitions")
+# ---- members and liveness --------------------------------------------------------------------------------
+MEMBER_TIMEOUTS = _g(
+    "kafka_consumergroup_member_timeouts_total", "counter",
+    "Members detected past their session timeout (timeout=\"session\") or max.poll.interval.ms "
+    "(timeout=\"poll\").",
+    ("group", "timeout", "client_id", "host"))
+HEARTBEAT_GAP_RATIO = _g(
+    "kafka_consumergroup_heartbeat_gap_ratio", "gauge",
+    "Largest ratio, over the members, of time since the last heartbeat to the session timeout "
+    "(1 means the member is about to be expired).", ("group",))
+STORM = _g(
+    "kafka_consumergroup_storm", "gauge",
+    "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
+    ("group",))
+STORMS = _g(
+    "kafka_consumergroup_storms_total", "counter",
+    "Rebalance storms that started.", ("group",))
+STORM_PATTERN = _g(
+    "kafka_consumergroup_storm_pattern", "gauge",
+    "What the group's running (or last) storm looks like, as the label pattern: rolling_restart, scaling, "
+    "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern"))
+# ---- lag -------------------------------------------------------------------------------------------------
+LAG = _g(
+    "kafka_consumergroup_lag", "gauge",
+    "Offset lag: log-end offset minus committed offset, never negative; per partition, or summed per topic "
+    "(lag.granularity topic) or per group (group).",
+    ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION)
+LAG_SUM = _g(
+    "kafka_consumergroup_lag_sum", "gauge",
+    "Offset lag summed over the group's partitions.", ("group",), "offsets")
+LAG_SECONDS = _g(
+    "kafka_consumergroup_lag_seconds", "gauge",
+    "Time lag, max over the group's partitions: now minus the estimated time the committed offset "
+    "was the log end (see docs/metrics.md, time lag).", ("group",), "seconds")
+COMMITTED_OFFSET = _g(
+    "kafka_consumergroup_committed_offset", "gauge",
+    "Latest committed offset of the group on the partition, or their sum over a topic's (lag.granularity "
+    "topic) or all the group's partitions (group): its rate is the group's consumption rate.",
+    ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION)
+LAG_SUM_AT_REBALANCE_START = _g(
+    "kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",
+    "kafka_consumergroup_lag_sum when the latest rebalance started (snapshot taken on the rebalance_started "
+    "record, or when the group entered PreparingRebalance); lag growth since = lag_sum minus this.",
+    ("group",), "offsets")
+LAST_REBALANCE_START_TS = _g(
+    "kafka_consumergroup_last_rebalance_start_timestamp_seconds", "gauge",
+    "Epoch time the latest rebalance started (first trigger seen).", ("group",), "seconds")
+END_OFFSET = _g(
+    "kafka_topic_partition_end_offset", "gauge",
+    "Log-end offset (high watermark) of the partition, or the sum over the topic's partitions some group "
+    "committed on (lag.granularity topic); not exported at lag.granularity group.",
+    ("topic", "partition"), "offsets", rollup=_PER_PARTITION)
+COORDINATOR_INFO = _g(
+    "kafka_consumergroup_coordinator_info", "info",
+    "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
+    ("group", "partition", "broker"))
+# ---- the monitor itself ----------------------------------------------------------------------------------
+UP = _g(
+    "rebalance_monitor_up", "gauge",
+    "1 while the monitor process runs (0 while it shuts down).")
+READY = _g(
+    "rebalance_monitor_ready", "gauge",
+    "1 when the streaming job reported ready and its last batch is recent, else 0.")
+EVENTS_READ = _g(
+    "rebalance_monitor_events_read_total", "counter",
+    "Input records read, by source.", ("source",), "records")
+REJECTS = _g(
+    "rebalance_monitor_rejects_total", "counter",
+    "Input records rejected (kept in the dead-letter output), by reason.", ("reason",), "records")
+INPUT_NOTES = _g(
+    "rebalance_monitor_input_notes_total", "counter",
+    "Input records used with a caveat, by reason: unresolved_topic_id (a KIP-848 __consumer_offsets record "
+    "names a topic id that kafka.topic_ids could not name; it stays an id).", ("reason",), "references")
+BATCHES = _g(
+    "rebalance_monitor_batches_total", "counter",
+    "Micro-batches processed.")
+BATCH_DURATION = _g(
+    "rebalance_monitor_batch_duration_seconds", "histogram",
+    "Wall time of a micro-batch.", (), "seconds", BATCH_DURATION_BUCKETS)
+STATE_ROWS = _g(
+    "rebalance_monitor_state_rows", "gauge",
+    "Rows in the streaming state store.", (), "rows")
+WATERMARK_DELAY = _g(
+    "rebalance_monitor_watermark_delay_seconds", "gauge",
+    "Wall time minus the event-time watermark at the end of the last batch.", (), "seconds")
+LAST_BATCH_TS = _g(
+    "rebalance_monitor_last_batch_timestamp_seconds", "gauge",
+    "Epoch time the last micro-batch ended.", (), "seconds")
+GROUPS_TRACKED = _g(
+    "rebalance_monitor_groups_tracked", "gauge",
+    "Consumer groups with exported series.", (), "groups")
+GROUPS_DROPPED = _g(
+    "rebalance_monitor_groups_dropped_total", "counter",
+    "Groups not exported: reason=\"max_groups\" (cardinality cap reached) or \"denied\" "
+    "(group_allow/group_deny).", ("reason",), "groups")
+OUTPUT_RECORDS = _g(
+    "rebalance_monitor_output_records_total", "counter",
+    "Output records emitted, by kind.", ("kind",), "records")
+SINK_ERRORS = _g(
+    "rebalance_monitor_sink_errors_total", "counter",
+    "Errors writing to an output sink.", ("sink",))
+
+# The exposition order: the exporter writes the families in this order.
 CATALOGUE: tuple[MetricSpec, ...] = (
-    # ---- rebalances and generations -------------------------------------------------------------------------
-    _g("kafka_consumergroup_rebalances_total", "counter",
-       "Completed rebalances by cause. A generation with several causes counts once per cause; "
-       "a generation whose cause is not known counts under cause=\"unknown\".",
-       ("group", "cause")),
-    _g("kafka_consumergroup_generations_total", "counter",
-       "Completed generations (each counted once, whatever the number of causes).",
-       ("group",)),
-    _g("kafka_consumergroup_rebalance_duration_seconds", "histogram",
-       "Time from the first trigger of a rebalance to the completion of the new generation "
-       "(generations whose start is unknown are not observed).",
-       ("group",), "seconds", REBALANCE_DURATION_BUCKETS),
-    _g("kafka_consumergroup_generation", "gauge",
-       "Current generation id of the group.", ("group",)),
-    _g("kafka_consumergroup_state", "gauge",
-       "Group state: 1 for the current state, 0 for the others "
-       "(Empty, PreparingRebalance, CompletingRebalance, Stable, Dead).",
-       ("group", "state")),
-    _g("kafka_consumergroup_members", "gauge",
-       "Number of members of the group.", ("group",), "members"),
-    _g("kafka_consumergroup_protocol_info", "info",
-       "The assignor (protocol) the group chose; value is always 1.", ("group", "protocol")),
-    _g("kafka_consumergroup_rebalance_in_progress", "gauge",
-       "1 while the group is rebalancing (PreparingRebalance or CompletingRebalance), else 0.", ("group",)),
-    _g("kafka_consumergroup_last_rebalance_timestamp_seconds", "gauge",
-       "Epoch time the latest generation completed.", ("group",), "seconds"),
-    _g("kafka_consumergroup_partitions_moved_total", "counter",
-       "Partitions whose owner changed between consecutive generations.", ("group",), "partitions"),
-    _g("kafka_consumergroup_assignment_mismatched_partitions", "gauge",
-       "Partitions of the latest generation assigned differently from what the group's assignor would "
-       "compute (absent when it cannot be computed).", ("group",), "partitions"),
-    _g("kafka_consumergroup_unassigned_partitions", "gauge",
-       "Subscribed partitions no member owns in the latest generation.", ("group",), "partitions"),
-    _g("kafka_consumergroup_assignment_imbalance", "gauge",
-       "Max minus min partitions per member in the latest generation.", ("group",), "partitions"),
-    _g("kafka_consumergroup_needless_moves", "gauge",
-       "Partitions moved in the latest generation beyond the minimum needed (partitions_moved - min_moves).",
-       ("group",), "partitions"),
-    # ---- members and liveness --------------------------------------------------------------------------------
-    _g("kafka_consumergroup_member_timeouts_total", "counter",
-       "Members detected past their session timeout (timeout=\"session\") or max.poll.interval.ms "
-       "(timeout=\"poll\").",
-       ("group", "timeout", "client_id", "host")),
-    _g("kafka_consumergroup_heartbeat_gap_ratio", "gauge",
-       "Largest ratio, over the members, of time since the last heartbeat to the session timeout "
-       "(1 means the member is about to be expired).", ("group",)),
-    _g("kafka_consumergroup_storm", "gauge",
-       "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
-       ("group",)),
-    _g("kafka_consumergroup_storms_total", "counter",
-       "Rebalance storms that started.", ("group",)),
-    _g("kafka_consumergroup_storm_pattern", "gauge",
-       "What the group's running (or last) storm looks like, as the label pattern: rolling_restart, scaling, "
-       "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern")),
-    # ---- lag -------------------------------------------------------------------------------------------------
-    _g("kafka_consumergroup_lag", "gauge",
-       "Offset lag: log-end offset minus committed offset, never negative; per partition, or summed per topic "
-       "(lag.granularity topic) or per group (group).",
-       ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION),
-    _g("kafka_consumergroup_lag_sum", "gauge",
-       "Offset lag summed over the group's partitions.", ("group",), "offsets"),
-    _g("kafka_consumergroup_lag_seconds", "gauge",
-       "Time lag, max over the group's partitions: now minus the estimated time the committed offset "
-       "was the log end (see docs/metrics.md, time lag).", ("group",), "seconds"),
-    _g("kafka_consumergroup_committed_offset", "gauge",
-       "Latest committed offset of the group on the partition, or their sum over a topic's (lag.granularity "
-       "topic) or all the group's partitions (group): its rate is the group's consumption rate.",
-       ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION),
-    _g("kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",
-       "kafka_consumergroup_lag_sum when the latest rebalance started (snapshot taken on the rebalance_started "
-       "record, or when the group entered PreparingRebalance); lag growth since = lag_sum minus this.",
-       ("group",), "offsets"),
-    _g("kafka_consumergroup_last_rebalance_start_timestamp_seconds", "gauge",
-       "Epoch time the latest rebalance started (first trigger seen).", ("group",), "seconds"),
-    _g("kafka_topic_partition_end_offset", "gauge",
-       "Log-end offset (high watermark) of the partition, or the sum over the topic's partitions some group "
-       "committed on (lag.granularity topic); not exported at lag.granularity group.",
-       ("topic", "partition"), "offsets", rollup=_PER_PARTITION),
-    _g("kafka_consumergroup_coordinator_info", "info",
-       "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
-       ("group", "partition", "broker")),
-    # ---- the monitor itself ----------------------------------------------------------------------------------
-    _g("rebalance_monitor_up", "gauge",
-       "1 while the monitor process runs (0 while it shuts down)."),
-    _g("rebalance_monitor_ready", "gauge",
-       "1 when the streaming job reported ready and its last batch is recent, else 0."),
-    _g("rebalance_monitor_events_read_total", "counter",
-       "Input records read, by source.", ("source",), "records"),
-    _g("rebalance_monitor_rejects_total", "counter",
-       "Input records rejected (kept in the dead-letter output), by reason.", ("reason",), "records"),
-    _g("rebalance_monitor_input_notes_total", "counter",
-       "Input records used with a caveat, by reason: unresolved_topic_id (a KIP-848 __consumer_offsets record "
-       "names a topic id that kafka.topic_ids could not name; it stays an id).", ("reason",), "references"),
-    _g("rebalance_monitor_batches_total", "counter",
-       "Micro-batches processed."),
-    _g("rebalance_monitor_batch_duration_seconds", "histogram",
-       "Wall time of a micro-batch.", (), "seconds", BATCH_DURATION_BUCKETS),
-    _g("rebalance_monitor_state_rows", "gauge",
-       "Rows in the streaming state store.", (), "rows"),
-    _g("rebalance_monitor_watermark_delay_seconds", "gauge",
-       "Wall time minus the event-time watermark at the end of the last batch.", (), "seconds"),
-    _g("rebalance_monitor_last_batch_timestamp_seconds", "gauge",
-       "Epoch time the last micro-batch ended.", (), "seconds"),
-    _g("rebalance_monitor_groups_tracked", "gauge",
-       "Consumer groups with exported series.", (), "groups"),
-    _g("rebalance_monitor_groups_dropped_total", "counter",
-       "Groups not exported: reason=\"max_groups\" (cardinality cap reached) or \"denied\" "
-       "(group_allow/group_deny).", ("reason",), "groups"),
-    _g("rebalance_monitor_output_records_total", "counter",
-       "Output records emitted, by kind.", ("kind",), "records"),
-    _g("rebalance_monitor_sink_errors_total", "counter",
-       "Errors writing to an output sink.", ("sink",)),
+    REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
+    LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
+    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
+    COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
+    EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
+    GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS,
 )
 
 _BY_NAME: dict[str, MetricSpec] = {m.name: m for m in CATALOGUE}

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hmac
 import logging
-import os
 import socket
 import ssl
 import threading
@@ -56,22 +55,16 @@ class ExporterSettings:
             raise ValueError("exporter basic auth needs both basic_auth_user and a password")
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "ExporterSettings":
-        """Build from a config mapping; the password may come from ``basic_auth_password_file`` or
-        ``basic_auth_password_env`` (the name of an environment variable) instead of the mapping itself."""
-        d = dict(d or {})
-        pw_file = d.pop("basic_auth_password_file", None)
-        pw_env = d.pop("basic_auth_password_env", None)
-        if pw_file and not d.get("basic_auth_password"):
-            with open(pw_file, encoding="utf-8") as f:
-                d["basic_auth_password"] = f.read().strip()
-        if pw_env and not d.get("basic_auth_password"):
-            d["basic_auth_password"] = os.environ.get(pw_env)
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown exporter settings: {', '.join(unknown)}")
-        return cls(**d)
+    def from_config(cls, cfg) -> "ExporterSettings":
+        """The settings of the configuration's ``exporter``, ``groups`` and ``lag`` sections (a loaded
+        :class:`~rebalance_monitor.config.MonitorConfig`: its password already read from
+        ``exporter.basic_auth_password_file`` or ``RM_EXPORTER_BASIC_AUTH_PASSWORD``)."""
+        ex = cfg.exporter
+        return cls(host=ex.host, port=ex.port, tls_cert_file=ex.tls_cert_file, tls_key_file=ex.tls_key_file,
+                   basic_auth_user=ex.basic_auth_user, basic_auth_password=ex.basic_auth_password,
+                   max_groups=cfg.groups.max_groups, group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
+                   idle_group_ttl_s=int(ex.idle_group_ttl) / 1000.0,
+                   ready_max_age_s=int(ex.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
 
     def make_updater(self, **kw) -> MetricsUpdater:
         return MetricsUpdater(max_groups=self.max_groups, group_allow=self.group_allow, group_deny=self.group_deny,

@@ -1,13 +1,20 @@
-"""The Prometheus text exposition (format 0.0.4): label escaping, value formatting, family headers and the
-cumulative histogram, shared by the exporter's renderers (``updater.py``, ``lag_levels.py``)."""
+"""The Prometheus text exposition (format 0.0.4): label escaping, value formatting, family headers, sample lines
+written through a family's :class:`~rebalance_monitor.metrics.catalogue.MetricSpec`, and the cumulative histogram.
+
+Pure text, shared by the renderers (``render.py``, ``lag_levels.py``, ``health.py``). A line never spells a
+metric name or a label: :class:`Family` takes both from the spec, in the spec's label order.
+"""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from .catalogue import MetricSpec
+from .catalogue import GROUP_LABEL, MetricSpec
 
 
 def escape_label(value) -> str:
+    if type(value) is int:
+        return str(value)
     s = str(value)
     if "\\" in s or '"' in s or "\n" in s:
         s = s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
@@ -36,20 +43,67 @@ def fmt_le(b: float) -> str:
     return repr(float(b))
 
 
-def labels_text(pairs) -> str:
-    """``{a="x",b="y"}`` (empty string when no labels)."""
-    if not pairs:
-        return ""
-    return "{" + ",".join(f'{k}="{escape_label(v)}"' for k, v in pairs) + "}"
-
-
 def header(spec: MetricSpec) -> str:
     help_ = spec.help.replace("\\", "\\\\").replace("\n", "\\n")
     return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
 
 
-def labelled(name: str, label: str, d: dict) -> str:
-    return "".join(f'{name}{{{label}="{escape_label(k)}"}} {d[k]}\n' for k in sorted(d))
+def group_label(group: str) -> str:
+    """``group="<name>"``: the first label of every family of a group, written once per group and reused."""
+    return f'{GROUP_LABEL}="{escape_label(group)}"'
+
+
+class Family:
+    """Writes the sample lines of one family: ``name{label="value",...} value``, with the spec's name and labels.
+
+    Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`) standing
+    for the spec's first label. Values are formatted with :func:`fmt_value`. The renderers write hundreds of
+    thousands of lines: the text between the values is made once from the spec (:meth:`pieces`).
+    """
+
+    __slots__ = ("spec", "name", "_open", "_key", "_pieces", "_pieces_after_fixed")
+
+    def __init__(self, spec: MetricSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self._open = spec.name + "{"
+        labels = spec.labels
+        self._key = f'{labels[0]}="' if labels else ""
+        if not labels:
+            self._pieces = self._pieces_after_fixed = (" ",)
+        else:
+            self._pieces = tuple([f'{{{labels[0]}="'] + [f'",{label}="' for label in labels[1:]] + ['"} '])
+            after = [f',{labels[1]}="'] + [f'",{label}="' for label in labels[2:]] if len(labels) > 1 else []
+            self._pieces_after_fixed = tuple(["{", *after, '"} ' if after else "} "])
+
+    def pieces(self, fixed: bool) -> tuple[str, ...]:
+        """The text around the label values of a line, from ``{`` to ``} ``: one more piece than values. With
+        ``fixed`` the first value is label text already written (it stands for the first label)."""
+        return self._pieces_after_fixed if fixed else self._pieces
+
+    def plain(self, value) -> str:
+        """The line of a family without labels."""
+        return f"{self.name} {value if type(value) is int else fmt_value(value)}\n"
+
+    def of_group(self, fixed: str, value) -> str:
+        """The line of a group's family whose only label is the group."""
+        return f"{self._open}{fixed}}} {value if type(value) is int else fmt_value(value)}\n"
+
+    def after_fixed(self, values: tuple) -> str:
+        """The labels after the first (given as text): ``,label="value",...} `` (a renderer may cache it)."""
+        pieces = self._pieces_after_fixed
+        if len(values) == 1:
+            return f"{pieces[1]}{escape_label(values[0])}{pieces[2]}"
+        return "".join([x for pair in zip(pieces[1:], map(escape_label, values)) for x in pair]) + pieces[-1]
+
+    def line(self, fixed: str, values: tuple, value) -> str:
+        """A group's line: ``fixed`` stands for the first label, ``values`` are the next ones."""
+        return f"{self._open}{fixed}{self.after_fixed(values)}{value if type(value) is int else fmt_value(value)}\n"
+
+    def by_label(self, counts: Mapping) -> str:
+        """The lines of a one-label family from ``{label value: value}``, sorted by label value."""
+        key, name = self._key, self.name
+        return "".join(f'{name}{{{key}{escape_label(k)}"}} {counts[k]}\n' for k in sorted(counts))
 
 
 class Histogram:
@@ -72,7 +126,8 @@ class Histogram:
         self.count += 1
 
     def lines(self, name: str, label_prefix: str) -> list[str]:
-        """``label_prefix`` is the text inside the braces before ``le`` (may be empty)."""
+        """The ``_bucket``/``_count``/``_sum`` lines of family ``name`` (a spec's name); ``label_prefix`` is the text
+        inside the braces before ``le`` (may be empty)."""
         out = []
         sep = "," if label_prefix else ""
         acc = 0

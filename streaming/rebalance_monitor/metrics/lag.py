@@ -151,6 +151,16 @@ class EndOffsetTable:
         key = (topic, partition)
         return time_lag_s(self.samples.get(key), self.ends.get(key), committed, now_ms)
 
+    def lag_sum(self, committed: dict[tuple[str, int], int]) -> int | None:
+        """The offset lag summed over the partitions of ``committed`` with a known end; None when none is known."""
+        total = None
+        ends = self.ends
+        for key, c in committed.items():
+            lag = offset_lag(ends.get(key), c)
+            if lag is not None:
+                total = lag if total is None else total + lag
+        return total
+
     def drop(self, key: tuple[str, int]) -> None:
         self.ends.pop(key, None)
         self.samples.pop(key, None)

@@ -2,7 +2,7 @@
 
 At "partition" (the default) the exporter writes one series per group, topic and partition of
 ``kafka_consumergroup_lag`` and ``kafka_consumergroup_committed_offset``, and one per partition of
-``kafka_topic_partition_end_offset`` (``updater.py`` renders those). At "topic" the ``partition`` label is summed
+``kafka_topic_partition_end_offset`` (``render.py`` writes those). At "topic" the ``partition`` label is summed
 away, at "group" the ``topic`` label too: which labels stay is the catalogue's
 (:meth:`~rebalance_monitor.metrics.catalogue.MetricSpec.labels_at`), this module only adds the values up.
 
@@ -19,12 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .catalogue import LAG_GRANULARITIES, MetricSpec, by_name
+from .catalogue import COMMITTED_OFFSET as COMMITTED, END_OFFSET, LAG, LAG_GRANULARITIES, MetricSpec
 from .exposition import escape_label
-
-LAG = by_name("kafka_consumergroup_lag")
-COMMITTED = by_name("kafka_consumergroup_committed_offset")
-END_OFFSET = by_name("kafka_topic_partition_end_offset")
 
 Key = tuple  # (topic, partition)
 

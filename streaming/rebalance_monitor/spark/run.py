@@ -38,14 +38,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     if cfg.exporter.enabled:
         from ..metrics.exporter import ExporterSettings, MetricsExporter
 
-        settings = ExporterSettings(
-            host=cfg.exporter.host, port=cfg.exporter.port, tls_cert_file=cfg.exporter.tls_cert_file,
-            tls_key_file=cfg.exporter.tls_key_file, basic_auth_user=cfg.exporter.basic_auth_user,
-            basic_auth_password=cfg.exporter.basic_auth_password, max_groups=cfg.groups.max_groups,
-            group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
-            idle_group_ttl_s=int(cfg.exporter.idle_group_ttl) / 1000.0,
-            ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
-        exporter = MetricsExporter(settings)
+        exporter = MetricsExporter(ExporterSettings.from_config(cfg))
         updater = exporter.updater
     job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
     if exporter is not None:

@@ -1,0 +1,210 @@
+"""The lines of a consumer group's families (and of the topics' end offsets), written through the catalogue's specs.
+
+One renderer per family group, like KMinion's ``collect_*.go`` (``redpanda-data/kminion``, ``prometheus/``):
+
+* :func:`rebalance_lines`: rebalances, generations, their duration, the latest generation and its assignment;
+* :func:`state_lines`: state, members, protocol, rebalance in progress, coordinator;
+* :func:`liveness_lines`: member timeouts, heartbeat gaps, storms;
+* :func:`lag_lines` and :func:`committed_lines`: the per-partition offsets, lag sum and time lag (the hot path:
+  the per-partition label text is cached); :func:`end_offset_lines`: a topic's log-end offsets.
+
+Each returns or fills ``{family name: text}``; the families' order is the catalogue's, kept by ``body.py``. A
+group's lines are cached in its :class:`GroupLines` until its series marks them stale.
+"""
+from __future__ import annotations
+
+from ..core.group import STATES
+from .catalogue import (
+    ASSIGNMENT_IMBALANCE, COMMITTED_OFFSET, COORDINATOR_INFO, END_OFFSET, GENERATION, GENERATIONS, HEARTBEAT_GAP_RATIO,
+    LAG, LAG_SECONDS, LAG_SUM, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, LAST_REBALANCE_TS, MEMBER_TIMEOUTS,
+    MEMBERS, MISMATCHED_PARTITIONS, NEEDLESS_MOVES, PARTITIONS_MOVED, PROTOCOL_INFO, REBALANCE_DURATION,
+    REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
+)
+from . import lag_levels
+from .exposition import Family, escape_label
+from .lag import EndOffsetTable
+from .series import GroupSeries
+
+_REBALANCES, _GENERATIONS, _PARTITIONS_MOVED = Family(REBALANCES), Family(GENERATIONS), Family(PARTITIONS_MOVED)
+_GENERATION, _LAST_REBALANCE_TS = Family(GENERATION), Family(LAST_REBALANCE_TS)
+_ASSIGNMENT = tuple((Family(spec), field) for spec, field in (
+    (MISMATCHED_PARTITIONS, "mismatched"), (UNASSIGNED_PARTITIONS, "unassigned"),
+    (ASSIGNMENT_IMBALANCE, "imbalance"), (NEEDLESS_MOVES, "needless_moves")))
+_LAG_AT_START, _LAST_START_TS = Family(LAG_SUM_AT_REBALANCE_START), Family(LAST_REBALANCE_START_TS)
+_STATE, _MEMBERS, _PROTOCOL = Family(STATE), Family(MEMBERS), Family(PROTOCOL_INFO)
+_IN_PROGRESS, _COORDINATOR = Family(REBALANCE_IN_PROGRESS), Family(COORDINATOR_INFO)
+_STATE_OPEN, _STATES = STATE.name + "{", tuple((st, _STATE.after_fixed((st,))) for st in STATES)
+_TIMEOUTS, _GAP_RATIO = Family(MEMBER_TIMEOUTS), Family(HEARTBEAT_GAP_RATIO)
+_STORM, _STORMS, _STORM_PATTERN = Family(STORM), Family(STORMS), Family(STORM_PATTERN)
+_LAG, _LAG_SUM, _LAG_SECONDS = Family(LAG), Family(LAG_SUM), Family(LAG_SECONDS)
+_END_OFFSET = Family(END_OFFSET)
+
+# The per-partition families are the hot path (one line per group and partition): a partition's label text is
+# written once, from the pieces of the spec, and cached; lag and committed offset lines share it.
+assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 3, "group, topic, partition"
+_PARTITION = _LAG.pieces(fixed=True)                       # {<group>,topic="<t>",partition="<p>"}
+_TOPIC_PARTITION = tuple([END_OFFSET.name + _END_OFFSET.pieces(fixed=False)[0],
+                          *_END_OFFSET.pieces(fixed=False)[1:]])   # name{topic="<t>",partition="<p>"}
+assert len(_TOPIC_PARTITION) == 3, "topic, partition"
+
+META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, GENERATION, LAST_REBALANCE_TS,
+                 MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
+                 LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
+                 REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, STORM, STORMS,
+                 STORM_PATTERN)
+LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
+
+
+class GroupLines:
+    """The cached lines of one group: ``meta`` and ``lag`` ({family name: text}), ``committed`` (text), and the
+    group's partitions sorted with their label text."""
+
+    __slots__ = ("meta", "lag", "committed", "keys", "prefix")
+
+    def __init__(self) -> None:
+        self.meta: dict[str, str] = {}
+        self.lag: dict[str, str] = {}
+        self.committed = ""
+        self.keys: list[tuple[str, int]] = []
+        self.prefix: dict[tuple[str, int], str] = {}
+
+
+# ---- rebalances and generations -----------------------------------------------------------------------------
+def rebalance_lines(s: GroupSeries, f: dict[str, str]) -> None:
+    g = s.label
+    if s.rebalances:
+        f[REBALANCES.name] = "".join(_REBALANCES.line(g, (c,), s.rebalances[c]) for c in sorted(s.rebalances))
+    if s.generations_total or s.generation is not None:
+        f[GENERATIONS.name] = _GENERATIONS.of_group(g, s.generations_total)
+        f[REBALANCE_DURATION.name] = "".join(s.duration.lines(REBALANCE_DURATION.name, g))
+        f[PARTITIONS_MOVED.name] = _PARTITIONS_MOVED.of_group(g, s.partitions_moved_total)
+    if s.generation is not None:
+        f[GENERATION.name] = _GENERATION.of_group(g, s.generation)
+    if s.last_rebalance_ts is not None:
+        f[LAST_REBALANCE_TS.name] = _LAST_REBALANCE_TS.of_group(g, s.last_rebalance_ts)
+    for fam, field in _ASSIGNMENT:
+        v = getattr(s, field)
+        if v is not None:
+            f[fam.name] = fam.of_group(g, v)
+    if s.lag_at_rebalance_start is not None:
+        f[LAG_SUM_AT_REBALANCE_START.name] = _LAG_AT_START.of_group(g, s.lag_at_rebalance_start)
+    if s.last_rebalance_start_ts is not None:
+        f[LAST_REBALANCE_START_TS.name] = _LAST_START_TS.of_group(g, s.last_rebalance_start_ts)
+
+
+# ---- state, membership, coordinator -------------------------------------------------------------------------
+def state_lines(s: GroupSeries, f: dict[str, str]) -> None:
+    g = s.label
+    if s.state is not None:
+        f[STATE.name] = "".join([f"{_STATE_OPEN}{g}{text}{1 if st == s.state else 0}\n" for st, text in _STATES])
+    if s.members is not None:
+        f[MEMBERS.name] = _MEMBERS.of_group(g, s.members)
+    if s.protocol:
+        f[PROTOCOL_INFO.name] = _PROTOCOL.line(g, (s.protocol,), 1)
+    if s.in_progress is not None:
+        f[REBALANCE_IN_PROGRESS.name] = _IN_PROGRESS.of_group(g, s.in_progress)
+    if s.coordinator is not None:
+        part, broker = s.coordinator
+        f[COORDINATOR_INFO.name] = _COORDINATOR.line(g, (part, "" if broker is None else broker), 1)
+
+
+# ---- members' liveness and storms ---------------------------------------------------------------------------
+def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
+    g = s.label
+    if s.member_timeouts:
+        f[MEMBER_TIMEOUTS.name] = "".join(_TIMEOUTS.line(g, k, s.member_timeouts[k]) for k in sorted(s.member_timeouts))
+    if s.heartbeat_gap_ratio is not None:
+        f[HEARTBEAT_GAP_RATIO.name] = _GAP_RATIO.of_group(g, s.heartbeat_gap_ratio)
+    if s.storm is not None or s.storms_total:
+        f[STORM.name] = _STORM.of_group(g, s.storm or 0)
+        f[STORMS.name] = _STORMS.of_group(g, s.storms_total)
+    if s.storm_pattern is not None:
+        f[STORM_PATTERN.name] = _STORM_PATTERN.line(g, (s.storm_pattern,), s.storm or 0)
+
+
+def meta_lines(s: GroupSeries) -> dict[str, str]:
+    """Every family of the group but its offsets."""
+    f: dict[str, str] = {}
+    rebalance_lines(s, f)
+    state_lines(s, f)
+    liveness_lines(s, f)
+    return f
+
+
+# ---- offsets and lag ----------------------------------------------------------------------------------------
+def sorted_keys(s: GroupSeries, lines: GroupLines) -> list[tuple[str, int]]:
+    """The group's partitions, sorted, each with its label text cached (after a commit on a new partition)."""
+    if s.new_keys:
+        s.new_keys = False
+        lines.keys = sorted(s.committed)
+        pref = lines.prefix
+        head = _PARTITION[0] + s.label + _PARTITION[1]
+        mid, tail = _PARTITION[2], _PARTITION[3]
+        for key in lines.keys:
+            if key not in pref:
+                t, p = key
+                pref[key] = f"{head}{escape_label(t)}{mid}{p if type(p) is int else escape_label(p)}{tail}"
+    return lines.keys
+
+
+def committed_lines(s: GroupSeries, lines: GroupLines, granularity: str) -> str:
+    if granularity != "partition":
+        return lag_levels.committed_lines(s.label, s.committed, granularity)
+    pref, com, name = lines.prefix, s.committed, COMMITTED_OFFSET.name
+    return "".join([f"{name}{pref[k]}{com[k]}\n" for k in sorted_keys(s, lines)])
+
+
+def lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: int,
+              granularity: str) -> dict[str, str]:
+    """Lag lines (lag_levels.py sums them at a coarser granularity), the lag sum and the time lag, which follows
+    lag.PartitionSamples.produce_time_ms (inlined: the hot path)."""
+    keys = sorted_keys(s, lines)
+    pref, com, name = lines.prefix, s.committed, LAG.name
+    end_get, samples_get = ends.ends.get, ends.samples.get
+    out_lines: list[str] | None = [] if granularity == "partition" else None
+    total = 0
+    known = False
+    oldest = None            # earliest produce time of an unconsumed record over the partitions
+    time_unknown = False
+    for k in keys:
+        e = end_get(k)
+        if e is None:
+            continue
+        known = True
+        c = com[k]
+        if e <= c:
+            if out_lines is not None:
+                out_lines.append(f"{name}{pref[k]}0\n")
+            continue
+        if out_lines is not None:
+            out_lines.append(f"{name}{pref[k]}{e - c}\n")
+        total += e - c
+        if time_unknown:
+            continue
+        sample = samples_get(k)
+        t = sample.produce_time_ms(c) if sample is not None else None
+        if t is None:
+            time_unknown = True          # a lagging partition of unknown age: the max is unknown too
+        elif oldest is None or t < oldest:
+            oldest = t
+    g = s.label
+    out = {name: "".join(out_lines) if out_lines is not None else
+           lag_levels.lag_lines(g, com, ends.ends, granularity)}
+    if known:
+        out[LAG_SUM.name] = _LAG_SUM.of_group(g, total)
+        if not time_unknown:
+            worst = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
+            out[LAG_SECONDS.name] = _LAG_SECONDS.of_group(g, worst)
+    return out
+
+
+def end_offset_lines(keys: list[tuple[str, int]], ends: dict, prefix: dict, granularity: str) -> str:
+    """One topic's end-offset lines; ``keys`` its partitions, sorted; ``prefix`` caches the start of each line."""
+    if granularity != "partition":
+        return lag_levels.end_offset_lines(keys, ends, granularity)
+    head, mid, tail = _TOPIC_PARTITION
+    for k in keys:
+        if k not in prefix:
+            t, p = k
+            prefix[k] = f"{head}{escape_label(t)}{mid}{p if type(p) is int else escape_label(p)}{tail}"
+    return "".join([f"{prefix[k]}{ends[k]}\n" for k in keys])
