@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.group import COMPLETING, EMPTY, PREPARING, STABLE, STATES
+from ..core.vocabulary import REBALANCING_STATES, GroupState, RecordKind
 from .lag import EndOffsetTable
 from .series import GroupSeries
 
-REBALANCING_STATES = (PREPARING, COMPLETING)
-
-END_OFFSETS = "end_offsets"          # cluster-wide: apply_end_offsets
-GROUP_DELETED = "group_deleted"      # drops the group's series
+STATES = tuple(GroupState)
+END_OFFSETS = RecordKind.END_OFFSETS          # cluster-wide: apply_end_offsets
+GROUP_DELETED = RecordKind.GROUP_DELETED      # drops the group's series
 
 
 def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
@@ -65,7 +64,7 @@ def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
         s.last_rebalance_start_ts = started / 1000.0
     s.in_progress = 0
     if not s.has_status:
-        s.state = STABLE if members else (EMPTY if isinstance(members, list) else s.state)
+        s.state = GroupState.STABLE if members else (GroupState.EMPTY if isinstance(members, list) else s.state)
 
 
 def _snapshot_rebalance_start(s: GroupSeries, started_ms, ends: EndOffsetTable) -> None:
@@ -86,7 +85,7 @@ def apply_rebalance_started(s: GroupSeries, r: dict, ends: EndOffsetTable) -> No
     _snapshot_rebalance_start(s, started, ends)
     s.in_progress = 1
     if not s.has_status:
-        s.state = PREPARING
+        s.state = GroupState.PREPARING
 
 
 def apply_member_timeout(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
@@ -202,11 +201,11 @@ def apply_end_offsets(ends: EndOffsetTable, r: dict, now_ms: int) -> set[str]:
 
 
 APPLY: dict[str, Callable[[GroupSeries, dict, EndOffsetTable], object]] = {
-    "generation": apply_generation,
-    "rebalance_started": apply_rebalance_started,
-    "member_timeout": apply_member_timeout,
-    "storm": apply_storm,
-    "group_status": apply_group_status,
-    "coordinator": apply_coordinator,
-    "offsets_committed": apply_offsets_committed,
+    RecordKind.GENERATION: apply_generation,
+    RecordKind.REBALANCE_STARTED: apply_rebalance_started,
+    RecordKind.MEMBER_TIMEOUT: apply_member_timeout,
+    RecordKind.STORM: apply_storm,
+    RecordKind.GROUP_STATUS: apply_group_status,
+    RecordKind.COORDINATOR: apply_coordinator,
+    RecordKind.OFFSETS_COMMITTED: apply_offsets_committed,
 }
