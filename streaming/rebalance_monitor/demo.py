@@ -105,7 +105,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from .metrics.exporter import ExporterSettings, MetricsExporter
     from .spark.job import MonitorJob
     from .metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
-    from .testing.broker import Broker, free_port
+    from .testing.broker import Broker
+    from .testing.processes import free_port
     from .testing.kafka_install import KAFKA_VERSION
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
