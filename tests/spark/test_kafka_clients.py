@@ -135,7 +135,7 @@ def test_missing_bootstrap_is_an_error():
         kc.kafka_python_config({"bootstrap": "h:1", "bogus": 1})
 
 
-def test_source_logs_no_secret(caplog):
+def test_source_logs_no_secret(caplog, monkeypatch):
     """The reader announces its client and options; the password must not be in the log text."""
     options = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "client": "kafka-python",
                "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
@@ -143,15 +143,12 @@ def test_source_logs_no_secret(caplog):
     reader = KafkaStreamReader(options)
     caplog.set_level(logging.DEBUG)
     reader._announced = False
-    # Only the announcement, not the connection: replace the client opener by a stub that fails.
-    import rebalance_monitor.spark.kafka_source as ks
-    original = ks.open_meta
-    ks.open_meta = lambda opts, client: (_ for _ in ()).throw(ConnectionError("not connecting in a unit test"))
-    try:
-        with pytest.raises(ConnectionError):
-            reader.meta
-    finally:
-        ks.open_meta = original
+    # Only the announcement, not the connection: replace the reader's client opener by a stub that fails.
+    import rebalance_monitor.spark.kafka_source.datasource as reader_module
+    monkeypatch.setattr(reader_module, "open_meta",
+                        lambda opts, client: (_ for _ in ()).throw(ConnectionError("not connecting in a unit test")))
+    with pytest.raises(ConnectionError):
+        reader.meta
     text = caplog.text
     assert "kafka-python" in text and "monitor" in text
     assert SECRET not in text and kc.REDACTED in text

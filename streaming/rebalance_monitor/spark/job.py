@@ -22,6 +22,7 @@ from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .kafka_clients import kafka_settings
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
+from .sources import is_decoded, kafka_stream
 
 log = logging.getLogger("rebalance_monitor.job")
 
@@ -124,8 +125,6 @@ class MonitorJob:
         topic's batch may run ahead of another's in time, and a group's events from the slower topic are then
         late). `flush_to_ms`: every group's clock is at least there. `drain`: in the batch after the one that
         read the input, every group moves to the input's highest event time (`run_once`)."""
-        from .kafka_source import is_decoded, kafka_stream
-
         spark = self._session()
         cfg = self.cfg
         options = source_options(cfg)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import kafka_clients
+from .kafka_source.options import resolve_client
 
 PROBE_TIMEOUT_S = 10.0
 # librdkafka's summary of the others ("1/1 brokers are down"): the error that caused it says more
@@ -25,8 +26,6 @@ _SUMMARY_ERRORS = ("_ALL_BROKERS_DOWN",)
 def probe(settings: Mapping[str, Any], client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
     """None when a broker of ``settings["bootstrap"]`` answered a metadata request within ``timeout_s``; else
     the client's error (one line)."""
-    from .kafka_source import resolve_client
-
     try:
         chosen, _ = resolve_client(client)
     except ImportError as exc:

@@ -21,7 +21,7 @@ import time
 from ..config import MonitorConfig, redacted
 from .job import MonitorJob, kafka_settings
 from .kafka_reach import Backoff, KafkaReach, one_line
-from .kafka_source import ConnectorMissing
+from .sources import ConnectorMissing
 
 log = logging.getLogger("rebalance_monitor.job")
 
