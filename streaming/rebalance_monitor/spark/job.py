@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from ..config import MonitorConfig, jar_files
 from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
-from .kafka_clients import kafka_settings
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream
 
@@ -46,23 +45,16 @@ def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
 
 
 def source_options(cfg: MonitorConfig) -> dict:
-    s = kafka_settings(cfg)
-    opts = {
-        "kafka.bootstrap.servers": s["bootstrap"],
+    """The options of the job's Kafka input (spark/sources.py): the connection's ``kafka.*`` options, the topics
+    and where to start, the records per trigger, the Python source's client."""
+    return {
+        **cfg.kafka.connection().java_options(),
         "subscribe": ",".join(topic_sources(cfg)),
         "startingOffsets": cfg.kafka.starting_offsets,
         "maxOffsetsPerTrigger": str(cfg.kafka.max_offsets_per_trigger),
         "failOnDataLoss": "false",
         "client": cfg.kafka.client,
-        "kafka.security.protocol": s["security_protocol"],
     }
-    for neutral, option in (("sasl_mechanism", "kafka.sasl.mechanism"), ("sasl_username", "kafka.sasl.username"),
-                            ("sasl_password", "kafka.sasl.password"), ("ssl_cafile", "kafka.ssl.cafile"),
-                            ("ssl_certfile", "kafka.ssl.certfile"), ("ssl_keyfile", "kafka.ssl.keyfile"),
-                            ("ssl_key_password", "kafka.ssl.key.password")):
-        if neutral in s:
-            opts[option] = s[neutral]
-    return opts
 
 
 @dataclass
@@ -142,7 +134,7 @@ class MonitorJob:
             spec = decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
             if spec not in (CLUSTER, NONE):  # a file: read here, the workers need not see it
                 decode["topic_id_names"] = load_file(spec)
-            topic_ids = (spec, kafka_settings(cfg) if spec == CLUSTER else decode.get("topic_id_names"))
+            topic_ids = (spec, cfg.kafka.connection() if spec == CLUSTER else decode.get("topic_id_names"))
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
@@ -172,7 +164,7 @@ class MonitorJob:
         log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
-                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
+                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection())
         interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
         writer = (out.writeStream.foreachBatch(self._process_batch)
                   .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
@@ -199,7 +191,7 @@ class MonitorJob:
             return False
         writer = None
         try:
-            writer = KafkaTopicWriter(topics[0], kafka_settings(cfg))
+            writer = KafkaTopicWriter(topics[0], cfg.kafka.connection())
             writer.send([(WAKE_KEY.decode(), "")], timeout_s=timeout_s)
             return True
         except Exception as exc:  # noqa: BLE001 - the first real record wakes the query instead

@@ -19,7 +19,7 @@ import threading
 import time
 
 from ..config import MonitorConfig, redacted
-from .job import MonitorJob, kafka_settings
+from .job import MonitorJob
 from .kafka_reach import Backoff, KafkaReach, one_line
 from .sources import ConnectorMissing
 
@@ -62,7 +62,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
         signal.signal(signal.SIGINT, _on_signal)
 
     _handle_signals()
-    reach = KafkaReach(kafka_settings(cfg), cfg.kafka.client)
+    reach = KafkaReach(cfg.kafka.connection(), cfg.kafka.client)
     cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
     code = 0
     backoff = Backoff()
@@ -176,10 +176,9 @@ def _log_progress(query, job: MonitorJob) -> None:
 
 def _start_lag_poller(cfg: MonitorConfig, updater):
     from ..metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
-    from .kafka_clients import kafka_python_config
 
     try:
-        conf = kafka_python_config(kafka_settings(cfg))
+        conf = cfg.kafka.connection().kafka_python()
         bootstrap = conf.pop("bootstrap_servers")
         conf.pop("client_id", None)
         poller = BrokerOffsetsPoller(updater, BrokerOffsets(bootstrap, **conf),

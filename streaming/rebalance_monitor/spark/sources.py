@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
-from . import kafka_clients
+from ..kafka_connection import KafkaConnection, redacted
 from .jvm import kafka_connector_available
 from .kafka_source.datasource import KafkaDataSource
 from .kafka_source.options import FORMAT, resolve_client
@@ -54,18 +54,25 @@ def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
                 "spark.jars_dir, or give spark-submit --jars/--packages "
                 "org.apache.spark:spark-sql-kafka-0-10_2.13:<Spark version>; allowed values: auto, spark, python")
     if use_spark:
-        settings, extra = kafka_clients.settings_from_options(options)
-        java = kafka_clients.java_config(settings, extra)
-        spark_opts = {k: str(v) for k, v in options.items()
-                      if not str(k).lower().startswith("kafka.") and str(k).lower() not in _SPARK_ONLY_OPTIONS_DROPPED}
-        spark_opts.update({f"kafka.{k}": v for k, v in java.items()})
-        log.info("Kafka source: format 'kafka' (%s); options %s", why, kafka_clients.redacted(spark_opts))
+        spark_opts = spark_connector_options(options)
+        log.info("Kafka source: format 'kafka' (%s); options %s", why, redacted(spark_opts))
         return spark.readStream.format("kafka").options(**spark_opts).load()
     lowered = {str(k).lower(): v for k, v in options.items()}
     client, reason = resolve_client(str(lowered.get("client", "auto")))
     log.info("Kafka source: format %r (%s), %s client (%s); options %s", FORMAT, why, client, reason,
-             kafka_clients.redacted(dict(options)))
+             redacted(dict(options)))
     return spark.readStream.format(FORMAT).options(**{k: str(v) for k, v in options.items()}).load()
+
+
+def spark_connector_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """What Spark's connector is given of `options`: its own options, and the connection's Java client properties
+    (`KafkaConnection.java`: the ``kafka.*`` options in any spelling read back, then spoken in Java's); the Python
+    source's own options are left out."""
+    java = KafkaConnection.from_options(options).java()
+    spark_opts = {k: str(v) for k, v in options.items()
+                  if not str(k).lower().startswith("kafka.") and str(k).lower() not in _SPARK_ONLY_OPTIONS_DROPPED}
+    spark_opts.update({f"kafka.{k}": v for k, v in java.items()})
+    return spark_opts
 
 
 def is_decoded(df) -> bool:

@@ -8,7 +8,8 @@ so a user whose Spark lacks the spark-sql-kafka jar can still run the job. Offse
 Options (names are case-insensitive):
 
 - ``kafka.bootstrap.servers`` (required) and any other ``kafka.*`` client option, in Java, librdkafka or
-  kafka-python spelling; security settings are mapped between the clients (see `kafka_clients`).
+  kafka-python spelling; security settings are mapped between the clients (`KafkaConnection.from_options`,
+  kafka_connection.py).
 - exactly one of ``subscribe`` (comma list), ``subscribePattern`` (regex, full match; topics starting
   with ``__`` only when the pattern does too) or ``assign`` (JSON ``{"topic": [0, 1]}``).
 - ``startingOffsets``: ``earliest``, ``latest`` (default) or JSON ``{"t": {"0": 23}}`` (-2 earliest,

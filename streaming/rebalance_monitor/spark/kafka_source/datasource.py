@@ -14,8 +14,6 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from rebalance_monitor.spark import kafka_clients
-
 from ..decode_stage import DECODED_SCHEMA, make_record_decoder
 from .columns import output_schema
 from .metadata import Metadata, open_meta
@@ -64,8 +62,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._meta is None:
             if not self._announced:
                 log.info("rmkafka: reading %s with the %s client (%s); options %s", self.opts.subscription(),
-                         self.client, self.client_reason,
-                         kafka_clients.redacted({**self.opts.settings, **self.opts.extra}))
+                         self.client, self.client_reason, self.opts.connection.redacted())
                 self._announced = True
             self._meta = open_meta(self.opts, self.client)
         return self._meta
@@ -151,7 +148,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return read_range(self.opts, self.client, partition)
         # decode where the records are read: the JVM then carries a row per group, not a row per record
         spec = d.get("topic_ids")  # kafka.topic_ids: `cluster` is the cluster read, a file came as its content
-        topic_ids = None if not spec else (spec, self.opts.settings if spec == "cluster" else d.get("topic_id_names"))
+        topic_ids = None if not spec else (spec, self.opts.connection if spec == "cluster" else d.get("topic_id_names"))
         decode = make_record_decoder(d["topics"], int(d.get("max_bytes", 1 << 20)),
                                      int(d.get("max_future_ms", 3_600_000)), int(d.get("pack_records", PACK_RECORDS)),
                                      d.get("groups"), int(d.get("shards", 50)), topic_ids)

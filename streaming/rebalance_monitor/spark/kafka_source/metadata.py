@@ -93,7 +93,7 @@ class ConfluentMetadata(Metadata):
         try:
             md = self.admin.list_topics(timeout=30)
         finally:
-            self.admin.poll(0)  # serves the client's log lines (kafka_clients.ClientLog), which else pile up
+            self.admin.poll(0)  # serves the client's log lines (kafka_connection.ClientLog), which else pile up
         return self.selected({t: list(m.partitions) for t, m in md.topics.items() if m.error is None})
 
     def _list(self, tps, spec, attempts: int = 10) -> dict[TP, int]:

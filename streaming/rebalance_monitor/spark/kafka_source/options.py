@@ -1,8 +1,8 @@
 """The Python Kafka source's options (`SourceOptions.parse`) and its choice of Kafka client (`resolve_client`).
 
-Option names are case-insensitive; the package docstring lists them. The Kafka connection (``kafka.*`` options, in
-Java, librdkafka or kafka-python spelling) is read into the neutral settings of `kafka_clients`; every other
-``kafka.*`` option is passed through to the chosen client.
+Option names are case-insensitive; the package docstring lists them. The ``kafka.*`` options, in Java, librdkafka
+or kafka-python spelling, are read into a `KafkaConnection` (kafka_connection.py), whose other client options pass
+through to the chosen client.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from rebalance_monitor.spark import kafka_clients
+from ...kafka_connection import KafkaConnection
 
 FORMAT = "rmkafka"
 CLIENTS = ("auto", "confluent", "kafka-python")
@@ -49,10 +49,9 @@ def truthy(value: Any) -> bool:
 @dataclass
 class SourceOptions:
     """The parsed options of one "rmkafka" reader: what to read, from where, how much per batch, with which
-    client, and the Kafka client settings (`settings`: neutral, `extra`: other ``kafka.*`` options)."""
+    client, and the Kafka connection."""
 
-    settings: dict
-    extra: dict
+    connection: KafkaConnection
     topics: list | None = None
     pattern: str | None = None
     assign: dict | None = None
@@ -71,10 +70,7 @@ class SourceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "SourceOptions":
         opts = {str(k).lower(): v for k, v in options.items()}
-        settings, extra = kafka_clients.settings_from_options(opts)
-        if not settings.get("bootstrap"):
-            raise ValueError("option kafka.bootstrap.servers is required")
-        o = cls(settings=settings, extra=extra)
+        o = cls(connection=KafkaConnection.from_options(opts))
         chosen = [k for k in ("subscribe", "subscribepattern", "assign") if opts.get(k)]
         if len(chosen) != 1:
             raise ValueError("give exactly one of the options subscribe, subscribePattern, assign")
@@ -135,7 +131,7 @@ class SourceOptions:
 
     def confluent_conf(self) -> dict:
         """A confluent-kafka consumer's configuration: never joins its (random) group, never commits."""
-        conf = kafka_clients.confluent_config(self.settings, self.extra)
+        conf = self.connection.confluent()
         conf.setdefault("log.connection.close", False)  # brokers close idle connections: not worth a log line
         conf.setdefault("group.id", f"{self.group_id_prefix}-{uuid.uuid4().hex[:12]}")
         conf["enable.auto.commit"] = False
@@ -144,7 +140,7 @@ class SourceOptions:
 
     def kafka_python_conf(self) -> dict:
         """A kafka-python consumer's configuration: no group, never commits."""
-        conf = kafka_clients.kafka_python_config(self.settings, self.extra)
+        conf = self.connection.kafka_python()
         conf["group_id"] = None
         conf["enable_auto_commit"] = False
         return conf
