@@ -113,6 +113,7 @@ class StormConfig:
 
 @dataclass(frozen=True)
 class GroupsConfig:
+    # regular expressions matched against the whole group name (core/group_filter.py); deny wins over allow
     allow: str | None = regex()
     deny: str | None = regex()
     max_groups: int = 5000
