@@ -35,7 +35,7 @@ def generation(rng: random.Random, group: str, ts: int, gen: int) -> dict:
 
 def write_year(path: str, groups: int, per_day: float, days: int, batches_per_day: int, seed: int = 1) -> int:
     rng = random.Random(seed)
-    sinks = Sinks(path, None, None, None, {})
+    sinks = Sinks(path, None, None, None, None)
     start = int(time.time() * 1000) - days * DAY
     gens = {}
     n = 0

@@ -56,8 +56,9 @@ def main(argv=None) -> int:
         (out / "offsets.jsonl").write_text("\n".join(offsets_dump_lines(
             [r for r in offsets if r[0] is not None and any(g.encode() in r[0] for g in groups)])) + "\n")
         from rebalance_monitor.inputs.topic_ids import cluster_lookup
+        from rebalance_monitor.kafka_connection import KafkaConnection
 
-        ids = {tid: name for tid, name in cluster_lookup({"bootstrap": broker.bootstrap})().items()
+        ids = {tid: name for tid, name in cluster_lookup(KafkaConnection(broker.bootstrap))().items()
                if name in {t["topic"] for t in truth.values()}}
         (out / "topic_ids.json").write_text(json.dumps(ids, indent=1, sort_keys=True) + "\n")
         events = read_topic(broker.bootstrap, "events")

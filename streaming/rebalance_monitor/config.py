@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .config_values import ConfigError, Duration, EnvText, build, choice, regex, secret  # noqa: F401 (ConfigError)
+from .kafka_connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, KafkaConnection
 from .metrics.catalogue import LAG_GRANULARITIES
 
 ENV_PREFIX = "RM__"
@@ -29,8 +30,8 @@ ENV_PREFIX = "RM__"
 # --- the tree -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SecurityConfig:
-    protocol: str = choice("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", default="PLAINTEXT")
-    sasl_mechanism: str | None = choice(None, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", default=None)
+    protocol: str = choice(*SECURITY_PROTOCOLS, default="PLAINTEXT")
+    sasl_mechanism: str | None = choice(None, *SASL_MECHANISMS, default=None)
     sasl_username: str | None = None
     sasl_password: str | None = secret()
     sasl_password_file: str | None = None
@@ -59,6 +60,16 @@ class KafkaConfig:
     max_record_bytes: int = 1 << 20
     max_future_skew: Duration = Duration(3_600_000)
     security: SecurityConfig = field(default_factory=SecurityConfig)
+
+    def connection(self) -> KafkaConnection:
+        """The Kafka connection of these settings (kafka_connection.py): what every Kafka client of the monitor
+        is made from."""
+        sec = self.security
+        return KafkaConnection(
+            bootstrap_servers=self.bootstrap_servers, security_protocol=sec.protocol,
+            sasl_mechanism=sec.sasl_mechanism, sasl_username=sec.sasl_username, sasl_password=sec.sasl_password,
+            ssl_cafile=sec.ssl_cafile, ssl_certfile=sec.ssl_certfile, ssl_keyfile=sec.ssl_keyfile,
+            ssl_key_password=sec.ssl_password)
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,7 @@ class StormConfig:
 
 @dataclass(frozen=True)
 class GroupsConfig:
+    # regular expressions matched against the whole group name (core/group_filter.py); deny wins over allow
     allow: str | None = regex()
     deny: str | None = regex()
     max_groups: int = 5000

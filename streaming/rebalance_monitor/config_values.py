@@ -18,6 +18,8 @@ from dataclasses import MISSING, field, fields, is_dataclass
 
 import yaml
 
+from .core.group_filter import compile_pattern
+
 
 class ConfigError(ValueError):
     pass
@@ -54,6 +56,7 @@ def secret(default=None):
 
 
 def regex(default=None):
+    """A regular expression of group names, matched against the whole name (core/group_filter.py)."""
     return field(default=default, metadata={"regex": True})
 
 
@@ -116,7 +119,7 @@ def convert(key: str, tp, value, f=None):
             raise ConfigError(f"{key}: expected a string, got {_shown(value)}{hint}")
         if meta.get("regex"):
             try:
-                re.compile(value)
+                compile_pattern(value)
             except re.error as exc:
                 raise ConfigError(f"{key}: not a valid regular expression: {exc}") from None
         return str(value)

@@ -69,7 +69,5 @@ def topic_names_for(cfg):
 
     spec = cfg.kafka.topic_ids
     if spec == CLUSTER:
-        from .spark.kafka_clients import kafka_settings
-
-        return resolver_for(spec, kafka_settings(cfg))
+        return resolver_for(spec, cfg.kafka.connection())
     return resolver_for(spec)

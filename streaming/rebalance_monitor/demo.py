@@ -102,11 +102,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         return 2
     from .config import load_config
     from .demo_view import GroupBoard, lag_by_group, render
-    from .metrics.exporter import ExporterSettings, MetricsExporter
-    from .spark.job import MonitorJob
-    from .metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
-    from .testing.broker import Broker, free_port
+    from .spark.run import Monitor
+    from .testing.broker import Broker
     from .testing.kafka_install import KAFKA_VERSION
+    from .testing.processes import free_port
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
     live = live and sys.stdout.isatty()
@@ -119,9 +118,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     def _on_signal(signum, _frame):
         stop.set()
 
-    # installed again once Spark is up: PySpark replaces the SIGINT handler when its context starts
+    # the monitor installs its own (which set `stop` too) once its exporter is up, and again once Spark is
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    broker = exporter = job = prom = poller = None
+    broker = monitor = prom = None
     workload = None
     view = None
     try:
@@ -136,7 +135,6 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         broker.create_topics({events_topic: 1})
         if port == 0 or not _port_free(port):
             port = free_port()
-        exporter = MetricsExporter(ExporterSettings(host="127.0.0.1", port=port)).start()
         cfg = load_config(env={}, overrides={
             "kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": events_topic,
             "kafka.starting_offsets": "earliest", "kafka.connector": "python",
@@ -145,47 +143,46 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "sinks.history.parquet_path": os.path.join(work, "history"),
             "sinks.dead_letter.path": os.path.join(work, "dead-letter"),
             "storm.window": "2m", "storm.min_rebalances": 5,
+            "exporter.host": "127.0.0.1", "exporter.port": port,
+            # lag: committed and log-end offsets from the broker, every few seconds
+            "lag.broker_poll_interval": "3s",
             "spark.local_dir": os.path.join(work, "spark")})
         board = GroupBoard()
-        print(f"starting Spark and the monitor job (metrics at {exporter.url}/metrics)...", flush=True)
-        job = MonitorJob(cfg, updater=exporter.updater, on_records=board.on_records)
-        query = job.start()
-        # lag: committed and log-end offsets from the broker, every few seconds
-        poller = BrokerOffsetsPoller(exporter.updater, BrokerOffsets(broker.bootstrap), interval_s=3.0).start()
-        for s_ in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(s_, _on_signal)
-        if prometheus:
-            prom = _start_prometheus(exporter, work)
-        workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
-                                    name="demo-workload", daemon=True)
-        workload.start()
         deadline = time.monotonic() + duration_s if duration_s else None
-        if view is not None:
-            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                if not query.isActive:
-                    break
-                board.set_lag(lag_by_group(exporter.updater))
+        shown = 0
+
+        def tick() -> None:
+            """While the monitor's query runs: the workload started once, the view or the log lines shown."""
+            nonlocal workload, shown
+            if workload is None:
+                workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
+                                            name="demo-workload", daemon=True)
+                workload.start()
+            if deadline is not None and time.monotonic() >= deadline:
+                stop.set()
+            if view is not None:
+                board.set_lag(lag_by_group(monitor.updater))
                 _fit(view.console)
-                view.update(render(board, exporter.url, phase["now"], log_path))
-                stop.wait(0.5)
-        else:
-            shown = 0
-            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                if not query.isActive:
-                    break
-                with board.lock:
-                    new = board.log[shown - len(board.log):] if shown else list(board.log)
-                    shown = len(board.log)
-                for line in new:
-                    print(line, flush=True)
-                lags = lag_by_group(exporter.updater)
-                board.set_lag(lags)
-                for line in board.lag_changes():
-                    print(line, flush=True)
-                stop.wait(1.0)
-        exc = query.exception() if not query.isActive else None
-        if exc is not None:
-            print(f"the monitor job failed: {exc}", file=sys.stderr)
+                view.update(render(board, monitor.exporter.url, phase["now"], log_path))
+                return
+            with board.lock:
+                new = board.log[shown - len(board.log):] if shown else list(board.log)
+                shown = len(board.log)
+            for line in new:
+                print(line, flush=True)
+            board.set_lag(lag_by_group(monitor.updater))
+            for line in board.lag_changes():
+                print(line, flush=True)
+
+        monitor = Monitor(cfg, on_records=board.on_records, on_tick=tick, stop=stop)
+        monitor.start_exporter()
+        monitor.handle_signals()
+        if prometheus:
+            prom = _start_prometheus(monitor.exporter, work)
+        print(f"starting Spark and the monitor job (metrics at {monitor.exporter.url}/metrics)...", flush=True)
+        code = monitor.serve()
+        if code != 0:
+            print(f"the monitor job failed (exit code {code}); its log: {log_path}", file=sys.stderr)
             return 1
         print(f"demo stopping: {board.generations} generations reconstructed", flush=True)
         return 0
@@ -202,16 +199,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if workload is not None and workload.is_alive():
             print("waiting for the running workload scenario to clean up its consumers...", flush=True)
             workload.join(timeout=120)
-        if poller is not None:
-            poller.stop()
-        if job is not None:
-            job.stop()
-            if job.spark is not None:
-                job.spark.stop()
+        if monitor is not None:
+            monitor.close(stop_spark=True)
         if prom is not None:
             prom.stop()
-        if exporter is not None:
-            exporter.stop()
         if broker is not None:
             broker.stop()
         for s, h in old.items():

@@ -42,7 +42,7 @@ class RedactSecrets(logging.Filter):
 CLIENT_LOGGERS = ("kafka", "py4j")
 # kafka-python's connection layer: an error per connection attempt, several a second while a broker is down. The
 # monitor reports an unreachable Kafka itself, once per back-off step (spark/kafka_reach.py); these lines (and
-# librdkafka's, kafka_clients.ClientLog) are shown with logging.kafka_clients_level: DEBUG.
+# librdkafka's, kafka_connection.ClientLog) are shown with logging.kafka_clients_level: DEBUG.
 CONNECTION_LOGGERS = ("kafka.net",)
 
 

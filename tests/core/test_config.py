@@ -105,6 +105,25 @@ def test_group_filter_and_core_settings():
     assert s.storm_window_ms == 180_000 and s.storm_min_rebalances == 6
 
 
+@pytest.mark.parametrize("pattern", ["([", "a**", "(?i)orders-.*", "(?P<env>prod|dev)-.*", "\\", "orders-[0-9]+"])
+def test_group_patterns_are_checked_as_the_filter_compiles_them(pattern):
+    """groups.allow/deny: the configuration accepts exactly the patterns the filter (core/group_filter.py) can
+    apply, and the filter then matches whole names."""
+    from rebalance_monitor.core.group_filter import GroupFilter
+
+    try:
+        expected = GroupFilter(allow=pattern)
+    except re.error:
+        expected = None
+    if expected is None:
+        with pytest.raises(ConfigError, match="groups.allow: not a valid regular expression"):
+            load_config(env={}, overrides={"groups.allow": pattern})
+    else:
+        keep = load_config(env={}, overrides={"groups.allow": pattern}).group_filter()
+        for name in ("orders-1", "ORDERS-eu", "prod-x", "x-orders-1", "orders-1x", "\\"):
+            assert keep(name) == expected.keeps(name) == (re.fullmatch(pattern, name) is not None)
+
+
 def test_deploy_configs_load(tmp_path):
     paths = sorted((ROOT / "deploy").rglob("monitor*.yaml"))
     assert paths

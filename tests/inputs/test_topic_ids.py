@@ -10,6 +10,7 @@ import time
 import pytest
 
 from rebalance_monitor.inputs.topic_ids import TopicNames, cluster_lookup, kafka_uuid, resolver_for
+from rebalance_monitor.kafka_connection import KafkaConnection
 
 T1, T2 = "5f0e7c1e-8a3b-4c1d-9e2f-0a1b2c3d4e5f", "00000000-0000-0000-0000-000000000001"
 
@@ -96,7 +97,7 @@ def test_kafka_44_assignments_name_topic_ids_that_the_cluster_names(broker, uniq
 
     broker.create_topics({unique: 3})
     records = _kip848_group_records(broker, unique, unique)
-    lookup = cluster_lookup({"bootstrap": broker.bootstrap})
+    lookup = cluster_lookup(KafkaConnection(broker.bootstrap))
     ids = {tid for tid, name in lookup().items() if name == unique}
     assert len(ids) == 1
 

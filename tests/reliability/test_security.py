@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import kafka_settings, source_options
-from rebalance_monitor.spark.kafka_clients import confluent_config, kafka_python_config
+from rebalance_monitor.kafka_connection import KafkaConnection, parse_jaas
+from rebalance_monitor.spark.job import source_options
+from rebalance_monitor.spark.sources import spark_connector_options
 from rebalance_monitor.spark.sinks import batch_file, safe_dir
-from rebalance_monitor.testing.broker import free_port
+from rebalance_monitor.testing.processes import free_port
 
 SECRET = "hunter2-S3CRET-do-not-log"
 
@@ -31,15 +32,20 @@ def sasl_cfg(mechanism="SCRAM-SHA-512", protocol="SASL_SSL", **extra):
                                                 ("SCRAM-SHA-512", "SASL_SSL")])
 def test_sasl_and_ssl_settings_reach_every_client_config(mechanism, protocol):
     cfg = sasl_cfg(mechanism, protocol)
-    neutral = kafka_settings(cfg)
-    # the source (both clients), the sinks' producers and the lag poller all build from these settings
+    conn = cfg.kafka.connection()
+    # the source (both clients, and Spark's connector), the sinks' producers, the lag poller, the Kafka probe and the
+    # history reader all build from this connection
     opts = source_options(cfg)
     assert opts["kafka.security.protocol"] == protocol and opts["kafka.sasl.mechanism"] == mechanism
-    assert opts["kafka.sasl.password"] == SECRET
-    c = confluent_config(neutral)
+    assert parse_jaas(opts["kafka.sasl.jaas.config"]) == ("monitor", SECRET)
+    assert KafkaConnection.from_options(opts) == conn  # what the Python source reads
+    java = spark_connector_options(opts)  # what Spark's connector reads
+    assert java["kafka.security.protocol"] == protocol and java["kafka.sasl.jaas.config"] == opts["kafka.sasl.jaas.config"]
+    assert java["kafka.ssl.truststore.location"] == "/etc/ca.pem"
+    c = conn.confluent()
     assert c["security.protocol"] == protocol and c["sasl.mechanism"] == mechanism
     assert c["sasl.username"] == "monitor" and c["sasl.password"] == SECRET and c["ssl.ca.location"] == "/etc/ca.pem"
-    k = kafka_python_config(neutral)
+    k = conn.kafka_python()
     assert k["security_protocol"] == protocol and k["sasl_mechanism"] == mechanism
     assert k["sasl_plain_username"] == "monitor" and k["sasl_plain_password"] == SECRET
     assert k["ssl_cafile"] == "/etc/ca.pem"

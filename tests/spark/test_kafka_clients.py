@@ -1,33 +1,37 @@
-"""Client-config helpers: one neutral settings dict -> kafka-python, librdkafka and Java spellings."""
+"""One Kafka connection (kafka_connection.py) -> kafka-python, librdkafka and Java spellings; the Python source's
+options and offset arithmetic."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from rebalance_monitor.spark import kafka_clients as kc
+from rebalance_monitor import kafka_connection as kc
+from rebalance_monitor.kafka_connection import KafkaConnection
+from rebalance_monitor.spark.sources import spark_connector_options
 from rebalance_monitor.spark.kafka_source import (KafkaStreamReader, SourceOptions, from_json_offsets,
                                                   plan_ranges, rate_limit, to_json_offsets)
 
 SECRET = "s3cr3t-Pa55word"
 
-NEUTRAL = {
-    "bootstrap": "127.0.0.1:9092",
-    "security_protocol": "SASL_SSL",
-    "sasl_mechanism": "SCRAM-SHA-512",
-    "sasl_username": "monitor",
-    "sasl_password": SECRET,
-    "ssl_cafile": "/etc/kafka/ca.pem",
-    "ssl_certfile": "/etc/kafka/client.pem",
-    "ssl_keyfile": "/etc/kafka/client.key",
-    "ssl_key_password": "keypass-" + SECRET,
-    "client_id": "rebalance-monitor",
-}
+NEUTRAL = KafkaConnection(
+    bootstrap_servers="127.0.0.1:9092",
+    security_protocol="SASL_SSL",
+    sasl_mechanism="SCRAM-SHA-512",
+    sasl_username="monitor",
+    sasl_password=SECRET,
+    ssl_cafile="/etc/kafka/ca.pem",
+    ssl_certfile="/etc/kafka/client.pem",
+    ssl_keyfile="/etc/kafka/client.key",
+    ssl_key_password="keypass-" + SECRET,
+    client_id="rebalance-monitor",
+)
 
 
 def test_confluent_config_spelling():
-    conf = kc.confluent_config(NEUTRAL)
+    conf = NEUTRAL.confluent()
     assert isinstance(conf.pop("logger"), kc.ClientLog)  # librdkafka's lines through Python logging, not stderr
     assert conf == {
         "bootstrap.servers": "127.0.0.1:9092",
@@ -44,7 +48,7 @@ def test_confluent_config_spelling():
 
 
 def test_kafka_python_config_spelling():
-    conf = kc.kafka_python_config(NEUTRAL)
+    conf = NEUTRAL.kafka_python()
     assert conf == {
         "bootstrap_servers": "127.0.0.1:9092",
         "security_protocol": "SASL_SSL",
@@ -64,11 +68,11 @@ def test_configs_are_accepted_by_the_real_clients():
     from confluent_kafka import Consumer
     from kafka import KafkaConsumer
 
-    plain = {"bootstrap": "127.0.0.1:1", "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
-             "sasl_username": "u", "sasl_password": SECRET, "client_id": "x"}
-    c = Consumer({**kc.confluent_config(plain, {"fetch.wait.max.ms": "50"}), "group.id": "never-joined"})
+    plain = KafkaConnection("127.0.0.1:1", security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                            sasl_username="u", sasl_password=SECRET, client_id="x", extra={"fetch.wait.max.ms": "50"})
+    c = Consumer({**plain.confluent(), "group.id": "never-joined"})
     c.close()
-    kp = kc.kafka_python_config(NEUTRAL, {"fetch.max.wait.ms": "50", "check.crcs": "false"})
+    kp = replace(NEUTRAL, extra={"fetch.max.wait.ms": "50", "check.crcs": "false"}).kafka_python()
     assert set(kp) <= set(KafkaConsumer.DEFAULT_CONFIG)
     assert kp["fetch_max_wait_ms"] == 50 and kp["check_crcs"] is False
 
@@ -87,38 +91,54 @@ def test_configs_are_accepted_by_the_real_clients():
      "kafka.sasl_plain_username": "monitor", "kafka.sasl_plain_password": SECRET, "kafka.ssl_cafile": "/ca.pem"},
 ])
 def test_every_spelling_maps_to_the_same_settings(options):
-    settings, extra = kc.settings_from_options(options)
-    assert extra == {}
-    assert settings["sasl_username"] == "monitor" and settings["sasl_password"] == SECRET
-    assert settings["ssl_cafile"] == "/ca.pem" and settings["bootstrap"] == "h:1"
-    assert kc.confluent_config(settings)["sasl.password"] == SECRET
-    kp = kc.kafka_python_config(settings)
+    conn = KafkaConnection.from_options(options)
+    assert conn.extra == {}
+    assert conn.sasl_username == "monitor" and conn.sasl_password == SECRET
+    assert conn.ssl_cafile == "/ca.pem" and conn.bootstrap_servers == "h:1"
+    assert conn.confluent()["sasl.password"] == SECRET
+    kp = conn.kafka_python()
     assert kp["sasl_plain_username"] == "monitor" and kp["security_protocol"] == "SASL_SSL"
 
 
 def test_unknown_kafka_options_pass_through():
-    settings, extra = kc.settings_from_options(
+    conn = KafkaConnection.from_options(
         {"kafka.bootstrap.servers": "h:1", "kafka.fetch.min.bytes": "1024", "subscribe": "t",
          "kafka.ssl.endpoint.identification.algorithm": "none", "kafka.ssl.truststore.location": "/x.jks"})
-    assert extra == {"fetch.min.bytes": "1024", "ssl.endpoint.identification.algorithm": "none",
-                     "ssl.truststore.location": "/x.jks"}
-    conf = kc.confluent_config(settings, extra)
+    assert conn.extra == {"fetch.min.bytes": "1024", "ssl.endpoint.identification.algorithm": "none",
+                          "ssl.truststore.location": "/x.jks"}
+    conf = conn.confluent()
     assert conf["fetch.min.bytes"] == "1024" and conf["ssl.endpoint.identification.algorithm"] == "none"
     assert "ssl.truststore.location" not in conf  # Java keystores mean nothing to librdkafka
-    kp = kc.kafka_python_config(settings, extra)
+    kp = conn.kafka_python()
     assert kp["fetch_min_bytes"] == 1024 and "ssl_endpoint_identification_algorithm" not in kp
 
 
 def test_java_config_builds_jaas():
-    java = kc.java_config({"bootstrap": "h:1", "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-256",
-                           "sasl_username": 'mo"n', "sasl_password": SECRET, "ssl_cafile": "/ca.pem"})
+    java = KafkaConnection("h:1", security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-256",
+                           sasl_username='mo"n', sasl_password=SECRET, ssl_cafile="/ca.pem").java()
     assert java["sasl.jaas.config"].startswith("org.apache.kafka.common.security.scram.ScramLoginModule required")
     assert kc.parse_jaas(java["sasl.jaas.config"]) == ('mo"n', SECRET)
     assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == "/ca.pem"
 
 
+def test_java_options_are_read_back_to_the_same_connection():
+    """One dialect for both readers: the Python source reads the connection's kafka.* options back to the very
+    same connection (credentials from the JAAS line, the CA file from a PEM truststore, client certificate files
+    by name); Spark's connector is given the Java client's properties alone."""
+    opts = NEUTRAL.java_options()
+    assert KafkaConnection.from_options(opts) == NEUTRAL
+    assert opts["kafka.sasl.jaas.config"].startswith("org.apache.kafka.common.security.scram.ScramLoginModule")
+    assert "kafka.sasl.password" not in opts and opts["kafka.ssl.truststore.type"] == "PEM"
+    plain = KafkaConnection("h:1", extra={"fetch.min.bytes": "1024"})
+    assert KafkaConnection.from_options(plain.java_options()) == plain
+    spark = spark_connector_options({**opts, "subscribe": "t", "client": "confluent", "decode": "{}"})
+    assert spark == {"subscribe": "t", **{f"kafka.{k}": v for k, v in NEUTRAL.java().items()}}
+    assert "kafka.ssl.certfile" not in spark  # the Java client cannot take the two PEM files
+
+
 def test_redacted_hides_every_secret():
-    for conf in (kc.confluent_config(NEUTRAL), kc.kafka_python_config(NEUTRAL), kc.java_config(NEUTRAL),
+    for conf in (NEUTRAL.confluent(), NEUTRAL.kafka_python(), NEUTRAL.java(), NEUTRAL.java_options(),
+                 NEUTRAL.redacted(),
                  {"kafka.sasl.password": SECRET, "kafka.sasl.jaas.config": f'x password="{SECRET}";',
                   "sasl.oauthbearer.client.secret": SECRET}):
         shown = kc.redacted(conf)
@@ -126,16 +146,19 @@ def test_redacted_hides_every_secret():
         assert kc.REDACTED in shown.values()
         assert set(shown) == set(conf)
     assert kc.redacted({"bootstrap.servers": "h:1"}) == {"bootstrap.servers": "h:1"}
+    assert SECRET not in repr(NEUTRAL) and "monitor" in repr(NEUTRAL)
 
 
 def test_missing_bootstrap_is_an_error():
     with pytest.raises(ValueError):
-        kc.confluent_config({"client_id": "x"})
-    with pytest.raises(ValueError):
-        kc.kafka_python_config({"bootstrap": "h:1", "bogus": 1})
+        KafkaConnection("", client_id="x")
+    with pytest.raises(ValueError, match="kafka.bootstrap.servers is required"):
+        KafkaConnection.from_options({"kafka.client.id": "x"})
+    with pytest.raises(TypeError):
+        KafkaConnection("h:1", bogus=1)
 
 
-def test_source_logs_no_secret(caplog):
+def test_source_logs_no_secret(caplog, monkeypatch):
     """The reader announces its client and options; the password must not be in the log text."""
     options = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "client": "kafka-python",
                "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
@@ -143,15 +166,12 @@ def test_source_logs_no_secret(caplog):
     reader = KafkaStreamReader(options)
     caplog.set_level(logging.DEBUG)
     reader._announced = False
-    # Only the announcement, not the connection: replace the client opener by a stub that fails.
-    import rebalance_monitor.spark.kafka_source as ks
-    original = ks.open_meta
-    ks.open_meta = lambda opts, client: (_ for _ in ()).throw(ConnectionError("not connecting in a unit test"))
-    try:
-        with pytest.raises(ConnectionError):
-            reader.meta
-    finally:
-        ks.open_meta = original
+    # Only the announcement, not the connection: replace the reader's client opener by a stub that fails.
+    import rebalance_monitor.spark.kafka_source.datasource as reader_module
+    monkeypatch.setattr(reader_module, "open_meta",
+                        lambda opts, client: (_ for _ in ()).throw(ConnectionError("not connecting in a unit test")))
+    with pytest.raises(ConnectionError):
+        reader.meta
     text = caplog.text
     assert "kafka-python" in text and "monitor" in text
     assert SECRET not in text and kc.REDACTED in text
@@ -237,10 +257,10 @@ def test_kafka_pythons_connection_layer_is_quiet_unless_someone_set_its_level():
     before = net.level
     try:
         net.setLevel(logging.NOTSET)   # a Python worker of the source: nobody configured logging
-        kc.kafka_python_config({"bootstrap": "h:1"})
+        KafkaConnection("h:1").kafka_python()
         assert net.level == logging.CRITICAL
         net.setLevel(logging.DEBUG)    # run with logging.kafka_clients_level: DEBUG
-        kc.kafka_python_config({"bootstrap": "h:1"})
+        KafkaConnection("h:1").kafka_python()
         assert net.level == logging.DEBUG
     finally:
         net.setLevel(before)

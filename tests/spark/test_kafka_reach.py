@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from rebalance_monitor.kafka_connection import KafkaConnection
 from rebalance_monitor.spark.kafka_reach import Backoff, KafkaReach, one_line, probe
 from rebalance_monitor.testing.broker import free_port
 
@@ -33,7 +34,7 @@ def test_backoff_doubles_to_its_cap_and_resets():
                                           ("kafka-python", "Unable to bootstrap")])
 def test_a_closed_port_gives_the_clients_error(client, error):
     address = f"127.0.0.1:{free_port()}"
-    reach = KafkaReach({"bootstrap": address, "security_protocol": "PLAINTEXT"}, client, timeout_s=3)
+    reach = KafkaReach(KafkaConnection(address, security_protocol="PLAINTEXT"), client, timeout_s=3)
     found = reach.check()
     assert found is not None and error in found and "\n" not in found
     assert reach.down_since is not None and reach.failures == 1
@@ -45,6 +46,6 @@ def test_a_closed_port_gives_the_clients_error(client, error):
 @pytest.mark.integration
 @pytest.mark.parametrize("client", ["confluent", "kafka-python"])
 def test_a_broker_that_answers_gives_none(broker, client):
-    reach = KafkaReach({"bootstrap": broker.bootstrap, "security_protocol": "PLAINTEXT"}, client)
+    reach = KafkaReach(KafkaConnection(broker.bootstrap, security_protocol="PLAINTEXT"), client)
     assert reach.check() is None and reach.down_since is None
-    assert probe({"bootstrap": broker.bootstrap, "security_protocol": "SSL"}, client, timeout_s=3) is not None
+    assert probe(KafkaConnection(broker.bootstrap, security_protocol="SSL"), client, timeout_s=3) is not None

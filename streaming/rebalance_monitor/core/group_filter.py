@@ -17,6 +17,12 @@ import re
 CLUSTER_KEY = ""
 
 
+def compile_pattern(pattern: str) -> re.Pattern:
+    """`pattern` compiled as the filter applies it (no flags; matched against the whole name). The configuration
+    checks `groups.allow`/`groups.deny` with this too (config_values.py), so what it accepts is what is applied."""
+    return re.compile(pattern)
+
+
 class GroupFilter:
     """The predicate of `groups.allow` / `groups.deny` (None or "" for unset)."""
 
@@ -25,8 +31,8 @@ class GroupFilter:
     def __init__(self, allow: str | None = None, deny: str | None = None):
         self.allow = allow or None
         self.deny = deny or None
-        self._allow = re.compile(self.allow) if self.allow else None
-        self._deny = re.compile(self.deny) if self.deny else None
+        self._allow = compile_pattern(self.allow) if self.allow else None
+        self._deny = compile_pattern(self.deny) if self.deny else None
 
     @property
     def active(self) -> bool:

@@ -31,9 +31,7 @@ def run_history(cfg, args, out=None, err=None) -> int:
         else:
             if not cfg.sinks.history.kafka_topic:
                 raise FileNotFoundError("sinks.history.kafka_topic is not set in the configuration")
-            from ..spark.job import kafka_settings
-
-            records = read_kafka(kafka_settings(cfg), cfg.sinks.history.kafka_topic, q)
+            records = read_kafka(cfg.kafka.connection(), cfg.sinks.history.kafka_topic, q)
         if q.group is not None:
             rows = timeline_rows(records)
             render(rows, TIMELINE_COLUMNS, args.format, out, title=f"group {q.group}: {len(rows)} events")

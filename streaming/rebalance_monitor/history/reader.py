@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..kafka_connection import KafkaConnection
+
 
 @dataclass(frozen=True)
 class Query:
@@ -41,14 +43,12 @@ def read_parquet(path: str, q: Query) -> Iterator[dict]:
         yield json.loads(payload)
 
 
-def read_kafka(settings: dict, topic: str, q: Query, timeout_s: float = 60.0) -> Iterator[dict]:
+def read_kafka(connection: KafkaConnection, topic: str, q: Query, timeout_s: float = 60.0) -> Iterator[dict]:
     """The history records of the job's `sinks.history.kafka_topic` (read from its start to the end it has now,
     without joining a group) that `q` asks for, in time order."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from ..spark.kafka_clients import confluent_config
-
-    c = Consumer({**confluent_config(settings), "group.id": "rebalance-monitor-history", "enable.auto.commit": False,
+    c = Consumer({**connection.confluent(), "group.id": "rebalance-monitor-history", "enable.auto.commit": False,
                   "enable.partition.eof": True})
     out = []
     try:

@@ -22,7 +22,10 @@ import logging
 import threading
 import time
 import uuid
+from dataclasses import asdict
 from typing import Callable, Mapping
+
+from ..kafka_connection import KafkaConnection
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +109,10 @@ def kafka_uuid(msb: int, lsb: int) -> str:
     return str(uuid.UUID(int=((msb & 0xFFFFFFFFFFFFFFFF) << 64) | (lsb & 0xFFFFFFFFFFFFFFFF)))
 
 
-def cluster_lookup(settings: Mapping, timeout_s: float = 10.0) -> Callable[[], dict[str, str]]:
-    """() -> {topic id: name} of every topic of the cluster (`settings`: neutral Kafka settings, see
-    spark/kafka_clients.py), through librdkafka's admin client: Metadata for the names, DescribeTopics for
-    the ids."""
-    from ..spark.kafka_clients import confluent_config
-
-    conf = confluent_config(settings)
+def cluster_lookup(connection: KafkaConnection, timeout_s: float = 10.0) -> Callable[[], dict[str, str]]:
+    """() -> {topic id: name} of every topic of the cluster `connection` reaches, through librdkafka's admin
+    client: Metadata for the names, DescribeTopics for the ids."""
+    conf = connection.confluent()
     conf.setdefault("client.id", "rebalance-monitor-topic-ids")
 
     def lookup() -> dict[str, str]:
@@ -151,22 +151,23 @@ _RESOLVERS: dict[str, TopicNames] = {}
 _RESOLVERS_LOCK = threading.Lock()
 
 
-def resolver_for(spec: str | None, settings: Mapping | None = None) -> TopicNames:
-    """The process's `TopicNames` for `spec` (kafka.topic_ids): `cluster` (the cluster of `settings`: neutral
-    Kafka settings), `none`, or the path of a JSON file {id: name}, whose content `settings` may carry instead
-    (the Spark job reads the file on the driver, so the workers need not see it)."""
+def resolver_for(spec: str | None, source: KafkaConnection | Mapping | None = None) -> TopicNames:
+    """The process's `TopicNames` for `spec` (kafka.topic_ids): `cluster` (the cluster `source`, a
+    `KafkaConnection`, reaches), `none`, or the path of a JSON file {id: name}, whose content `source` may carry
+    instead (the Spark job reads the file on the driver, so the workers need not see it)."""
     spec = spec or NONE
-    key = json.dumps([spec, dict(settings or {}) if spec != NONE else None], sort_keys=True, default=str)
+    shown = asdict(source) if isinstance(source, KafkaConnection) else dict(source or {})
+    key = json.dumps([spec, shown if spec != NONE else None], sort_keys=True, default=str)
     with _RESOLVERS_LOCK:
         found = _RESOLVERS.get(key)
         if found is None:
             if spec == CLUSTER:
-                if not settings or not settings.get("bootstrap"):
-                    raise ValueError("kafka.topic_ids: cluster needs the Kafka settings (bootstrap servers)")
-                found = TopicNames(lookup=cluster_lookup(settings))
+                if not isinstance(source, KafkaConnection):
+                    raise ValueError("kafka.topic_ids: cluster needs the Kafka connection (bootstrap servers)")
+                found = TopicNames(lookup=cluster_lookup(source))
             elif spec == NONE:
                 found = TopicNames()
             else:
-                found = TopicNames(settings if settings is not None else load_file(spec))
+                found = TopicNames(source if source is not None else load_file(spec))
             _RESOLVERS[key] = found
         return found

@@ -219,14 +219,14 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
 
 
 def topic_names_of(topic_ids: tuple | None):
-    """The process's topic id -> name map (inputs/topic_ids.py) for `topic_ids` = (kafka.topic_ids, neutral
-    Kafka settings of the cluster read), or None."""
+    """The process's topic id -> name map (inputs/topic_ids.py) for `topic_ids` = (kafka.topic_ids, the
+    `KafkaConnection` of the cluster read, or a file's content), or None."""
     if topic_ids is None:
         return None
     from ..inputs.topic_ids import resolver_for
 
-    spec, settings = topic_ids
-    return resolver_for(spec, settings)
+    spec, source = topic_ids
+    return resolver_for(spec, source)
 
 
 def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
@@ -238,7 +238,7 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
     packs mean fewer rows for the JVM to move, shuffle and sort. `groups`: groups.allow/deny as
     `GroupFilter.to_options()` gives them (None: every group). `shards`: the cluster's `__consumer_offsets`
     partitions (`kafka.offsets_topic_partitions`), the key of the rows. `topic_ids`: (kafka.topic_ids, the
-    Kafka settings of the cluster read) to name KIP-848 records' topics (None: they stay ids); resolved in the
+    KafkaConnection of the cluster read) to name KIP-848 records' topics (None: they stay ids); resolved in the
     worker, once per process (`topic_names_of`)."""
     keep = GroupFilter.from_options(groups)
 

@@ -2,7 +2,7 @@
 
     Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow, or in the Python source)
       ─► watermark ─► groupBy(shard: the group's __consumer_offsets partition).transformWithState(GroupProcessor, ProcessingTime)
-      ─► foreachBatch on the driver: metrics updater / exporter, history sink, dead-letter sink
+      ─► foreachBatch on the driver (batch.py): metrics updater / exporter, history sink, dead-letter sink
 
 In processing-time mode Spark runs a batch at every trigger, with or without input, and fires the groups' timers
 then; each group keeps its own clock in event time (core/group_clock.py). Nothing else moves time: no side
@@ -15,24 +15,16 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 
 from ..config import MonitorConfig, jar_files
-from ..core.events import loads_json
-from ..core.vocabulary import HISTORY_KINDS
+from .batch import HISTORY_KINDS, BatchInterrupted, JobStats, SinkUnavailable, handle_batch  # noqa: F401 (of job)
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
-from .kafka_clients import kafka_settings
-from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
+from .processor import OUTPUT_SCHEMA, GroupProcessor
+from .sources import is_decoded, kafka_stream
 
 log = logging.getLogger("rebalance_monitor.job")
 
 ONCE_TRIGGER_MS = 200  # `run --once`: its batches follow one another this closely
-
-
-class SinkUnavailable(RuntimeError):
-    pass
-
-
 
 
 def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
@@ -45,36 +37,16 @@ def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
 
 
 def source_options(cfg: MonitorConfig) -> dict:
-    s = kafka_settings(cfg)
-    opts = {
-        "kafka.bootstrap.servers": s["bootstrap"],
+    """The options of the job's Kafka input (spark/sources.py): the connection's ``kafka.*`` options, the topics
+    and where to start, the records per trigger, the Python source's client."""
+    return {
+        **cfg.kafka.connection().java_options(),
         "subscribe": ",".join(topic_sources(cfg)),
         "startingOffsets": cfg.kafka.starting_offsets,
         "maxOffsetsPerTrigger": str(cfg.kafka.max_offsets_per_trigger),
         "failOnDataLoss": "false",
         "client": cfg.kafka.client,
-        "kafka.security.protocol": s["security_protocol"],
     }
-    for neutral, option in (("sasl_mechanism", "kafka.sasl.mechanism"), ("sasl_username", "kafka.sasl.username"),
-                            ("sasl_password", "kafka.sasl.password"), ("ssl_cafile", "kafka.ssl.cafile"),
-                            ("ssl_certfile", "kafka.ssl.certfile"), ("ssl_keyfile", "kafka.ssl.keyfile"),
-                            ("ssl_key_password", "kafka.ssl.key.password")):
-        if neutral in s:
-            opts[option] = s[neutral]
-    return opts
-
-
-@dataclass
-class JobStats:
-    batches: int = 0
-    records: dict = field(default_factory=dict)
-    dead_letters: dict = field(default_factory=dict)
-    last_batch_id: int = -1
-    records_read: int = 0
-    last_read: int = 0  # Kafka records of the last batch
-    last_duration_s: float = 0.0  # of the last batch's driver step
-    # references to topic ids of KIP-848 records that kafka.topic_ids could not name (left as ids), per id
-    unresolved_topic_ids: dict = field(default_factory=dict)
 
 
 class MonitorJob:
@@ -124,8 +96,6 @@ class MonitorJob:
         topic's batch may run ahead of another's in time, and a group's events from the slower topic are then
         late). `flush_to_ms`: every group's clock is at least there. `drain`: in the batch after the one that
         read the input, every group moves to the input's highest event time (`run_once`)."""
-        from .kafka_source import is_decoded, kafka_stream
-
         spark = self._session()
         cfg = self.cfg
         options = source_options(cfg)
@@ -143,7 +113,7 @@ class MonitorJob:
             spec = decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
             if spec not in (CLUSTER, NONE):  # a file: read here, the workers need not see it
                 decode["topic_id_names"] = load_file(spec)
-            topic_ids = (spec, kafka_settings(cfg) if spec == CLUSTER else decode.get("topic_id_names"))
+            topic_ids = (spec, cfg.kafka.connection() if spec == CLUSTER else decode.get("topic_id_names"))
         if cfg.kafka.decode_in_source:
             options["decode"] = json.dumps(decode)
         raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
@@ -173,7 +143,7 @@ class MonitorJob:
         log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
-                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
+                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection())
         interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
         writer = (out.writeStream.foreachBatch(self._process_batch)
                   .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
@@ -200,7 +170,7 @@ class MonitorJob:
             return False
         writer = None
         try:
-            writer = KafkaTopicWriter(topics[0], kafka_settings(cfg))
+            writer = KafkaTopicWriter(topics[0], cfg.kafka.connection())
             writer.send([(WAKE_KEY.decode(), "")], timeout_s=timeout_s)
             return True
         except Exception as exc:  # noqa: BLE001 - the first real record wakes the query instead
@@ -276,99 +246,8 @@ class MonitorJob:
 
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
-        t0 = time.monotonic()
-        try:
-            rows = _collect_output(df)
-        except Exception:
-            if not self._stopping.is_set():
-                raise
-            # Stopping: Spark cancelled this batch's job. Spark tells a stop from a failure by matching the
-            # Python error text against a regex that recurses once per character, and the cancellation's
-            # Java trace overflows its stack (the stream thread then dies with StackOverflowError). A short
-            # text that names the interruption is recognised as the stop it is; the batch stays uncommitted.
-            raise BatchInterrupted(
-                "py4j.protocol.Py4JJavaError: An error occurred while calling collect: "
-                f"java.lang.InterruptedException (batch {batch_id} cancelled: the monitor is stopping)") from None
-        records, dead, history = [], [], []
-        read = 0
-        left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)
-        unresolved: dict[str, int] = {}  # topic ids left as ids (inputs/topic_ids.py): references per id
-        for kind, group, ts, payload in rows:
-            if kind == "dead_letter":
-                dead.append(payload)
-                continue
-            rec = loads_json(payload)
-            if kind == CLOCK_KIND:
-                read += int(rec.get("records") or 0)
-                left_out.update(rec.get("left_out") or ())
-                for tid, n in (rec.get("unresolved_topic_ids") or {}).items():
-                    unresolved[tid] = unresolved.get(tid, 0) + int(n)
-                if ts and ts > 0 and (self._max_event_ms is None or ts > self._max_event_ms):
-                    self._max_event_ms = int(ts)
-                continue
-            records.append(rec)
-            if kind in HISTORY_KINDS:
-                history.append((kind, group, ts, payload))
-        reasons: dict[str, int] = {}
-        for p in dead:
-            reason = json.loads(p).get("reason", "unknown")
-            reasons[reason] = reasons.get(reason, 0) + 1
-        for name, action in (("history", lambda: self.sinks.write_history(self.spark, batch_id, history)),
-                             ("dead_letter", lambda: self.sinks.write_dead_letters(batch_id, dead))):
-            try:
-                action()
-            except Exception as exc:
-                # Count it, then fail the batch: it is not committed, so the restarted query (with backoff,
-                # see run.run_job) writes it again once the sink is back. Nothing is lost; metrics dedupe replays.
-                log.error("batch %s: %s sink failed: %s", batch_id, name, exc)
-                if self.updater is not None:
-                    self.updater.note_sink_error(name)
-                    self.updater.set_ready(False, f"the {name} sink failed: {exc}"[:500])
-                raise SinkUnavailable(f"{name} sink failed: {exc}") from exc
-        counts: dict[str, int] = {}
-        for rec in records:
-            counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
-        if self.updater is not None:
-            # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
-            self.updater.apply_batch(batch_id, records, self.metrics_state and self.metrics_state.save,
-                                     left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0,
-                                     output_counts=counts, events_read={"kafka": read},
-                                     notes={"unresolved_topic_id": sum(unresolved.values())} if unresolved else None,
-                                     **self._progress_figures())
-            self.updater.set_ready(True)
-        st = self.stats
-        st.batches += 1
-        st.last_batch_id = batch_id
-        st.records_read += read
-        st.last_read = read
-        st.last_duration_s = time.monotonic() - t0
-        for k, v in counts.items():
-            st.records[k] = st.records.get(k, 0) + v
-        for k, v in reasons.items():
-            st.dead_letters[k] = st.dead_letters.get(k, 0) + v
-        if unresolved:
-            new = sorted(set(unresolved) - set(st.unresolved_topic_ids))
-            for k, v in unresolved.items():
-                st.unresolved_topic_ids[k] = st.unresolved_topic_ids.get(k, 0) + v
-            if new:
-                log.warning("batch %s: unresolved_topic_id: KIP-848 records name topic ids that kafka.topic_ids=%s "
-                            "could not name, left as ids: %s", batch_id, self.cfg.kafka.topic_ids, ", ".join(new))
-        if self.on_records is not None:
-            self.on_records(batch_id, records, dead)
-
-    def _progress_figures(self) -> dict:
-        q = self.query
-        lp = q.lastProgress if q is not None else None
-        if not lp:
-            return {}
-        out = {}
-        ops = lp.get("stateOperators") or []
-        if ops:
-            out["state_rows"] = int(ops[0].get("numRowsTotal", 0))
-        wm = (lp.get("eventTime") or {}).get("watermark")
-        if wm:
-            out["watermark_ms"] = _iso_ms(wm)
-        return out
+        """The query's foreachBatch: batch.handle_batch."""
+        handle_batch(self, df, batch_id)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:
@@ -400,19 +279,6 @@ class MonitorJob:
             self.updater.set_ready(False, "the job is stopping")
 
 
-class BatchInterrupted(RuntimeError):
-    """A micro-batch cancelled because the job is stopping (see `MonitorJob._process_batch`)."""
-
-
-def _collect_output(df) -> list[tuple]:
-    """The micro-batch's output rows (kind, group, ts, payload) on the driver, through Arrow where the
-    DataFrame offers it (a busy batch has tens of thousands of commit records; pickled Rows cost ~10x)."""
-    if hasattr(df, "toArrow"):
-        table = df.toArrow()
-        return list(zip(*(table.column(name).to_pylist() for name in ("kind", "group", "ts", "payload"))))
-    return [(r.kind, r.group, r.ts, r.payload) for r in df.collect()]
-
-
 def _caught_up(progress: dict) -> bool:
     """A completed batch that read everything its sources had when it began. (A batch run again after a
     restart, because it had not been committed, reports no latest offset: it read what it was planned to,
@@ -435,9 +301,3 @@ def _offsets(value):
         except ValueError:
             return value
     return value
-
-
-def _iso_ms(text: str) -> int:
-    from datetime import datetime
-
-    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)

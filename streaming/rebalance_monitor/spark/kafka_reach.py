@@ -4,47 +4,44 @@
 against a closed port, a host that does not answer or a misconfigured listener (a wrong security protocol, bad
 credentials) it then reports one line per back-off step, with the address and the client's error, and /ready
 says the same, instead of the clients' own lines several times a second (which go to DEBUG:
-``kafka_clients.ClientLog``, and the kafka-python connection loggers, ``logs.configure_logging``).
+``kafka_connection.ClientLog``, and the kafka-python connection loggers, ``logs.configure_logging``).
 
-The probe uses the client the Python source would use (``kafka.client``); Spark's Java connector reads with the
-same settings (``job.source_options``).
+The probe uses the client the Python source would use (``kafka.client``), made from the monitor's
+`KafkaConnection`, the one Spark's Java connector and the Python source read with too.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any
 
-from . import kafka_clients
+from ..kafka_connection import KafkaConnection
+from .kafka_source.options import resolve_client
 
 PROBE_TIMEOUT_S = 10.0
 # librdkafka's summary of the others ("1/1 brokers are down"): the error that caused it says more
 _SUMMARY_ERRORS = ("_ALL_BROKERS_DOWN",)
 
 
-def probe(settings: Mapping[str, Any], client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
-    """None when a broker of ``settings["bootstrap"]`` answered a metadata request within ``timeout_s``; else
-    the client's error (one line)."""
-    from .kafka_source import resolve_client
-
+def probe(connection: KafkaConnection, client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """None when a broker of ``connection.bootstrap_servers`` answered a metadata request within ``timeout_s``;
+    else the client's error (one line)."""
     try:
         chosen, _ = resolve_client(client)
     except ImportError as exc:
         return f"no Kafka client: {exc}"
     try:
         if chosen == "confluent":
-            return _probe_confluent(settings, timeout_s)
-        return _probe_kafka_python(settings, timeout_s)
+            return _probe_confluent(connection, timeout_s)
+        return _probe_kafka_python(connection, timeout_s)
     except Exception as exc:  # noqa: BLE001 - a client that cannot even be built (bad file paths, ...)
         return one_line(exc)
 
 
-def _probe_confluent(settings: Mapping[str, Any], timeout_s: float) -> str | None:
+def _probe_confluent(connection: KafkaConnection, timeout_s: float) -> str | None:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     errors: list = []
-    conf = kafka_clients.confluent_config(settings)
+    conf = connection.confluent()
     conf.update({"error_cb": errors.append, "client.id": "rebalance-monitor-probe",
                  "socket.connection.setup.timeout.ms": int(timeout_s * 1000)})
     admin = AdminClient(conf)
@@ -64,10 +61,10 @@ def _probe_confluent(settings: Mapping[str, Any], timeout_s: float) -> str | Non
             return f"no answer within {timeout_s:.0f} s ({last})"
 
 
-def _probe_kafka_python(settings: Mapping[str, Any], timeout_s: float) -> str | None:
+def _probe_kafka_python(connection: KafkaConnection, timeout_s: float) -> str | None:
     from kafka import KafkaConsumer
 
-    conf = kafka_clients.kafka_python_config(settings)
+    conf = connection.kafka_python()
     conf.update({"client_id": "rebalance-monitor-probe", "request_timeout_ms": int(timeout_s * 1000) + 1000,
                  "bootstrap_timeout_ms": int(timeout_s * 1000)})
     consumer = None
@@ -101,16 +98,16 @@ def one_line(error, limit: int = 400) -> str:
 class KafkaReach:
     """The monitor's view of its Kafka: `check()` probes; `down_since` is set while the probes fail."""
 
-    def __init__(self, settings: Mapping[str, Any], client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S):
-        self.settings = dict(settings)
+    def __init__(self, connection: KafkaConnection, client: str = "auto", timeout_s: float = PROBE_TIMEOUT_S):
+        self.connection = connection
         self.client = client
         self.timeout_s = timeout_s
-        self.address = str(settings.get("bootstrap"))
+        self.address = str(connection.bootstrap_servers)
         self.down_since: float | None = None
         self.failures = 0
 
     def check(self) -> str | None:
-        error = probe(self.settings, self.client, self.timeout_s)
+        error = probe(self.connection, self.client, self.timeout_s)
         if error is None:
             self.down_since = None
             return None
@@ -122,7 +119,7 @@ class KafkaReach:
     def reason(self, error: str, retry_in_s: float) -> str:
         """The one line of the log and /ready's body for a failed check."""
         return (f"Kafka at {self.address} is not reachable (security protocol "
-                f"{self.settings.get('security_protocol', 'PLAINTEXT')}): {error}; retrying in {retry_in_s:.0f} s")
+                f"{self.connection.security_protocol}): {error}; retrying in {retry_in_s:.0f} s")
 
 
 class Backoff:

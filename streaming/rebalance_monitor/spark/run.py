@@ -1,4 +1,4 @@
-"""`rebalance-monitor run`: the exporter, then Kafka, then Spark and the query, kept running.
+"""`rebalance-monitor run` (and the demo's monitor): the exporter, then Kafka, then Spark and the query, kept running.
 
 1. The exporter starts first, so /healthz and /ready answer from the start (/ready says why it is not ready).
 2. Kafka is probed with the monitor's settings (kafka_reach.py). While it does not answer, the job logs one line
@@ -8,7 +8,10 @@
    down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka probed
    first again; a query that ran for two minutes starts the back-off again from 1 s.
 
-`run --once` probes once and exits 1 when Kafka does not answer.
+4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the exporter, in that order.
+
+`run --once` probes once and exits 1 when Kafka does not answer. `Monitor` holds this order; `run_job` and the demo
+(demo.py) run it.
 """
 from __future__ import annotations
 
@@ -19,9 +22,9 @@ import threading
 import time
 
 from ..config import MonitorConfig, redacted
-from .job import MonitorJob, kafka_settings
+from .job import MonitorJob
 from .kafka_reach import Backoff, KafkaReach, one_line
-from .kafka_source import ConnectorMissing
+from .sources import ConnectorMissing
 
 log = logging.getLogger("rebalance_monitor.job")
 
@@ -29,38 +32,71 @@ HEALTHY_RUN_S = 120  # a query that ran this long restarts the back-off from its
 
 
 def run_job(cfg: MonitorConfig, once: bool = False) -> int:
-    """Validate, start the exporter and the query, log progress, stop cleanly on SIGTERM/SIGINT."""
+    """`rebalance-monitor run`: log set-up, then the monitor (`Monitor`) until SIGTERM/SIGINT (`once`: until it has
+    processed what the input holds)."""
     from ..logs import config_secrets, configure_logging
 
     configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
     log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
-    exporter = updater = None
-    if cfg.exporter.enabled:
-        from ..metrics.exporter import ExporterSettings, MetricsExporter
+    monitor = Monitor(cfg)
+    monitor.start_exporter()
+    monitor.handle_signals()
+    try:
+        return monitor.serve(once)
+    finally:
+        monitor.close()
 
-        exporter = MetricsExporter(ExporterSettings.from_config(cfg))
-        updater = exporter.updater
-    job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
-    if exporter is not None:
-        exporter.start()
-        log.info("metrics at %s/metrics", exporter.url)
-    stop = threading.Event()
 
-    def _on_signal(signum, _frame):
-        log.info("signal %s: stopping", signal.Signals(signum).name)
-        stop.set()
+class Monitor:
+    """The monitor's parts, started in order (exporter, Kafka probe, lag poller, Spark, query) and stopped in
+    reverse, with the loop that keeps the query running; what `run` and the demo both run.
 
-    def _handle_signals() -> None:
+    `on_records(batch_id, records, dead_letters)` sees every batch's output (MonitorJob); `on_tick()` is called
+    every half second while the query runs; `stop` ends `serve` when set (SIGTERM/SIGINT set it, with
+    `handle_signals`). Building it does no I/O."""
+
+    def __init__(self, cfg: MonitorConfig, on_records=None, on_tick=None, stop: threading.Event | None = None):
+        self.cfg = cfg
+        self.on_records = on_records
+        self.on_tick = on_tick
+        self.stop = stop if stop is not None else threading.Event()
+        self.exporter = self.updater = self.job = self.lag = None
+        self.reach = KafkaReach(cfg.kafka.connection(), cfg.kafka.client)
+        self._signals = False  # handle_signals was called: again once Spark is up
+
+    def start_exporter(self) -> None:
+        """1. The exporter, so /healthz and /ready answer from the start, with the job, which restores the persisted
+        metrics before /metrics first answers."""
+        cfg = self.cfg
+        if cfg.exporter.enabled:
+            from ..metrics.exporter import ExporterSettings, MetricsExporter
+
+            settings = ExporterSettings.from_config(cfg)
+            self.exporter = MetricsExporter(settings)
+            self.updater = self.exporter.updater
+        self.job = MonitorJob(cfg, updater=self.updater, on_records=self.on_records)
+        if self.exporter is not None:
+            self.exporter.start()
+            log.info("metrics at %s/metrics", self.exporter.url)
+
+    def handle_signals(self) -> None:
+        """SIGTERM and SIGINT set `stop` (again once Spark is up: PySpark replaces the SIGINT handler)."""
+        def _on_signal(signum, _frame):
+            log.info("signal %s: stopping", signal.Signals(signum).name)
+            self.stop.set()
+
         signal.signal(signal.SIGTERM, _on_signal)
         signal.signal(signal.SIGINT, _on_signal)
+        self._signals = True
 
-    _handle_signals()
-    reach = KafkaReach(kafka_settings(cfg), cfg.kafka.client)
-    cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
-    code = 0
-    backoff = Backoff()
-    lag = None
-    try:
+    def serve(self, once: bool = False) -> int:
+        """2.-5. Probe Kafka (one line per back-off step while it does not answer), then start the lag poller,
+        Spark and the query, and keep the query running until `stop`: a query that dies is restarted from its
+        checkpoint after the next back-off step. `once`: run --once. The exit code: 0, 1 (failed), 2 (no
+        connector)."""
+        cfg, job, updater, reach, stop = self.cfg, self.job, self.updater, self.reach, self.stop
+        cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
+        backoff = Backoff()
         while not stop.is_set():
             error = reach.check()
             if error is not None:
@@ -70,33 +106,31 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
                     updater.set_ready(False, reason)
                 if once:
                     log.error("run --once: %s", reason.rsplit("; retrying", 1)[0])
-                    code = 1
-                    break
+                    return 1
                 log.error("%s", reason)
                 stop.wait(delay)
                 continue
             if reach.failures:
                 log.info("Kafka at %s answers", reach.address)
                 reach.failures = 0
-            if lag is None and cfg.lag.enabled and updater is not None:
-                lag = _start_lag_poller(cfg, updater)
+            if self.lag is None and cfg.lag.enabled and updater is not None:
+                self.lag = _start_lag_poller(cfg, updater)
             if job.spark is None:
                 job._session()  # PySpark replaces the SIGINT handler when its context starts
-                _handle_signals()
+                if self._signals:
+                    self.handle_signals()
             started = time.monotonic()
             if once:
-                code = _run_once(job)
-                break
+                return _run_once(job)
             try:
                 query = job.start()
             except ConnectorMissing as exc:  # configuration, not a passing failure: say so and stop
                 log.error("%s", exc)
-                code = 2
-                break
+                return 2
             except Exception as exc:  # noqa: BLE001 - e.g. a sink that cannot be opened yet: retry
                 failure = exc
             else:
-                failure = _watch(query, job, stop, cadence)
+                failure = self._watch(query, cadence)
             if failure is None:
                 break
             # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
@@ -111,16 +145,38 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
             log.error("%s", reason)
             log.debug("the query's failure in full", exc_info=failure)
             stop.wait(delay)
-    finally:
-        job.stop()
-        if lag is not None:
-            lag.stop()
-        if exporter is not None:
-            exporter.stop()
-        if job.query is not None:
+        return 0
+
+    def _watch(self, query, cadence: float):
+        """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
+        last_log = 0.0
+        while not self.stop.is_set():
+            if not query.isActive:
+                return query.exception()
+            if time.monotonic() - last_log >= cadence:
+                last_log = time.monotonic()
+                _log_progress(query, self.job)
+            self.job.refresh_liveness()
+            if self.on_tick is not None:
+                self.on_tick()
+            self.stop.wait(0.5)
+        return None
+
+    def close(self, stop_spark: bool = False) -> None:
+        """Stop in reverse order: the query (and the sinks), the lag poller, the exporter; `stop_spark`: Spark too
+        (for a process that goes on, as the demo's does)."""
+        job = self.job
+        if job is not None:
+            job.stop()
+        if self.lag is not None:
+            self.lag.stop()
+        if self.exporter is not None:
+            self.exporter.stop()
+        if job is not None and job.query is not None:
             _log_progress(job.query, job)
+        if stop_spark and job is not None and job.spark is not None:
+            job.spark.stop()
         log.info("stopped")
-    return code
 
 
 def _run_once(job: MonitorJob) -> int:
@@ -134,20 +190,6 @@ def _run_once(job: MonitorJob) -> int:
         log.debug("the run's failure in full", exc_info=exc)
         return 1
     return 0
-
-
-def _watch(query, job: MonitorJob, stop: threading.Event, cadence: float):
-    """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
-    last_log = 0.0
-    while not stop.is_set():
-        if not query.isActive:
-            return query.exception()
-        if time.monotonic() - last_log >= cadence:
-            last_log = time.monotonic()
-            _log_progress(query, job)
-        job.refresh_liveness()
-        stop.wait(0.5)
-    return None
 
 
 def _log_progress(query, job: MonitorJob) -> None:
@@ -169,10 +211,9 @@ def _log_progress(query, job: MonitorJob) -> None:
 
 def _start_lag_poller(cfg: MonitorConfig, updater):
     from ..metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
-    from .kafka_clients import kafka_python_config
 
     try:
-        conf = kafka_python_config(kafka_settings(cfg))
+        conf = cfg.kafka.connection().kafka_python()
         bootstrap = conf.pop("bootstrap_servers")
         conf.pop("client_id", None)
         poller = BrokerOffsetsPoller(updater, BrokerOffsets(bootstrap, **conf),

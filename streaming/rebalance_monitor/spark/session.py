@@ -1,4 +1,8 @@
-"""The SparkSession of the streaming job (and of the Spark tests)."""
+"""The SparkSession of the streaming job (and of the Spark tests): its settings, and the session built with them.
+
+Whether the session's JVM has Spark's Kafka connector is jvm.py's question; the Python data sources it registers
+are sources.py's.
+"""
 from __future__ import annotations
 
 import logging
@@ -6,10 +10,12 @@ import os
 import sys
 from typing import Any, Mapping, Sequence
 
+from .jvm import KAFKA_PROVIDER_CLASS, jvm_class_available, kafka_connector_available  # noqa: F401 (of this module too)
+from .sources import register_sources
+
 log = logging.getLogger(__name__)
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-KAFKA_PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 
 
 def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = None,
@@ -92,33 +98,3 @@ def quiet_loggers(spark) -> None:
             jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
     except Exception as exc:  # noqa: BLE001 - a logging nicety, never a reason to fail
         log.debug("could not quiet %s: %s", QUIET_LOGGERS, exc)
-
-
-def register_sources(spark) -> None:
-    """Register the project's Python data sources (format "rmkafka")."""
-    from rebalance_monitor.spark.kafka_source import KafkaDataSource
-
-    spark.dataSource.register(KafkaDataSource)
-
-
-def jvm_class_available(spark, class_name: str) -> bool:
-    """True when the driver JVM can load `class_name` (False without a JVM handle, e.g. Spark Connect)."""
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is None:
-        try:
-            jvm = spark.sparkContext._jvm
-        except Exception:  # Spark Connect: no JVM handle in this process
-            return False
-    if jvm is None:
-        return False
-    try:
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        jvm.java.lang.Class.forName(class_name, False, loader)
-        return True
-    except Exception:
-        return False
-
-
-def kafka_connector_available(spark) -> bool:
-    """True when Spark's own Kafka connector (spark-sql-kafka) is on the driver's classpath."""
-    return jvm_class_available(spark, KAFKA_PROVIDER_CLASS)

@@ -12,6 +12,8 @@ import logging
 import os
 from pathlib import Path
 
+from ..kafka_connection import KafkaConnection
+
 log = logging.getLogger(__name__)
 
 
@@ -44,19 +46,17 @@ def write_lines_atomically(target: Path, lines: list[str]) -> None:
 class KafkaTopicWriter:
     """A small producer for the Kafka outputs (confluent-kafka when installed, else kafka-python)."""
 
-    def __init__(self, topic: str, settings: dict):
-        from .kafka_clients import confluent_config, kafka_python_config
-
+    def __init__(self, topic: str, connection: KafkaConnection):
         self.topic = topic
         try:
             from confluent_kafka import Producer
 
-            self._producer = Producer({**confluent_config(settings), "linger.ms": 50})
+            self._producer = Producer({**connection.confluent(), "linger.ms": 50})
             self._kind = "confluent"
         except ImportError:
             from kafka import KafkaProducer
 
-            self._producer = KafkaProducer(**kafka_python_config(settings), linger_ms=50)
+            self._producer = KafkaProducer(**connection.kafka_python(), linger_ms=50)
             self._kind = "kafka-python"
 
     def send(self, items: list[tuple[str, str]], timeout_s: float = 30.0) -> None:
@@ -98,11 +98,11 @@ class KafkaTopicWriter:
 
 class Sinks:
     def __init__(self, history_parquet: str | None, history_topic: str | None, dead_letter_path: str | None,
-                 dead_letter_topic: str | None, kafka_settings: dict):
+                 dead_letter_topic: str | None, kafka: KafkaConnection):
         self.history_parquet = safe_dir(history_parquet) if history_parquet else None
         self.dead_letter_dir = safe_dir(dead_letter_path) if dead_letter_path else None
-        self.history_topic = KafkaTopicWriter(history_topic, kafka_settings) if history_topic else None
-        self.dead_letter_topic = KafkaTopicWriter(dead_letter_topic, kafka_settings) if dead_letter_topic else None
+        self.history_topic = KafkaTopicWriter(history_topic, kafka) if history_topic else None
+        self.dead_letter_topic = KafkaTopicWriter(dead_letter_topic, kafka) if dead_letter_topic else None
 
     def write_history(self, spark, batch_id: int, rows: list[tuple]) -> None:
         """rows: (kind, group, ts, payload) of the records worth keeping (not group_status)."""

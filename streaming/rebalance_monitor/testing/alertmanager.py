@@ -24,9 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from .broker import free_port
 from .prometheus import PrometheusServer
-from .processes import stop_process_group, wait_http_ready
+from .processes import free_port, stop_process_group, wait_http_ready
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus-alertmanager)"
 

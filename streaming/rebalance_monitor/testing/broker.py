@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .kafka_install import KAFKA_VERSION, classpath, java_binary
-from .processes import stop_process_group
+from .processes import ServiceUnavailable, free_port, stop_process_group
 
 # Group settings of the test broker: a new group forms its first generation at once (production waits 3 s),
 # and members may use short sessions, so crash scenarios take seconds. KIP-848 groups default to 10 s sessions
@@ -51,14 +51,8 @@ LOG_PATTERN = "[%d] %p %m (%c)%n"
 COORDINATOR_LOGGERS = ("kafka.coordinator.group", "org.apache.kafka.coordinator.group")
 
 
-class BrokerUnavailable(RuntimeError):
-    pass
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+class BrokerUnavailable(ServiceUnavailable):
+    """The Kafka node could not be started, or did not serve in time."""
 
 
 def new_cluster_id() -> str:

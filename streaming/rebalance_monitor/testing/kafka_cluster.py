@@ -13,7 +13,8 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .broker import Broker, free_port, new_cluster_id
+from .broker import Broker, new_cluster_id
+from .processes import free_port
 from .kafka_install import KAFKA_VERSION
 
 

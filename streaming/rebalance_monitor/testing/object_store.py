@@ -10,8 +10,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass, field
 
-from .broker import BrokerUnavailable, free_port
-from .processes import stop_process_group, wait_http_ready
+from .processes import ServiceUnavailable, free_port, stop_process_group, wait_http_ready
 
 
 @dataclass
@@ -33,7 +32,7 @@ class ObjectStore:
 
     def start(self, timeout_s: float = 30.0) -> "ObjectStore":
         if importlib.util.find_spec("moto") is None:  # pragma: no cover - depends on the environment
-            raise BrokerUnavailable("durable broker storage needs moto[server]: "
+            raise ServiceUnavailable("durable broker storage needs moto[server]: "
                                     "pip install 'kafka-rebalance-monitor[test]'")
         if not self.port:
             self.port = free_port(self.host)
@@ -42,11 +41,11 @@ class ObjectStore:
                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_http_ready(self.proc, f"{self.endpoint}/moto-api/", timeout_s, "the S3 server",
-                            lambda: self.log_path or "", BrokerUnavailable)
+                            lambda: self.log_path or "", ServiceUnavailable)
             req = urllib.request.Request(f"{self.endpoint}/{self.bucket}", method="PUT")
             with urllib.request.urlopen(req, timeout=10) as r:
                 if r.status != 200:
-                    raise BrokerUnavailable(f"could not create bucket {self.bucket}: HTTP {r.status}")
+                    raise ServiceUnavailable(f"could not create bucket {self.bucket}: HTTP {r.status}")
         except BaseException:
             self.stop()
             raise

@@ -1,13 +1,26 @@
-"""Life cycle of the servers the tests and the demo start (broker, Prometheus, Alertmanager): wait until a
-child answers, and stop its whole process group."""
+"""Life cycle of the servers the tests and the demo start (broker, S3 server, Prometheus, Alertmanager): a free
+port to start one on, wait until a child answers, stop its whole process group, and the error of a server that
+could not be started."""
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
+
+
+class ServiceUnavailable(RuntimeError):
+    """A local server (broker, S3 server, ...) could not be started or did not answer in time."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on now (the OS's pick), for a server about to start."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
 
 
 def stop_process_group(proc: subprocess.Popen | None, timeout_s: float = 10.0) -> None:

@@ -24,8 +24,7 @@ from collections.abc import Callable
 
 import yaml
 
-from .broker import free_port
-from .processes import stop_process_group, wait_http_ready
+from .processes import free_port, stop_process_group, wait_http_ready
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus)"
 

@@ -16,8 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from .broker import free_port
-from .processes import stop_process_group
+from .processes import free_port, stop_process_group
 
 
 class SparkClusterError(RuntimeError):

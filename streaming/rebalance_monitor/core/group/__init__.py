@@ -7,7 +7,8 @@
 | monitor.py | the facade: the group's fields, `process` / `process_beat` / `advance_to`, status, dispatch |
 | states.py | the group states (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead) |
 | membership.py | members entering (capped) and leaving; static members; joins without a member id |
-| timers.py | member deadlines, the settle timer, a storm's end: the deadline cache and firing |
+| deadlines.py | the cached lower bound of the earliest member deadline |
+| timers.py | firing member deadlines, the settle timer, a storm's end, in time order |
 | rebalance.py | a rebalance from its first trigger to its `generation` record |
 | client_events.py | the handlers of the clients' events (join, sync, heartbeat, poll, leave, ...) |
 | coordinator_events.py | the handlers of the coordinator's and the cluster's events |

@@ -11,7 +11,7 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import coordinator_events, membership as M, rebalance as R, timers
+from . import coordinator_events, deadlines, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
 
@@ -77,7 +77,7 @@ def on_join(g, ev: Join, out: list) -> None:
         r.trigger(ts)
     r.joined[m.member_id] = ts
     m.join_sent(ts)  # after the trigger: completing the previous round ends only earlier joins
-    timers.lower(g, m)
+    deadlines.lower(g, m)
 
 
 def _on_join_without_id(g, ev: Join, out: list) -> None:
@@ -155,7 +155,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
     m.session_alive(ev.ts)
     m.polled(ev.ts)
     m.join_done(ev.ts)
-    timers.lower(g, m)
+    deadlines.lower(g, m)
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
         # still hold): alive, but its place in the epoch is proven by its next, stable, record
@@ -208,7 +208,7 @@ def on_heartbeat(g, ev: Heartbeat, out: list) -> None:
     m.hb_tracked = True
     m.session_alive(ev.ts)
     if first:
-        timers.lower(g, m)
+        deadlines.lower(g, m)
     err = ev.error
     if err is None:
         r = g.rebalance
@@ -241,7 +241,7 @@ def on_poll(g, ev: Poll, out: list) -> None:
     m.poll_tracked = True
     m.polled(ev.ts)
     if first:
-        timers.lower(g, m)
+        deadlines.lower(g, m)
 
 
 def on_leave(g, ev: Leave, out: list) -> None:
@@ -263,10 +263,10 @@ def on_leave(g, ev: Leave, out: list) -> None:
     if cause == C.POLL_TIMEOUT:  # the client's heartbeat thread left for it: its poll interval expired
         deadline = m.poll_deadline() or ev.ts
         timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, reason=ev.reason)
-        timers.recompute(g)
+        deadlines.recompute(g)
         return
     M.remove(g, ev.member_id, ev.ts)
-    timers.recompute(g)
+    deadlines.recompute(g)
     R.trigger(g, cause, ev.ts, out, who=m.describe(), reason=ev.reason)
 
 

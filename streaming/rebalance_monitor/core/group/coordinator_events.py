@@ -15,7 +15,7 @@ from ..events import (
 )
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import membership as M, rebalance as R, timers
+from . import deadlines, membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
 
@@ -89,7 +89,7 @@ def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
         timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
     else:
         M.remove(g, ev.member_id, ev.ts)
-    timers.recompute(g)
+    deadlines.recompute(g)
     R.trigger(g, cause, ev.ts, out, who=m.describe(), reason=ev.reason)
 
 
@@ -137,7 +137,7 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int) -> N
         elif mid in g.members:
             gone = M.remove(g, mid, ev.ts)
             r.add_cause(cause, gone.describe(), reason)
-    timers.recompute(g)
+    deadlines.recompute(g)
 
 
 def on_group_empty(g, ev: GroupEmpty, out: list) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import judge_generation
 from ..storm_pattern import summarise
-from . import membership, timers
+from . import deadlines, membership
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -135,7 +135,7 @@ def go_empty(g) -> None:
     g.rebalance = None
     g.state = EMPTY
     g.leader = None
-    timers.recompute(g)
+    deadlines.recompute(g)
 
 
 def ensure(g, at: int | None) -> Rebalance:
@@ -212,7 +212,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         m = g.members.get(mid)
         if m is not None and m.joining_ms is not None and m.rejoin_cause is None:
             m.join_done(completed_ms)
-            timers.lower(g, m)
+            deadlines.lower(g, m)
     duration = completed_ms - started if started is not None and completed_ms >= started else None
     protocol = r.protocol
     judged = judge_generation(g, ids, assignment, protocol, gen)

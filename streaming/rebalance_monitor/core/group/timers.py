@@ -1,9 +1,8 @@
 """The group's timers on event time: member deadlines, the settle timer of a formed generation, a storm's end.
 
-A member's session and poll deadlines are `Member.session_deadline` / `poll_deadline`. The group caches a lower
-bound of the earliest of them in `g.timer_ms`, so that most events check one number: `lower` when a member's
-deadline may have moved earlier, `recompute` when one may have gone. The bound may be stale (too early): firing
-checks each member's real deadline (`expire_members`).
+A member's session and poll deadlines are `Member.session_deadline` / `poll_deadline`; the group's cached
+lower bound of the earliest of them (`g.timer_ms`) is kept by `deadlines.py`. The bound may be stale (too
+early): firing checks each member's real deadline (`expire_members`).
 
 `fire(g, limit, ...)` runs every timer due before `limit` (or at it, `inclusive`) in time order: an expired
 member is removed with a `member_timeout` record and triggers a rebalance (`timeout`); a generation that formed
@@ -15,7 +14,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import membership, rebalance
+from . import deadlines, membership, rebalance
 
 
 def fire(g, limit: int, out: list, inclusive: bool) -> None:
@@ -51,23 +50,6 @@ def earliest_due(g) -> tuple[int, str] | None:
     return best
 
 
-def recompute(g) -> None:
-    """The cached bound, from every member's deadlines (after one may have gone or moved later)."""
-    best = None
-    for m in g.members.values():
-        d = m.next_deadline()
-        if d is not None and (best is None or d < best):
-            best = d
-    g.timer_ms = best
-
-
-def lower(g, m: Member) -> None:
-    """The cached bound, after member `m`'s deadline may have moved earlier."""
-    d = m.next_deadline()
-    if d is not None and (g.timer_ms is None or d < g.timer_ms):
-        g.timer_ms = d
-
-
 def expire_members(g, at: int, detected: int, out: list) -> None:
     """Fire the member deadlines that are really due at `at` (the cached bound may be stale), as noticed at
     `detected`."""
@@ -82,7 +64,7 @@ def expire_members(g, at: int, detected: int, out: list) -> None:
     expired.sort(key=lambda x: (x[0], x[2].member_id))
     for deadline, kind, m in expired:
         timeout(g, m, kind, deadline, detected, out)
-    recompute(g)
+    deadlines.recompute(g)
 
 
 def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, trigger: bool = True,

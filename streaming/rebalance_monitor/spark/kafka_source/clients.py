@@ -1,0 +1,119 @@
+"""One partition's offset range read with either Kafka client, behind one small protocol (`RangeClient`).
+
+A range client is a consumer assigned to one partition at the range's first offset; it never joins a group nor
+commits. `records(n)` polls once, for up to `n` records, and yields them as `Record` tuples, in the order the client
+received them; it raises `RecordsGone` where the position asked for is no longer in the log (offset out of range,
+with failOnDataLoss: the client's reset policy is "error"/"none"), and a RuntimeError on any other error the client
+will not retry. `position()` is the client's fetch position (it moves past offsets that are not records: compacted
+away, transaction markers). The read loop over a range is reader.py's; this module only speaks each client's dialect.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Protocol
+
+from .options import SourceOptions
+
+# (offset, key, value, timestamp ms, timestamp type (Java's ids: -1 none, 0 CreateTime, 1 LogAppendTime), headers
+# as the client gives them, or None when the rows carry no headers)
+Record = tuple
+
+POLL_TIMEOUT_MS = 500  # one poll's wait for records
+
+_CONFLUENT_TS_TYPE = {0: -1, 1: 0, 2: 1}  # librdkafka -> Java ids (NoTimestamp, CreateTime, LogAppendTime)
+
+
+class RecordsGone(Exception):
+    """The client's position is no longer in the partition's log (the client's own error is the message)."""
+
+
+class RangeClient(Protocol):
+    """What the read loop needs of a Kafka client."""
+
+    def records(self, max_records: int) -> Iterator[Record]:
+        """One poll: up to `max_records` records."""
+
+    def position(self) -> int | None:
+        """The next offset the client will fetch (None when it does not know yet)."""
+
+    def close(self) -> None:
+        """Leave the partition, close the connections."""
+
+
+class ConfluentRangeClient:
+    """confluent-kafka (librdkafka): records from `Consumer.consume`, errors as messages."""
+
+    def __init__(self, opts: SourceOptions, r):
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        conf = opts.confluent_conf()
+        conf["auto.offset.reset"] = "error" if opts.fail_on_data_loss else "earliest"
+        conf.setdefault("fetch.wait.max.ms", 100)
+        self._range = r
+        self._headers = opts.include_headers
+        self._eof = KafkaError._PARTITION_EOF
+        self._gone = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
+        self._tp = TopicPartition(r.topic, r.partition)
+        self._consumer = Consumer(conf)
+        self._consumer.assign([TopicPartition(r.topic, r.partition, r.start)])
+
+    def records(self, max_records: int) -> Iterator[Record]:
+        headers = self._headers
+        for m in self._consumer.consume(num_messages=max_records, timeout=POLL_TIMEOUT_MS / 1000):
+            err = m.error()
+            if err is not None:
+                code = err.code()
+                if code == self._eof:
+                    continue
+                if code in self._gone:
+                    raise RecordsGone(err.str())
+                if err.fatal() or not err.retriable():
+                    raise RuntimeError(f"Kafka error reading {self._range}: {err.str()}")
+                continue
+            ts_type, ts = m.timestamp()
+            yield (m.offset(), m.key(), m.value(), ts, _CONFLUENT_TS_TYPE.get(ts_type, -1),
+                   m.headers() if headers else None)
+
+    def position(self) -> int | None:
+        return self._consumer.position([self._tp])[0].offset
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class KafkaPythonRangeClient:
+    """kafka-python: records from `KafkaConsumer.poll`, errors as exceptions."""
+
+    def __init__(self, opts: SourceOptions, r):
+        from kafka import KafkaConsumer, TopicPartition
+        from kafka import errors
+
+        conf = opts.kafka_python_conf()
+        conf["auto_offset_reset"] = "none" if opts.fail_on_data_loss else "earliest"
+        conf.setdefault("max_poll_records", 10_000)
+        self._headers = opts.include_headers
+        self._gone = (errors.OffsetOutOfRangeError, errors.NoOffsetForPartitionError)
+        self._tp = TopicPartition(r.topic, r.partition)
+        self._consumer = KafkaConsumer(**conf)
+        self._consumer.assign([self._tp])
+        self._consumer.seek(self._tp, r.start)
+
+    def records(self, max_records: int) -> Iterator[Record]:
+        try:
+            polled = self._consumer.poll(timeout_ms=POLL_TIMEOUT_MS, max_records=max_records).get(self._tp, [])
+        except self._gone as exc:
+            raise RecordsGone(str(exc)) from exc
+        headers = self._headers
+        for m in polled:
+            yield (m.offset, m.key, m.value, m.timestamp, -1 if m.timestamp_type is None else m.timestamp_type,
+                   m.headers if headers else None)
+
+    def position(self) -> int | None:
+        return self._consumer.position(self._tp)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def open_range_client(opts: SourceOptions, client: str, r) -> RangeClient:
+    """A range client of `client` ("confluent" or "kafka-python"), assigned at `r.start`."""
+    return ConfluentRangeClient(opts, r) if client == "confluent" else KafkaPythonRangeClient(opts, r)

@@ -1,0 +1,76 @@
+"""The read loop of the Python Kafka source: one partition's offset range, with either client (clients.py).
+
+Records come in offset order; offsets may have gaps (compaction, transaction markers), which the client's fetch
+position skips. Records are gathered column by column (columns.py) and handed on every ``arrowBatchRows`` records,
+as Arrow batches (the source's rows) or, for the decoder, as record tuples. A range with no progress for
+``kafkaConsumer.pollTimeoutMs`` fails; records gone from the log fail it as data loss (with failOnDataLoss).
+"""
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from .clients import RecordsGone, open_range_client
+from .columns import Columns, arrow_schema, header_list
+from .offsets import DataLossError
+from .options import SourceOptions
+
+MAX_POLL_RECORDS = 10_000
+
+
+def _chunk(cols: Columns, r, schema, as_records: bool):
+    return cols.records(r.topic, r.partition) if as_records else cols.to_batch(r.topic, r.partition, schema)
+
+
+def read_range(opts: SourceOptions, client: str, r, as_records: bool = False) -> Iterator:
+    """The range's records in Arrow batches (the source's rows), or with `as_records` in chunks of
+    `Columns.records` tuples. `r`: the range (topic, partition, start, end), `client`: "confluent" or
+    "kafka-python"."""
+    schema = arrow_schema(opts.include_headers)
+    c = open_range_client(opts, client, r)
+    try:
+        nxt = r.start
+        cols = Columns(opts.include_headers)
+        last_progress = time.monotonic()
+        want_headers = opts.include_headers
+        while nxt < r.end:
+            before = nxt
+            keys, values, offsets, ts, ts_types = cols.keys, cols.values, cols.offsets, cols.ts, cols.ts_types
+            try:
+                for off, key, value, ts_ms, ts_type, headers in c.records(min(MAX_POLL_RECORDS, max(1, r.end - nxt))):
+                    if off >= r.end:
+                        nxt = r.end
+                        break
+                    if off < nxt:
+                        continue
+                    keys.append(key)
+                    values.append(value)
+                    offsets.append(off)
+                    ts.append(ts_ms)
+                    ts_types.append(ts_type)
+                    if want_headers:
+                        cols.headers.append(header_list(headers))
+                    nxt = off + 1
+            except RecordsGone as gone:
+                raise DataLossError(
+                    f"records {r.topic}-{r.partition} from offset {nxt} are no longer available ({gone}); "
+                    "set failOnDataLoss=false to skip them") from gone.__cause__
+            if len(cols) >= opts.arrow_batch_rows:
+                yield _chunk(cols, r, schema, as_records)
+                cols = Columns(opts.include_headers)
+            if nxt > before:
+                last_progress = time.monotonic()
+            elif nxt < r.end:
+                # Offsets may have gaps (compaction, transaction markers): trust the fetch position.
+                pos = c.position()
+                if pos is not None and pos >= r.end:
+                    break
+                if pos is not None and pos > nxt:
+                    nxt = pos
+                if (time.monotonic() - last_progress) * 1000 > opts.poll_timeout_ms:
+                    raise TimeoutError(f"no records for {r} at offset {nxt} within "
+                                       f"kafkaConsumer.pollTimeoutMs={opts.poll_timeout_ms}")
+        if len(cols):
+            yield _chunk(cols, r, schema, as_records)
+    finally:
+        c.close()

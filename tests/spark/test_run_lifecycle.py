@@ -1,0 +1,137 @@
+"""spark/run.Monitor, the one lifecycle of `run` and the demo: start order, back-off while Kafka does not answer,
+stop order. Its parts are replaced by recorders: no broker, no Spark."""
+from __future__ import annotations
+
+import pytest
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.spark import run
+
+
+class Recorder:
+    def __init__(self):
+        self.events: list[str] = []
+
+
+@pytest.fixture()
+def parts(monkeypatch):
+    rec = Recorder()
+    probes = {"left_failing": 1}
+
+    class Updater:
+        def set_ready(self, ready, reason=None):
+            rec.events.append(f"ready={ready}" + (f" ({reason.split(':')[0]})" if reason else ""))
+
+    class Exporter:
+        url = "http://127.0.0.1:1"
+
+        def __init__(self, settings):
+            rec.events.append(f"exporter built on port {settings.port}")
+            self.updater = Updater()
+
+        def start(self):
+            rec.events.append("exporter started")
+            return self
+
+        def stop(self):
+            rec.events.append("exporter stopped")
+
+    class Query:
+        isActive = True
+        lastProgress = None
+
+    class Job:
+        def __init__(self, cfg, updater=None, on_records=None):
+            rec.events.append("job built" + (" with the exporter's updater" if updater is not None else ""))
+            self.spark = self.query = None
+
+        def _session(self):
+            rec.events.append("spark started")
+            self.spark = object()
+
+        def start(self):
+            rec.events.append("query started")
+            self.query = Query()
+            return self.query
+
+        def refresh_liveness(self):
+            pass
+
+        def stop_query(self):
+            rec.events.append("query stopped")
+
+        def stop(self):
+            rec.events.append("job stopped")
+
+    class Reach:
+        address = "h:1"
+
+        def __init__(self, connection, client):
+            self.failures = 0
+
+        def check(self):
+            rec.events.append("kafka probed")
+            if probes["left_failing"]:
+                probes["left_failing"] -= 1
+                self.failures += 1
+                return "Connection refused"
+            return None
+
+        def reason(self, error, delay):
+            return f"Kafka at h:1 is not reachable: {error}; retrying in {delay:.0f} s"
+
+    class Lag:
+        def stop(self):
+            rec.events.append("lag poller stopped")
+
+    def start_lag(cfg, updater):
+        rec.events.append("lag poller started")
+        return Lag()
+
+    import rebalance_monitor.metrics.exporter as exporter_module
+
+    monkeypatch.setattr(exporter_module, "MetricsExporter", Exporter)
+    monkeypatch.setattr(run, "MonitorJob", Job)
+    monkeypatch.setattr(run, "KafkaReach", Reach)
+    monkeypatch.setattr(run, "_start_lag_poller", start_lag)
+    monkeypatch.setattr(run, "_log_progress", lambda query, job: None)
+    return rec
+
+
+def test_starts_in_order_backs_off_and_stops_in_reverse(parts, tmp_path):
+    cfg = load_config(env={}, overrides={"exporter.port": 9399, "state.checkpoint_location": str(tmp_path)})
+    monitor = run.Monitor(cfg, on_tick=lambda: (parts.events.append("tick"), monitor.stop.set()))
+    assert parts.events == []  # building it does nothing
+    monitor.start_exporter()
+    code = monitor.serve()
+    monitor.close()
+    assert code == 0
+    assert parts.events == [
+        "exporter built on port 9399", "job built with the exporter's updater", "exporter started",
+        "kafka probed", "ready=False (Kafka at h)", "kafka probed",  # one back-off step while Kafka did not answer
+        "lag poller started", "spark started", "query started", "tick",
+        "job stopped", "lag poller stopped", "exporter stopped",
+    ]
+
+
+def test_run_once_against_an_unreachable_kafka_starts_nothing_else(parts, tmp_path):
+    cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path)})
+    monitor = run.Monitor(cfg)
+    monitor.start_exporter()
+    assert monitor.serve(once=True) == 1
+    monitor.close()
+    assert parts.events[3:] == ["kafka probed", "ready=False (Kafka at h)", "job stopped", "exporter stopped"]
+
+
+def test_the_demo_runs_the_monitor():
+    """The demo wires nothing of its own: its exporter, job and lag poller come from run.Monitor."""
+    import ast
+    import inspect
+
+    import rebalance_monitor.demo as demo
+
+    tree = ast.parse(inspect.getsource(demo))
+    called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+              for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+    assert {"Monitor", "start_exporter", "serve", "close"} <= called
+    assert not called & {"MonitorJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller", "BrokerOffsets"}

@@ -1,0 +1,134 @@
+"""No module of the package imports, at import time, a module that imports it back (directly or around a loop).
+
+The graph is built with `ast` from the source, without importing anything: an edge for each import a module runs
+when it is imported (statements at module level, in a class body, or under a module-level `if`/`try`; not in a
+function, and not under `if TYPE_CHECKING:`). Importing `a.b.c` runs the `__init__` of `a.b` too, so the edge goes
+to each package on the way that is not one of the importer's own packages.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "streaming"
+PACKAGE = "rebalance_monitor"
+
+
+def module_names(root: Path, package: str) -> dict[str, Path]:
+    """{dotted module name: file} of every module of `package` under `root` (a package is its __init__)."""
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _runs_at_import(tree: ast.Module):
+    """The import statements executed when the module is imported."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If):
+            test = node.test
+            if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+                    (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+                todo.extend(node.orelse)
+                continue
+            todo.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            todo.extend(node.body + node.orelse + node.finalbody + [s for h in node.handlers for s in h.body])
+        elif isinstance(node, (ast.ClassDef, ast.With)):
+            todo.extend(node.body)
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """{module: the package's modules it imports at import time}."""
+    modules = module_names(root, package)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        here = name if is_package else name.rpartition(".")[0]  # the package relative imports start from
+        targets: set[str] = set()
+        for node in _runs_at_import(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+                continue
+            base = here
+            for _ in range(node.level - 1 if node.level else 0):
+                base = base.rpartition(".")[0]
+            base = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+        own = {name.rsplit(".", i)[0] for i in range(name.count(".") + 1)}
+        edges = set()
+        for target in targets:
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):  # the target and the packages on its way
+                step = ".".join(parts[:i])
+                if step in modules and step not in own:
+                    edges.add(step)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One loop of modules for each strongly connected group of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1 or v in graph.get(v, ()):
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_package_imports_in_no_cycle():
+    graph = import_graph(ROOT, PACKAGE)
+    assert len(graph) > 100 and graph["rebalance_monitor.spark.session"] >= {"rebalance_monitor.spark.sources"}
+    assert cycles(graph) == []
+
+
+def test_a_cycle_is_found(tmp_path):
+    """The check itself: a loop through a function-free import, a package's __init__ and a relative import is
+    found; an import inside a function or under TYPE_CHECKING is not an edge."""
+    pkg = tmp_path / "p"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .sub.b import thing\n")
+    (pkg / "sub" / "__init__.py").write_text("from ..c import other\n")
+    (pkg / "sub" / "b.py").write_text("thing = 1\n")
+    (pkg / "c.py").write_text("import p.a\nother = 2\n")
+    (pkg / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import e\n"
+                              "def f():\n    from . import e\n")
+    (pkg / "e.py").write_text("from . import d\n")
+    graph = import_graph(tmp_path, "p")
+    assert graph["p.a"] == {"p.sub", "p.sub.b"} and graph["p.d"] == set() and graph["p.e"] == {"p.d"}
+    assert cycles(graph) == [["p.a", "p.c", "p.sub"]]
