@@ -46,6 +46,10 @@ def test_local_paths_and_file_uris(spark, tmp_path):
     LocalFiles().write_bytes(str(tmp_path / "p.bin"), b"\x00\xff")
     assert files.read_bytes(f"file://{tmp_path}/p.bin") == b"\x00\xff"
     assert sorted(os.listdir(tmp_path)) == ["fc", "h.bin", "p.bin", "plain", "uri"]   # no .crc files
+    # Hadoop's IOExceptions come out as Python's OSError (a sink or the snapshot then fails as a disk would)
+    with pytest.raises(OSError) as err:
+        files.write_bytes(str(tmp_path / "h.bin" / "below-a-file"), b"x")
+    assert not isinstance(err.value, FileNotFoundError)
 
 
 def test_local_files_without_a_jvm(tmp_path):

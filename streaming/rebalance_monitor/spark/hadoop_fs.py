@@ -146,36 +146,49 @@ class HadoopFiles:
         return bool(cls.isInstance(fs))
 
     def _call(self, path: str, action):
-        """Run `action()`, turning Java's FileNotFoundException into Python's FileNotFoundError."""
+        """Run `action()`, turning Java's FileNotFoundException into FileNotFoundError and its other
+        IOExceptions (unreachable store, access denied, a file where a directory should be, ...) into OSError,
+        as the same failures of Python's own file calls would be."""
         from py4j.protocol import Py4JJavaError
 
         try:
             return action()
         except Py4JJavaError as exc:
-            if exc.java_exception.getClass().getName() == "java.io.FileNotFoundException":
-                raise FileNotFoundError(f"{path}: {exc.java_exception.getMessage()}") from None
+            cls = exc.java_exception.getClass()
+            while cls is not None:
+                name = cls.getName()
+                if name == "java.io.FileNotFoundException":
+                    raise FileNotFoundError(f"{path}: {exc.java_exception.getMessage()}") from exc
+                if name == "java.io.IOException":
+                    raise OSError(f"{path}: {exc.java_exception.toString()}") from exc
+                cls = cls.getSuperclass()
             raise
 
     def describe(self, path: str) -> str:
         """`path` as Hadoop qualifies it (scheme, authority, absolute path): what the logs should name."""
-        p, fs = self._fs(path)
-        return fs.makeQualified(p).toString()
+        def qualified():
+            p, fs = self._fs(path)
+            return fs.makeQualified(p).toString()
+
+        return self._call(path, qualified)
 
     def write_mode(self, path: str) -> str:
         """How `write_bytes` replaces a file there: 'posix-rename', 'put', or 'rename-overwrite'."""
-        p, fs = self._fs(path)
-        scheme = fs.getUri().getScheme()
-        if scheme == "file":
-            return "posix-rename"
-        if scheme in PUT_ON_CLOSE_SCHEMES or fs.hasPathCapability(p, ABORTABLE_STREAM):
-            return "put"
-        return "rename-overwrite"
+        def mode():
+            p, fs = self._fs(path)
+            scheme = fs.getUri().getScheme()
+            if scheme == "file":
+                return "posix-rename"
+            if scheme in PUT_ON_CLOSE_SCHEMES or fs.hasPathCapability(p, ABORTABLE_STREAM):
+                return "put"
+            return "rename-overwrite"
+
+        return self._call(path, mode)
 
     # --- the interface ----------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
-        p, fs = self._fs(path)
-
         def read():
+            p, fs = self._fs(path)
             stream = fs.open(p)
             try:
                 return bytes(stream.readAllBytes())
@@ -187,7 +200,9 @@ class HadoopFiles:
     def write_bytes(self, path: str, data: bytes, mode: str | None = None) -> None:
         """Replace (or create) the file `path` with `data`, atomically as a reader sees it (see the module
         docstring; `mode` forces one of `write_mode`'s answers, for tests)."""
-        mode = mode or self.write_mode(path)
+        self._call(path, lambda: self._write_bytes(path, data, mode or self.write_mode(path)))
+
+    def _write_bytes(self, path: str, data: bytes, mode: str) -> None:
         p, fs = self._fs(path)
         if mode == "put":
             self._write(fs, p, data, sync=False)
@@ -230,26 +245,37 @@ class HadoopFiles:
             raise OSError(f"could not rename {src.toString()} to {dst.toString()}")
 
     def exists(self, path: str) -> bool:
-        p, fs = self._fs(path)
-        return bool(fs.exists(p))
+        def exists():
+            p, fs = self._fs(path)
+            return bool(fs.exists(p))
+
+        return self._call(path, exists)
 
     def mkdirs(self, path: str) -> None:
-        p, fs = self._fs(path)
-        if not fs.mkdirs(p):
-            raise OSError(f"could not create the directory {path}")
+        def mkdirs():
+            p, fs = self._fs(path)
+            if not fs.mkdirs(p):
+                raise OSError(f"could not create the directory {path}")
+
+        self._call(path, mkdirs)
 
     def list(self, path: str) -> list[str]:
         """The names directly inside directory `path` (sorted; none when it does not exist)."""
-        p, fs = self._fs(path)
+        def names():
+            p, fs = self._fs(path)
+            return sorted(st.getPath().getName() for st in fs.listStatus(p))
+
         try:
-            statuses = self._call(path, lambda: fs.listStatus(p))
+            return self._call(path, names)
         except FileNotFoundError:
             return []
-        return sorted(st.getPath().getName() for st in statuses)
 
     def delete(self, path: str, recursive: bool = False) -> bool:
-        p, fs = self._fs(path)
-        return bool(fs.delete(p, recursive))
+        def delete():
+            p, fs = self._fs(path)
+            return bool(fs.delete(p, recursive))
+
+        return self._call(path, delete)
 
 
 def fsync_dir(path: str) -> None:
