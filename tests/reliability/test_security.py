@@ -14,7 +14,7 @@ import yaml
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import kafka_settings, source_options
 from rebalance_monitor.spark.kafka_clients import confluent_config, kafka_python_config
-from rebalance_monitor.spark.sinks import batch_file, safe_dir
+from rebalance_monitor.spark.sinks import batch_file
 from rebalance_monitor.testing.broker import free_port
 
 SECRET = "hunter2-S3CRET-do-not-log"
@@ -50,9 +50,9 @@ def test_the_exporter_binds_to_loopback_by_default():
 
 
 def test_dead_letter_files_cannot_leave_their_directory(tmp_path):
-    d = safe_dir(str(tmp_path / "dlq"))
-    f = batch_file(d, "dead-letters", 12, ".jsonl")
-    assert f.parent == d and f.name == "dead-letters-000000000012.jsonl"
+    for d in (str(tmp_path / "dlq"), "s3a://bucket/dlq", "s3a://bucket/dlq/"):
+        assert batch_file(d, "dead-letters", 12, ".jsonl") == d.rstrip("/") + "/dead-letters-000000000012.jsonl"
+    d = str(tmp_path / "dlq")
     # names never come from input: even a hostile batch id is only ever an integer in the name
     with pytest.raises((ValueError, TypeError)):
         batch_file(d, "dead-letters", "../../etc/passwd", ".jsonl")

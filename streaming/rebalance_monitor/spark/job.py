@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import threading
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from ..config import MonitorConfig, jar_files, redacted
 from ..core.events import loads_json
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
+from .hadoop_fs import join
 from .kafka_source import ConnectorMissing
 from .processor import CLOCK_KIND, OUTPUT_SCHEMA, GroupProcessor
 
@@ -103,17 +103,39 @@ class MonitorJob:
         self.query = None
         self.stats = JobStats()
         self.sinks = None
-        os.makedirs(cfg.state.checkpoint_location, exist_ok=True)
         self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
         self._stopping = threading.Event()
-        # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py)
+        # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
+        # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
-        if updater is not None and cfg.exporter.persist_state:
-            from ..metrics.state_file import METRICS_STATE_FILE, MetricsStateFile
+        self._files = None
 
-            self.metrics_state = MetricsStateFile(os.path.join(cfg.state.checkpoint_location, METRICS_STATE_FILE),
-                                                  os.path.join(cfg.state.checkpoint_location, "query"))
-            self.metrics_state.load(updater)
+    @property
+    def query_checkpoint(self) -> str:
+        """The Spark query's checkpoint directory: `query` inside `state.checkpoint_location` (a path or a URI)."""
+        return join(self.cfg.state.checkpoint_location, "query")
+
+    def files(self):
+        """The job's own durable files (metrics snapshot, history and dead-letter files) go through Hadoop's
+        FileSystem API of the session, wherever the checkpoint is: local, file://, s3a://, hdfs://."""
+        if self._files is None:
+            from .hadoop_fs import HadoopFiles
+
+            self._files = HadoopFiles(self._session())
+        return self._files
+
+    def restore_metrics(self) -> bool:
+        """Load the exported-metrics snapshot into the updater, once (before /metrics first answers: a scrape
+        of counters the snapshot would raise again looks like a reset to Prometheus). Starts the session."""
+        if self.metrics_state is not None or self.updater is None or not self.cfg.exporter.persist_state:
+            return False
+        from ..metrics.state_file import METRICS_STATE_FILE, MetricsStateFile
+
+        files = self.files()
+        self.metrics_state = MetricsStateFile(join(self.cfg.state.checkpoint_location, METRICS_STATE_FILE),
+                                              self.query_checkpoint, files=files)
+        log.info("metrics snapshot at %s", files.describe(self.metrics_state.path))
+        return self.metrics_state.load(self.updater)
 
     # --- building -----------------------------------------------------------------------------
     def _session(self):
@@ -174,11 +196,13 @@ class MonitorJob:
         cfg = self.cfg
         log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
+        self.restore_metrics()  # (nothing to do when run_job already did it)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
-                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg))
+                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, kafka_settings(cfg),
+                           files=self.files())
         interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
         writer = (out.writeStream.foreachBatch(self._process_batch)
-                  .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
+                  .option("checkpointLocation", self.query_checkpoint)
                   .queryName("rebalance_monitor")
                   .trigger(processingTime=f"{interval} milliseconds"))
         self.query = writer.start()
@@ -312,7 +336,7 @@ class MonitorJob:
         for p in dead:
             reason = json.loads(p).get("reason", "unknown")
             reasons[reason] = reasons.get(reason, 0) + 1
-        for name, action in (("history", lambda: self.sinks.write_history(self.spark, batch_id, history)),
+        for name, action in (("history", lambda: self.sinks.write_history(batch_id, history)),
                              ("dead_letter", lambda: self.sinks.write_dead_letters(batch_id, dead))):
             try:
                 action()
@@ -452,7 +476,11 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
             ready_max_age_s=int(cfg.exporter.ready_max_batch_age) / 1000.0)
         exporter = MetricsExporter(settings)
         updater = exporter.updater
-    job = MonitorJob(cfg, updater=updater)  # restores the persisted metrics: before /metrics first answers
+    job = MonitorJob(cfg, updater=updater)
+    # Spark first: the metrics snapshot is read through its Hadoop FileSystem API (wherever the checkpoint is),
+    # and restored before /metrics first answers; PySpark also replaces the SIGINT handler when its context starts
+    job._session()
+    job.restore_metrics()
     if exporter is not None:
         exporter.start()
         log.info("metrics at %s/metrics", exporter.url)
@@ -465,7 +493,6 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
         log.info("signal %s: stopping", signal.Signals(signum).name)
         stop.set()
 
-    job._session()  # start Spark first: PySpark replaces the SIGINT handler when its context starts
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     cadence = max(1.0, int(cfg.logging.progress_interval) / 1000.0)
