@@ -48,7 +48,7 @@ def write_year(path: str, groups: int, per_day: float, days: int, batches_per_da
                 gens[group] = gens.get(group, 0) + 1
                 rec = generation(rng, group, t0 + rng.randrange(DAY // batches_per_day), gens[group])
                 rows.append(("generation", group, rec["ts"], json.dumps(rec)))
-        sinks.write_history(None, batch, rows)
+        sinks.write_history(batch, rows)
         n += len(rows)
     return n
 

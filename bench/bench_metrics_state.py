@@ -80,7 +80,7 @@ def main() -> None:
         batch = 1
         for share in (0.05, 1.0):
             for fsync in (True, False):
-                st.fsync = fsync
+                st.files.fsync = fsync
                 times = []
                 for _ in range(a.writes):
                     u.apply_batch(batch, touch(a.groups, a.members, share, batch))

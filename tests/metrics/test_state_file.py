@@ -9,6 +9,7 @@ import pytest
 from rebalance_monitor.metrics.catalogue import CATALOGUE
 from rebalance_monitor.metrics.state_file import MetricsStateFile
 from rebalance_monitor.metrics.updater import MetricsUpdater
+from rebalance_monitor.spark.hadoop_fs import HadoopFiles
 
 from metrics_expo import parse, series, value
 
@@ -126,11 +127,12 @@ class Crash(BaseException):
 WINDOWS = ("before_apply", "after_apply_before_persist", "after_persist_before_commit")
 
 
-def run_with_crash(ck, crash_batch: int, window: str) -> tuple[str, list[dict], dict]:
+def run_with_crash(ck, crash_batch: int, window: str, files=None) -> tuple[str, list[dict], dict]:
     """Drive the batches like Spark's micro-batch loop (a batch is committed after foreachBatch returns; a
     restarted query runs the first uncommitted batch again with the same records), crash once at
     (crash_batch, window), restart from the state file. Returns the final exposition, every scrape taken
-    before the crash (counters only), and the first scrape after the restart."""
+    before the crash (counters only), and the first scrape after the restart. `ck`: the checkpoint directory
+    (a path, or a URI with `files`, the file-system object the snapshot is written through)."""
     plan = batches()
     clock = Clock()
     committed = -1
@@ -139,7 +141,7 @@ def run_with_crash(ck, crash_batch: int, window: str) -> tuple[str, list[dict], 
     after_restart = None
     while committed + 1 < len(plan):
         u = updater(clock)
-        state = MetricsStateFile(str(ck / "metrics-state.json"))
+        state = MetricsStateFile(f"{ck}/metrics-state.json", files=files)
         state.load(u)
         if crashed and after_restart is None:
             after_restart = counters(u.render())
@@ -288,3 +290,40 @@ def test_groups_the_filters_no_longer_admit_are_left_out(tmp_path):
     assert value(s, "rebalance_monitor_groups_dropped_total", reason="denied") == 1
     assert series(s, "kafka_consumergroup_generations_total").keys() == {(("group", "busy"),),
                                                                         (("group", "overflow-1"),)}
+
+
+# --- on S3, through Hadoop's FileSystem API (what the job does with `state.checkpoint_location: s3a://...`) -----
+
+@pytest.mark.integration
+@pytest.mark.spark
+def test_on_s3_a_crash_between_snapshot_and_commit_exports_what_a_run_that_never_stopped_exports(
+        tmp_path, spark, s3_bucket):
+    _, uri = s3_bucket
+    expected = uninterrupted(tmp_path)
+    final, before, after_restart = run_with_crash(f"{uri}/ck", 4, "after_persist_before_commit",
+                                                  files=HadoopFiles(spark))
+    assert kept(final) == kept(expected)
+    for scrape in before:
+        for key, v in scrape.items():
+            if dict(key[1]).get("group") != "doomed":     # deleted in batch 4
+                assert after_restart.get(key, 0) >= v, (key, v, after_restart.get(key))
+
+
+@pytest.mark.integration
+@pytest.mark.spark
+def test_on_s3_the_snapshot_is_tied_to_the_query_checkpoint_spark_wrote(spark, s3_bucket):
+    """The query id comes from `<checkpoint>/query/metadata` on S3 (it used to be open()ed as a local path,
+    never found, so the snapshot was never loaded on S3)."""
+    _, uri = s3_bucket
+    files = HadoopFiles(spark)
+    path, query = f"{uri}/ck/metrics-state.json", f"{uri}/ck/query"
+    files.write_bytes(f"{query}/metadata", (json.dumps({"id": "11111111-aaaa"}) + "\n").encode())
+    u = updater(Clock())
+    u.apply_batch(0, batches()[0][0], MetricsStateFile(path, query, files=files).save, **batches()[0][1])
+    assert json.loads(files.read_bytes(path))["query_id"] == "11111111-aaaa"
+    restored = updater(Clock())
+    assert MetricsStateFile(path, query, files=files).load(restored)
+    assert kept(restored.render()) == kept(u.render()) and restored.applied_batch_id == 0
+    files.write_bytes(f"{query}/metadata", (json.dumps({"id": "22222222-bbbb"}) + "\n").encode())
+    assert not MetricsStateFile(path, query, files=files).load(updater(Clock()))
+    assert files.list(f"{uri}/ck") == ["metrics-state.json", "query"]   # one object, no temporary beside it

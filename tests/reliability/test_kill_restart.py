@@ -273,9 +273,10 @@ def metrics_complete(port: int, expected: list[dict]) -> str | None:
 
 
 def restarted_counters_never_go_back(port: int, before: str) -> None:
-    """The first /metrics of the restarted job (it answers before Spark starts: the restored snapshot) holds
-    every counter series seen before the kill, none lower: Prometheus sees no reset."""
-    text = wait_for(lambda: scrape(port), 60, "/metrics after the restart")
+    """The first /metrics of the restarted job (it answers once Spark has started and the snapshot, read through
+    its Hadoop FileSystem API, is restored; before any batch) holds every counter series seen before the kill,
+    none lower: Prometheus sees no reset."""
+    text = wait_for(lambda: scrape(port), 180, "/metrics after the restart")
     now, then = counted(text), counted(before)
     lower = {k: (v, now.get(k)) for k, v in then.items() if now.get(k, -1) < v}
     assert not lower, lower

@@ -15,7 +15,7 @@ from rebalance_monitor.config import load_config
 from rebalance_monitor.kafka_connection import KafkaConnection, parse_jaas
 from rebalance_monitor.spark.job import source_options
 from rebalance_monitor.spark.sources import spark_connector_options
-from rebalance_monitor.spark.sinks import batch_file, safe_dir
+from rebalance_monitor.spark.sinks import batch_file
 from rebalance_monitor.testing.processes import free_port
 
 SECRET = "hunter2-S3CRET-do-not-log"
@@ -56,9 +56,9 @@ def test_the_exporter_binds_to_loopback_by_default():
 
 
 def test_dead_letter_files_cannot_leave_their_directory(tmp_path):
-    d = safe_dir(str(tmp_path / "dlq"))
-    f = batch_file(d, "dead-letters", 12, ".jsonl")
-    assert f.parent == d and f.name == "dead-letters-000000000012.jsonl"
+    for d in (str(tmp_path / "dlq"), "s3a://bucket/dlq", "s3a://bucket/dlq/"):
+        assert batch_file(d, "dead-letters", 12, ".jsonl") == d.rstrip("/") + "/dead-letters-000000000012.jsonl"
+    d = str(tmp_path / "dlq")
     # names never come from input: even a hostile batch id is only ever an integer in the name
     with pytest.raises((ValueError, TypeError)):
         batch_file(d, "dead-letters", "../../etc/passwd", ".jsonl")

@@ -43,11 +43,18 @@ def parts(monkeypatch):
     class Job:
         def __init__(self, cfg, updater=None, on_records=None):
             rec.events.append("job built" + (" with the exporter's updater" if updater is not None else ""))
+            self.cfg = cfg
             self.spark = self.query = None
 
         def _session(self):
             rec.events.append("spark started")
             self.spark = object()
+
+        def checkpoint_is_local(self):
+            return not self.cfg.state.checkpoint_location.startswith("s3a://")
+
+        def restore_metrics(self, files=None):
+            rec.events.append("metrics restored" + (" from local files" if files is not None else " through Spark"))
 
         def start(self):
             rec.events.append("query started")
@@ -107,8 +114,8 @@ def test_starts_in_order_backs_off_and_stops_in_reverse(parts, tmp_path):
     monitor.close()
     assert code == 0
     assert parts.events == [
-        "exporter built on port 9399", "job built with the exporter's updater", "exporter started",
-        "kafka probed", "ready=False (Kafka at h)", "kafka probed",  # one back-off step while Kafka did not answer
+        "exporter built on port 9399", "job built with the exporter's updater", "metrics restored from local files",
+        "exporter started", "kafka probed", "ready=False (Kafka at h)", "kafka probed",  # one back-off step while Kafka did not answer
         "lag poller started", "spark started", "query started", "tick",
         "job stopped", "lag poller stopped", "exporter stopped",
     ]
@@ -120,7 +127,22 @@ def test_run_once_against_an_unreachable_kafka_starts_nothing_else(parts, tmp_pa
     monitor.start_exporter()
     assert monitor.serve(once=True) == 1
     monitor.close()
-    assert parts.events[3:] == ["kafka probed", "ready=False (Kafka at h)", "job stopped", "exporter stopped"]
+    assert parts.events[4:] == ["kafka probed", "ready=False (Kafka at h)", "job stopped", "exporter stopped"]
+
+
+def test_a_checkpoint_on_s3_is_restored_through_spark_before_metrics_answer(parts):
+    """The snapshot beside a checkpoint on S3 (or HDFS) is read through Hadoop's FileSystem API: /metrics
+    answers only once Spark has started and read it (never counters lower than the last scrape's)."""
+    cfg = load_config(env={}, overrides={"exporter.port": 9399, "state.checkpoint_location": "s3a://b/ck"})
+    monitor = run.Monitor(cfg, on_tick=lambda: monitor.stop.set())
+    monitor.start_exporter()
+    assert parts.events == ["exporter built on port 9399", "job built with the exporter's updater"]
+    monitor.serve()
+    monitor.close()
+    assert parts.events[2:7] == ["kafka probed", "ready=False (Kafka at h)", "kafka probed", "lag poller started",
+                                 "spark started"]
+    assert parts.events[7:9] == ["metrics restored through Spark", "exporter started"]
+    assert parts.events[-1] == "exporter stopped"
 
 
 def test_the_demo_runs_the_monitor():

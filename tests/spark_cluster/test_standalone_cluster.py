@@ -1,11 +1,13 @@
 """The job as users run it on a cluster: a Spark standalone master and two workers (separate JVMs, from PySpark's
-own classes), `spark-submit --deploy-mode client` with Spark's Kafka connector (`--jars var/spark-jars/*`), executors
-in their own JVMs with their own Python workers, the checkpoint on storage all of them share (a local directory).
+own classes), `spark-submit --deploy-mode client` with Spark's Kafka connector and Hadoop's S3A (`--jars
+var/spark-jars/*`), executors in their own JVMs with their own Python workers, the checkpoint on storage all of
+them share: S3 (a bucket of the local S3 server, `s3a://`), with the history sink beside it.
 
 One test, because each stage needs the previous one: an executor is killed mid-stream (its tasks are retried on
 the replacement, nothing lost or doubled), then the driver is killed and submitted again (it resumes from the
-checkpoint); at the end the history equals `replay` of the same real events, no generation is counted twice and
-no /metrics counter went backwards across the restart."""
+checkpoint, and its exported counters from the metrics snapshot there); at the end the history equals `replay`
+of the same real events, no generation is counted twice and no /metrics counter went backwards across the
+restart."""
 from __future__ import annotations
 
 import json
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,7 +28,8 @@ from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.vocabulary import HISTORY_KINDS
 from rebalance_monitor.testing.broker import free_port
-from rebalance_monitor.testing.job_output import comparable, committed_offsets, history_records
+from rebalance_monitor.testing.job_output import comparable, committed_batches, committed_offsets, history_records
+from rebalance_monitor.testing.object_store import s3a_jars
 from rebalance_monitor.testing.spark_cluster import StandaloneCluster
 from rebalance_monitor.testing.witnesses import load_captured, produce_records
 
@@ -39,8 +43,8 @@ SPARK_MAIN = ROOT / "deploy" / "spark_main.py"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if not any(j.name.startswith("spark-sql-kafka") for j in JARS):
-        pytest.fail("Spark's Kafka connector is not in var/spark-jars: run scripts/bootstrap.sh")
+    if not any(j.name.startswith("spark-sql-kafka") for j in JARS) or not s3a_jars(str(ROOT / "var" / "spark-jars")):
+        pytest.fail("Spark's Kafka connector or Hadoop's S3A is not in var/spark-jars: run scripts/bootstrap.sh")
     with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores_per_worker=1,
                            memory_per_worker="1g") as c:
         yield c
@@ -81,8 +85,11 @@ def _replay(lines: list[bytes], cfg) -> list[dict]:
     return out
 
 
-def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, broker, unique, tmp_path):
+def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, broker, object_store, unique,
+                                                                       tmp_path):
     topic = f"ev-{unique}"
+    bucket = object_store.create_bucket(f"rm-cluster-{os.getpid()}-{int(time.time())}")
+    s3 = object_store.hadoop_conf(bucket)
     broker.create_topics({topic: 1})
     events = [v for _, v, _ in load_captured(DATA)["events"]]
     last = max(json.loads(v)["ts"] for v in events)
@@ -97,10 +104,11 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
         "kafka": {"bootstrap_servers": broker.bootstrap, "events_topic": topic, "starting_offsets": "earliest",
                   "max_offsets_per_trigger": 80, "connector": "spark"},
         # master null: the one spark-submit was given (as under the Spark operator)
+        # the S3A settings reach the driver's and the executors' Hadoop configuration (spark.hadoop.*)
         "spark": {"master": None, "trigger_interval": "2s", "shuffle_partitions": 2,
-                  "local_dir": str(tmp_path / "spark-local")},
-        "state": {"checkpoint_location": str(tmp_path / "ck"), "watermark_delay": "2s", "idle_clock": False},
-        "sinks": {"history": {"parquet_path": str(tmp_path / "history")},
+                  "local_dir": str(tmp_path / "spark-local"), "conf": object_store.spark_conf(bucket)},
+        "state": {"checkpoint_location": f"s3a://{bucket}/ck", "watermark_delay": "2s", "idle_clock": False},
+        "sinks": {"history": {"parquet_path": f"s3a://{bucket}/history"},
                   "dead_letter": {"path": str(tmp_path / "dlq")}},
         "exporter": {"enabled": True, "host": "127.0.0.1", "port": port},
     }
@@ -109,7 +117,8 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
     cfg = load_config(cfg_path, env={})
     metrics_url = f"http://127.0.0.1:{port}/metrics"
     end = len(events) + 1
-    query_dir = tmp_path / "ck" / "query"
+    expected = [r for r in _replay(events + [sentinel], cfg) if r["kind"] in HISTORY_KINDS]
+    query_dir = f"s3a://{bucket}/ck/query"
 
     def submit(n: int):
         log = tmp_path / f"driver-{n}.log"
@@ -119,7 +128,7 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
                               log_path=log, cwd=tmp_path), log
 
     def read_offset() -> int:
-        return committed_offsets(query_dir).get(topic, {}).get(0, 0)
+        return committed_offsets(query_dir, s3).get(topic, {}).get(0, 0)
 
     started = time.monotonic()
     stages = {}
@@ -127,11 +136,11 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
     try:
         executors = _wait("two executors", lambda: len(cluster.executor_pids()) >= 2 and cluster.executor_pids(),
                           180, driver, log)
-        _wait("a first committed batch", lambda: read_offset() > 0, 180, driver, log)
+        _wait("a first committed batch", lambda: read_offset() > 0, 360, driver, log)
         stages["first batch"] = time.monotonic() - started
         at_kill = read_offset()
         cluster.kill(executors[0])  # SIGKILL: its running tasks fail and are retried elsewhere
-        _wait("progress past the executor's death", lambda: read_offset() >= min(end, at_kill + 160), 240,
+        _wait("progress past the executor's death", lambda: read_offset() >= min(end, at_kill + 160), 360,
               driver, log)
         assert executors[0] not in cluster.executor_pids()
         before = _wait("counters on /metrics", lambda: _scrape(metrics_url), 60, driver, log)
@@ -141,10 +150,14 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
         driver.wait(30)
 
         driver, log = submit(2)
-        _wait("the whole input committed", lambda: read_offset() >= end, 300, driver, log)
+        _wait("the whole input committed", lambda: read_offset() >= end, 600, driver, log)
         stages["resubmitted driver drained the input"] = time.monotonic() - started
-        time.sleep(3 * 2)  # the trailing no-data batches that fire the last timers
-        after = _wait("counters on /metrics", lambda: _scrape(metrics_url), 60, driver, log)
+        # the batches after the input's end (Spark runs one at every trigger) fire the last timers
+        _wait("the history to hold every record replay gives",
+              lambda: len(history_records(f"s3a://{bucket}/history", s3)) >= len(expected), 300, driver, log)
+        after = _wait("every generation counted on /metrics",
+                      lambda: (m := _scrape(metrics_url)) and _generations(m) >= _generations_of(expected) and m,
+                      60, driver, log)
     finally:
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGTERM)
@@ -155,14 +168,23 @@ def test_executor_and_driver_killed_mid_stream_lose_and_double_nothing(cluster, 
                 driver.wait(30)
 
     print("stages (s from the first submit):", {k: round(v, 1) for k, v in stages.items()})
+    # the resubmitted driver found the metrics snapshot on S3 (through Hadoop's S3A) and continued from it
+    assert "exported metrics restored as of micro-batch" in log.read_text(errors="replace")
     went_back = {k: (v, after.get(k)) for k, v in before.items()
                  if k.startswith("kafka_consumergroup_") and after.get(k, 0) < v}
     assert not went_back, f"counters went backwards across the driver restart: {went_back}"
-    expected = [r for r in _replay(events + [sentinel], cfg) if r["kind"] in HISTORY_KINDS]
-    got = history_records(tmp_path / "history")
-    assert comparable(got) == comparable(expected)
+    got = history_records(f"s3a://{bucket}/history", s3)
+    missing, extra = Counter(comparable(expected)) - Counter(comparable(got)), Counter(comparable(got)) - \
+        Counter(comparable(expected))
+    assert not missing and not extra, f"missing from the history: {list(missing)}; not in replay: {list(extra)}"
     # Spark's connector kept to maxOffsetsPerTrigger (80): the input took at least end / 80 batches
-    assert len(list((query_dir / "commits").glob("[0-9]*"))) >= end // 80
-    generations = sum(r["kind"] == "generation" for r in expected)
-    counted = sum(v for k, v in after.items() if k.startswith("kafka_consumergroup_generations_total"))
-    assert generations >= 20 and counted == generations
+    assert len(committed_batches(query_dir, s3)) >= end // 80
+    assert _generations_of(expected) >= 20 and _generations(after) == _generations_of(expected)
+
+
+def _generations(samples: dict[str, float]) -> float:
+    return sum(v for k, v in samples.items() if k.startswith("kafka_consumergroup_generations_total"))
+
+
+def _generations_of(records: list[dict]) -> int:
+    return sum(r["kind"] == "generation" for r in records)

@@ -100,11 +100,12 @@ def make_cfg(broker, topic, tmp_path, **extra):
     return load_config(env={}, overrides=overrides)
 
 
-def run_until_idle(spark, cfg, collected, flush_to=None):
+def run_until_idle(spark, cfg, collected, flush_to=None, updater=None):
     """Run the job (no clock follows the wall clock, so event time moves only as the test says) until it has
     processed everything; then, if `flush_to` is given, move every group's clock there in one more batch
-    (what `run --once` does at the end of its input, at the last event time); then stop it."""
-    job = MonitorJob(cfg, spark=spark, idle_clock=False,
+    (what `run --once` does at the end of its input, at the last event time); then stop it. `updater`: the
+    exporter's metrics (restored from the checkpoint's snapshot at start, saved there after every batch)."""
+    job = MonitorJob(cfg, spark=spark, idle_clock=False, updater=updater,
                      on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
     try:
         job.read_available(timeout_s=300)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .reader import Query, read_kafka, read_parquet
+from .reader import Query, hadoop_settings, read_kafka, read_parquet
 from .render import parse_when, render
 from .timeline import FLEET_COLUMNS, TIMELINE_COLUMNS, fleet_rows, timeline_rows
 
@@ -27,7 +27,7 @@ def run_history(cfg, args, out=None, err=None) -> int:
         if source == "parquet":
             if not cfg.sinks.history.parquet_path:
                 raise FileNotFoundError("sinks.history.parquet_path is not set in the configuration")
-            records = read_parquet(cfg.sinks.history.parquet_path, q)
+            records = read_parquet(cfg.sinks.history.parquet_path, q, hadoop_settings(cfg.spark.conf))
         else:
             if not cfg.sinks.history.kafka_topic:
                 raise FileNotFoundError("sinks.history.kafka_topic is not set in the configuration")

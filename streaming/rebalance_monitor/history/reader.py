@@ -1,12 +1,19 @@
 """Read the history sink back: the records the job kept (generations, timeouts, storms, ...) from its Parquet
 directory (pyarrow datasets: only the asked group's rows and time range are decoded, the filters pushed down to
-the row groups) or from its Kafka topic (keyed by group), for one group and a time range, or the whole fleet."""
+the row groups) or from its Kafka topic (keyed by group), for one group and a time range, or the whole fleet.
+
+The Parquet directory may be local (a path or `file://`) or on S3 (`s3a://bucket/prefix`, read with pyarrow's
+S3FileSystem, set from the same `fs.s3a.*` settings the job's Spark gets, in `spark.conf` as
+`spark.hadoop.fs.s3a.*`: endpoint, path-style access, TLS, region, keys; else the AWS SDK's defaults, e.g. the
+AWS_* variables). Another scheme (`hdfs://`, ...) is not read here: use the Kafka history topic."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Iterator
+from urllib.parse import urlparse
 
 from ..kafka_connection import KafkaConnection
 
@@ -23,15 +30,17 @@ def _keep(q: Query, group: str, ts: int) -> bool:
             and (q.until_ms is None or ts <= q.until_ms))
 
 
-def read_parquet(path: str, q: Query) -> Iterator[dict]:
-    """The history records under `path` (the job's `sinks.history.parquet_path`) that `q` asks for, in time order."""
-    import os
-
+def read_parquet(path: str, q: Query, hadoop_conf: dict | None = None) -> Iterator[dict]:
+    """The history records under `path` (the job's `sinks.history.parquet_path`) that `q` asks for, in time order.
+    `hadoop_conf`: the Hadoop settings of the job (`fs.s3a.*`) for an `s3a://` path."""
     import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
 
-    if not os.path.isdir(path):
+    filesystem, where = filesystem_for(path, hadoop_conf or {})
+    if filesystem.get_file_info(where).type != pafs.FileType.Directory:
         raise FileNotFoundError(f"no history at {path!r} (sinks.history.parquet_path)")
-    data = ds.dataset(path, format="parquet", partitioning="hive", exclude_invalid_files=True)
+    data = ds.dataset(where, filesystem=filesystem, format="parquet", partitioning="hive",
+                      exclude_invalid_files=True)
     cond = None
     for part in ((ds.field("group") == q.group) if q.group is not None else None,
                  (ds.field("ts") >= q.since_ms) if q.since_ms is not None else None,
@@ -41,6 +50,54 @@ def read_parquet(path: str, q: Query) -> Iterator[dict]:
     table = data.to_table(columns=["ts", "payload"], filter=cond).sort_by([("ts", "ascending")])
     for payload in table.column("payload").to_pylist():
         yield json.loads(payload)
+
+
+def filesystem_for(path: str, conf: dict):
+    """(pyarrow file system, path inside it) for a history path or URI."""
+    import pyarrow.fs as pafs
+
+    url = urlparse(path)
+    scheme = url.scheme if len(url.scheme) > 1 else ""  # (a Windows drive letter is no scheme)
+    if scheme in ("", "file"):
+        return pafs.LocalFileSystem(), os.path.abspath(url.path if scheme else path)
+    if scheme in ("s3a", "s3", "s3n"):
+        return pafs.S3FileSystem(**s3_options(conf, url.netloc)), f"{url.netloc}{url.path}".rstrip("/")
+    raise FileNotFoundError(f"cannot read a {scheme}:// history here (local paths and s3a:// only): "
+                            "read the history topic (--source kafka) or copy the directory")
+
+
+def s3_options(conf: dict, bucket: str) -> dict:
+    """pyarrow S3FileSystem arguments from S3A's settings (`fs.s3a.bucket.<bucket>.<key>` before `fs.s3a.<key>`)."""
+
+    def get(key: str):
+        value = conf.get(f"fs.s3a.bucket.{bucket}.{key}", conf.get(f"fs.s3a.{key}"))
+        return None if value is None else str(value)
+
+    opts: dict = {}
+    ssl = (get("connection.ssl.enabled") or "true").lower() != "false"
+    endpoint = get("endpoint")
+    if endpoint:
+        parsed = urlparse(endpoint if "://" in endpoint else f"{'https' if ssl else 'http'}://{endpoint}")
+        opts["endpoint_override"] = parsed.netloc
+        opts["scheme"] = parsed.scheme
+    elif not ssl:
+        opts["scheme"] = "http"
+    region = get("endpoint.region") or get("region")
+    if region:
+        opts["region"] = region
+    if get("access.key") and get("secret.key"):
+        opts["access_key"] = get("access.key")
+        opts["secret_key"] = get("secret.key")
+        if get("session.token"):
+            opts["session_token"] = get("session.token")
+    # S3A addresses buckets by virtual host unless path.style.access; pyarrow by path unless told otherwise
+    opts["force_virtual_addressing"] = (get("path.style.access") or "false").lower() != "true"
+    return opts
+
+
+def hadoop_settings(spark_conf: dict) -> dict:
+    """The Hadoop settings among a job's `spark.conf` (`spark.hadoop.X` -> `X`)."""
+    return {k.removeprefix("spark.hadoop."): v for k, v in (spark_conf or {}).items() if k.startswith("spark.hadoop.")}
 
 
 def read_kafka(connection: KafkaConnection, topic: str, q: Query, timeout_s: float = 60.0) -> Iterator[dict]:

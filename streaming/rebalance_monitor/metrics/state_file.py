@@ -18,9 +18,13 @@ The crash windows, for a process killed at any point (SIGKILL, OOM, node loss):
   id is not above the snapshot's, so it is skipped: once.
 * after Spark commits N: the next batch is N+1 > N: applied once.
 
-The write is a temporary file, ``fsync``, then ``os.replace`` over the previous snapshot and an ``fsync`` of
-the directory, so a reader finds the previous snapshot or the new one, never a torn one, also after a power
-loss. A snapshot whose query id differs from the checkpoint's (the query checkpoint was deleted or replaced:
+Every byte goes through a file-system object (``files``): the job passes ``spark.hadoop_fs.HadoopFiles``, so the
+snapshot lives wherever the checkpoint does (a local path, ``file://``, ``s3a://``, ``hdfs://``), read and written
+through Hadoop's FileSystem API as Spark writes its own checkpoint; without one (tests, benches) it is
+``LocalFiles``, the same with Python's own calls. On a local file system the write is a temporary file,
+``fsync``, then a rename over the previous snapshot and an ``fsync`` of the directory; on S3 one PUT, which
+replaces the object whole. Either way a reader finds the previous snapshot or the new one, never a torn one,
+also after a power loss. A snapshot whose query id differs from the checkpoint's (the query checkpoint was deleted or replaced:
 Spark numbers batches from 0 again) is ignored, as is an unreadable one: counters then start from 0, which
 Prometheus treats as a reset, and the problem is logged.
 
@@ -33,8 +37,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
+
+from ..spark.hadoop_fs import LocalFiles, join
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +48,13 @@ METRICS_STATE_FILE = "metrics-state.json"
 
 class MetricsStateFile:
     """Loads and saves an updater's state at ``path``; ``query_checkpoint`` is the Spark query's checkpoint
-    directory (its ``metadata`` file names the query), or None to skip that check."""
+    directory (its ``metadata`` file names the query), or None to skip that check. ``files`` reads and writes
+    them (``HadoopFiles`` in the job; by default ``LocalFiles``, local paths only)."""
 
-    def __init__(self, path: str, query_checkpoint: str | None = None, fsync: bool = True) -> None:
+    def __init__(self, path: str, query_checkpoint: str | None = None, fsync: bool = True, files=None) -> None:
         self.path = path
         self.query_checkpoint = query_checkpoint
-        self.fsync = fsync
+        self.files = files if files is not None else LocalFiles(fsync=fsync)
         self.saved_batch_id: int | None = None
         self.last_bytes = 0
         self.last_write_s = 0.0
@@ -58,8 +64,8 @@ class MetricsStateFile:
         """The id Spark wrote in ``<query checkpoint>/metadata`` when the query first started (None: none yet)."""
         if self._query_id is None and self.query_checkpoint is not None:
             try:
-                with open(os.path.join(self.query_checkpoint, "metadata"), encoding="utf-8") as f:
-                    self._query_id = json.loads(f.readline()).get("id")
+                text = self.files.read_bytes(join(self.query_checkpoint, "metadata")).decode("utf-8")
+                self._query_id = json.loads(text.split("\n", 1)[0]).get("id")
             except (OSError, ValueError, AttributeError):
                 return None
         return self._query_id
@@ -67,8 +73,7 @@ class MetricsStateFile:
     def load(self, updater) -> bool:
         """Restore the snapshot into ``updater`` (a fresh one); False when there is none or it cannot be used."""
         try:
-            with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+            data = json.loads(self.files.read_bytes(self.path))
         except FileNotFoundError:
             return False
         except (OSError, ValueError) as exc:
@@ -97,32 +102,8 @@ class MetricsStateFile:
             return
         t0 = time.perf_counter()
         data = updater.state_text(batch_id, query_id=self.query_id(), saved_at=round(time.time(), 3)).encode()
-        tmp = self.path + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        if self.fsync:
-            _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+        self.files.write_bytes(self.path, data)
         self.saved_batch_id = batch_id
         self.last_bytes = len(data)
         self.last_write_s = time.perf_counter() - t0
 
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

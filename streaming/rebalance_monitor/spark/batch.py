@@ -83,7 +83,7 @@ def handle_batch(job, df, batch_id: int) -> None:
     for p in dead:
         reason = json.loads(p).get("reason", "unknown")
         reasons[reason] = reasons.get(reason, 0) + 1
-    for name, action in (("history", lambda: job.sinks.write_history(job.spark, batch_id, history)),
+    for name, action in (("history", lambda: job.sinks.write_history(batch_id, history)),
                          ("dead_letter", lambda: job.sinks.write_dead_letters(batch_id, dead))):
         try:
             action()

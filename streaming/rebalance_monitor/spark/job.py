@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 
@@ -21,6 +20,7 @@ from .batch import HISTORY_KINDS, BatchInterrupted, JobStats, SinkUnavailable, h
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream
+from .hadoop_fs import join
 
 log = logging.getLogger("rebalance_monitor.job")
 
@@ -63,17 +63,52 @@ class MonitorJob:
         self.query = None
         self.stats = JobStats()
         self.sinks = None
-        os.makedirs(cfg.state.checkpoint_location, exist_ok=True)
         self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
         self._stopping = threading.Event()
-        # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py)
+        # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
+        # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
-        if updater is not None and cfg.exporter.persist_state:
-            from ..metrics.state_file import METRICS_STATE_FILE, MetricsStateFile
+        self._files = None
 
-            self.metrics_state = MetricsStateFile(os.path.join(cfg.state.checkpoint_location, METRICS_STATE_FILE),
-                                                  os.path.join(cfg.state.checkpoint_location, "query"))
-            self.metrics_state.load(updater)
+    @property
+    def query_checkpoint(self) -> str:
+        """The Spark query's checkpoint directory: `query` inside `state.checkpoint_location` (a path or a URI)."""
+        return join(self.cfg.state.checkpoint_location, "query")
+
+    def files(self):
+        """The job's own durable files (metrics snapshot, history and dead-letter files) go through Hadoop's
+        FileSystem API of the session, wherever the checkpoint is: local, file://, s3a://, hdfs://."""
+        if self._files is None:
+            from .hadoop_fs import HadoopFiles
+
+            self._files = HadoopFiles(self._session())
+        return self._files
+
+    def checkpoint_is_local(self) -> bool:
+        """The checkpoint is on this machine's file system (a path or file://, and no `fs.defaultFS` in
+        spark.conf that would make a path mean another file system): its metrics snapshot can be read before
+        Spark starts."""
+        from .hadoop_fs import scheme_of
+
+        conf = self.cfg.spark.conf or {}
+        default_fs = str(conf.get("spark.hadoop.fs.defaultFS") or "file:///")
+        scheme = scheme_of(self.cfg.state.checkpoint_location)
+        return scheme == "file" or (scheme == "" and default_fs.startswith("file:"))
+
+    def restore_metrics(self, files=None) -> bool:
+        """Load the exported-metrics snapshot into the updater, once (before /metrics first answers: a scrape
+        of counters the snapshot would raise again looks like a reset to Prometheus). `files`: how to reach
+        it (`LocalFiles` for a local checkpoint, before Spark starts); by default Hadoop's FileSystem API of
+        the session (started if need be)."""
+        if self.metrics_state is not None or self.updater is None or not self.cfg.exporter.persist_state:
+            return False
+        from ..metrics.state_file import METRICS_STATE_FILE, MetricsStateFile
+
+        files = files if files is not None else self.files()
+        self.metrics_state = MetricsStateFile(join(self.cfg.state.checkpoint_location, METRICS_STATE_FILE),
+                                              self.query_checkpoint, files=files)
+        log.info("metrics snapshot at %s", files.describe(self.metrics_state.path))
+        return self.metrics_state.load(self.updater)
 
     # --- building -----------------------------------------------------------------------------
     def _session(self):
@@ -142,11 +177,13 @@ class MonitorJob:
         cfg = self.cfg
         log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
+        self.restore_metrics()  # (nothing to do when the Monitor already did it)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
-                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection())
+                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection(),
+                           files=self.files())
         interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
         writer = (out.writeStream.foreachBatch(self._process_batch)
-                  .option("checkpointLocation", os.path.join(cfg.state.checkpoint_location, "query"))
+                  .option("checkpointLocation", self.query_checkpoint)
                   .queryName("rebalance_monitor")
                   .trigger(processingTime=f"{interval} milliseconds"))
         self.query = writer.start()

@@ -63,10 +63,12 @@ class Monitor:
         self.exporter = self.updater = self.job = self.lag = None
         self.reach = KafkaReach(cfg.kafka.connection(), cfg.kafka.client)
         self._signals = False  # handle_signals was called: again once Spark is up
+        self._exporting = False  # the exporter's HTTP server is up
 
     def start_exporter(self) -> None:
-        """1. The exporter, so /healthz and /ready answer from the start, with the job, which restores the persisted
-        metrics before /metrics first answers."""
+        """1. The exporter, so /healthz and /ready answer from the start, once the job has restored the persisted
+        metrics (before /metrics first answers). A local checkpoint's snapshot is read now; one on S3 or HDFS
+        is read through Hadoop's FileSystem API, so the exporter then starts with Spark (`serve`)."""
         cfg = self.cfg
         if cfg.exporter.enabled:
             from ..metrics.exporter import ExporterSettings, MetricsExporter
@@ -75,8 +77,21 @@ class Monitor:
             self.exporter = MetricsExporter(settings)
             self.updater = self.exporter.updater
         self.job = MonitorJob(cfg, updater=self.updater, on_records=self.on_records)
-        if self.exporter is not None:
+        if self.exporter is None:
+            return
+        if self.job.checkpoint_is_local():
+            from .hadoop_fs import LocalFiles
+
+            self.job.restore_metrics(files=LocalFiles())
+            self._serve_metrics()
+        else:
+            log.info("the metrics snapshot is at %s: /metrics answers once Spark has read it",
+                     cfg.state.checkpoint_location)
+
+    def _serve_metrics(self) -> None:
+        if self.exporter is not None and not self._exporting:
             self.exporter.start()
+            self._exporting = True
             log.info("metrics at %s/metrics", self.exporter.url)
 
     def handle_signals(self) -> None:
@@ -119,6 +134,9 @@ class Monitor:
                 job._session()  # PySpark replaces the SIGINT handler when its context starts
                 if self._signals:
                     self.handle_signals()
+            if not self._exporting and self.exporter is not None:
+                job.restore_metrics()  # a checkpoint on S3 or HDFS: through Hadoop's FileSystem API
+                self._serve_metrics()
             started = time.monotonic()
             if once:
                 return _run_once(job)
@@ -170,7 +188,7 @@ class Monitor:
             job.stop()
         if self.lag is not None:
             self.lag.stop()
-        if self.exporter is not None:
+        if self.exporter is not None and self._exporting:
             self.exporter.stop()
         if job is not None and job.query is not None:
             _log_progress(job.query, job)

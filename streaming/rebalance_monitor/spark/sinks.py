@@ -1,46 +1,43 @@
 """Where the job's output goes besides the metrics: the history sink (Parquet files and/or a Kafka topic)
 and the dead-letter sink (JSON-lines files and/or a Kafka topic).
 
-File outputs are written per micro-batch under names the job makes itself (never from input data), by
-write-to-temporary-then-rename, so a batch replayed after a crash overwrites its own output instead of
-duplicating it. Kafka outputs are at-least-once (a replayed batch is produced again).
+File outputs are written per micro-batch under names the job makes itself (never from input data), each file
+replaced whole (spark/hadoop_fs.py: a temporary file renamed over it, or one PUT on S3), so a batch replayed
+after a crash overwrites its own output instead of duplicating it. They go through the file-system object the
+job passes (Hadoop's FileSystem API: a local directory, `s3a://`, `hdfs://` alike). Kafka outputs are
+at-least-once (a replayed batch is produced again).
+
+    <sinks.history.parquet_path>/batch_id=<N>/part-0.parquet     (columns kind, group, ts, payload)
+    <sinks.dead_letter.path>/dead-letters-<N, 12 digits>.jsonl
 """
 from __future__ import annotations
 
+import io
 import json
 import logging
-import os
-from pathlib import Path
+
+from .hadoop_fs import LocalFiles, join
 
 from ..kafka_connection import KafkaConnection
 
 log = logging.getLogger(__name__)
 
 
-def safe_dir(path: str) -> Path:
-    """The configured directory, created if missing; output files only ever go directly inside it."""
-    p = Path(path).resolve()
-    p.mkdir(parents=True, exist_ok=True)
-    return p
-
-
-def batch_file(directory: Path, prefix: str, batch_id: int, suffix: str) -> Path:
+def batch_file(directory: str, prefix: str, batch_id: int, suffix: str) -> str:
+    """`directory/<prefix>-<batch id, 12 digits><suffix>`: a name of the job's own, directly inside `directory`."""
     name = f"{prefix}-{int(batch_id):012d}{suffix}"
-    target = (directory / name).resolve()
-    if target.parent != directory:  # defensive: the name is ours, but never write outside the directory
+    if "/" in name or name.startswith("."):  # defensive: the name is ours, but never write outside the directory
         raise ValueError(f"refusing to write outside {directory}")
-    return target
+    return join(directory, name)
 
 
-def write_lines_atomically(target: Path, lines: list[str]) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line)
-            f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
+def parquet_bytes(rows: list[tuple]) -> bytes:
+    """The history rows (kind, group, ts, payload) as one Parquet file (what pandas' to_parquet writes)."""
+    import pandas as pd
+
+    buf = io.BytesIO()
+    pd.DataFrame(rows, columns=["kind", "group", "ts", "payload"]).to_parquet(buf, index=False)
+    return buf.getvalue()
 
 
 class KafkaTopicWriter:
@@ -97,26 +94,27 @@ class KafkaTopicWriter:
 
 
 class Sinks:
+    """The history and dead-letter outputs. `files` writes the file outputs (the job passes `HadoopFiles`;
+    by default `LocalFiles`, local paths only); their directories are created here."""
+
     def __init__(self, history_parquet: str | None, history_topic: str | None, dead_letter_path: str | None,
-                 dead_letter_topic: str | None, kafka: KafkaConnection):
-        self.history_parquet = safe_dir(history_parquet) if history_parquet else None
-        self.dead_letter_dir = safe_dir(dead_letter_path) if dead_letter_path else None
+                 dead_letter_topic: str | None, kafka: KafkaConnection, files=None):
+        self.files = files if files is not None else LocalFiles()
+        self.history_parquet = history_parquet or None
+        self.dead_letter_dir = dead_letter_path or None
+        for directory in (self.history_parquet, self.dead_letter_dir):
+            if directory is not None:
+                self.files.mkdirs(directory)
         self.history_topic = KafkaTopicWriter(history_topic, kafka) if history_topic else None
         self.dead_letter_topic = KafkaTopicWriter(dead_letter_topic, kafka) if dead_letter_topic else None
 
-    def write_history(self, spark, batch_id: int, rows: list[tuple]) -> None:
+    def write_history(self, batch_id: int, rows: list[tuple]) -> None:
         """rows: (kind, group, ts, payload) of the records worth keeping (not group_status)."""
         if not rows:
             return
         if self.history_parquet is not None:
-            import pandas as pd
-
-            target = self.history_parquet / f"batch_id={int(batch_id)}"
-            pdf = pd.DataFrame(rows, columns=["kind", "group", "ts", "payload"])
-            tmp = self.history_parquet / f".batch_id={int(batch_id)}.tmp.parquet"
-            pdf.to_parquet(tmp, index=False)
-            target.mkdir(exist_ok=True)
-            os.replace(tmp, target / "part-0.parquet")
+            target = join(self.history_parquet, f"batch_id={int(batch_id)}", "part-0.parquet")
+            self.files.write_bytes(target, parquet_bytes(rows))
         if self.history_topic is not None:
             self.history_topic.send([(g, p) for _, g, _, p in rows])
 
@@ -124,7 +122,9 @@ class Sinks:
         if not payloads:
             return
         if self.dead_letter_dir is not None:
-            write_lines_atomically(batch_file(self.dead_letter_dir, "dead-letters", batch_id, ".jsonl"), payloads)
+            text = "".join(f"{p}\n" for p in payloads)
+            self.files.write_bytes(batch_file(self.dead_letter_dir, "dead-letters", batch_id, ".jsonl"),
+                                   text.encode("utf-8"))
         if self.dead_letter_topic is not None:
             self.dead_letter_topic.send([(json.loads(p).get("reason", ""), p) for p in payloads])
 

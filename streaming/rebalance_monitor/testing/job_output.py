@@ -1,5 +1,6 @@
 """Read back what a job wrote (history sink, dead-letter files, its checkpoint) and put records in a form two runs
-can be compared in: the tests of the connectors and of the standalone cluster use these."""
+can be compared in: the tests of the connectors and of the standalone cluster use these. Paths are local, or
+`s3a://` URIs with `hadoop_conf`, the job's S3A settings (read with pyarrow's S3 client)."""
 from __future__ import annotations
 
 import json
@@ -8,15 +9,31 @@ from pathlib import Path
 from ..core.vocabulary import RecordKind
 
 
-def history_records(parquet_dir) -> list[dict]:
+def _files(path, hadoop_conf: dict | None):
+    """(pyarrow file system, path inside it, what it holds there: {base name: is a directory})."""
+    import pyarrow.fs as pafs
+
+    from ..history.reader import filesystem_for
+
+    fs, root = filesystem_for(str(path), hadoop_conf or {})
+    if fs.get_file_info(root).type != pafs.FileType.Directory:
+        return fs, root, {}
+    return fs, root, {i.base_name: i.type == pafs.FileType.Directory
+                      for i in fs.get_file_info(pafs.FileSelector(root))}
+
+
+def history_records(parquet_dir, hadoop_conf: dict | None = None) -> list[dict]:
     """Every record of a history sink's Parquet directory, in batch order."""
     import pyarrow.parquet as pq
 
-    root = Path(parquet_dir)
-    if not root.exists():
-        return []
-    files = sorted(root.glob("batch_id=*/*.parquet"), key=lambda f: int(f.parent.name.split("=", 1)[1]))
-    return [json.loads(p) for f in files for p in pq.read_table(f).column("payload").to_pylist()]
+    fs, root, names = _files(parquet_dir, hadoop_conf)
+    batches = sorted((int(n.split("=", 1)[1]), n) for n, is_dir in names.items() if is_dir and n.startswith("batch_id="))
+    out = []
+    for _, name in batches:
+        _, directory, files = _files(f"{parquet_dir}/{name}", hadoop_conf)
+        for f in sorted(n for n, is_dir in files.items() if not is_dir and n.endswith(".parquet")):
+            out += [json.loads(p) for p in pq.read_table(f"{directory}/{f}", filesystem=fs).column("payload").to_pylist()]
+    return out
 
 
 def dead_letter_reasons(directory) -> list[str]:
@@ -39,14 +56,21 @@ def comparable(records: list[dict]) -> list[str]:
     return sorted(out)
 
 
-def committed_offsets(checkpoint_query_dir) -> dict:
+def committed_batches(checkpoint_query_dir, hadoop_conf: dict | None = None) -> list[int]:
+    """The ids of the micro-batches the query committed (its checkpoint's commits/ log), in order."""
+    _, _, names = _files(f"{checkpoint_query_dir}/commits", hadoop_conf)
+    return sorted(int(n) for n, is_dir in names.items() if not is_dir and n.isdigit())
+
+
+def committed_offsets(checkpoint_query_dir, hadoop_conf: dict | None = None) -> dict:
     """{topic: {partition: next offset}} of the last micro-batch the query committed (its checkpoint's offsets
     log entry of the newest commits/ entry), or {} before the first commit."""
-    root = Path(checkpoint_query_dir)
-    commits = [int(p.name) for p in (root / "commits").glob("[0-9]*")] if (root / "commits").exists() else []
+    commits = committed_batches(checkpoint_query_dir, hadoop_conf)
     if not commits:
         return {}
-    text = (root / "offsets" / str(max(commits))).read_text().splitlines()
+    fs, offsets, _ = _files(f"{checkpoint_query_dir}/offsets", hadoop_conf)
+    with fs.open_input_stream(f"{offsets}/{max(commits)}") as f:
+        text = f.read().decode().splitlines()
     out: dict = {}
     for line in text[2:]:  # version line, batch metadata, then one line per source
         try:
