@@ -7,7 +7,10 @@
 //   uniform, server-range: the group coordinator's UniformAssignor and RangeAssignor with a GroupSpec built like the
 //     coordinator's (subscription type, each member's current target assignment, the inverted target).
 // A line {"warmup": N} runs the next case N times first (for timing); {"time": true} in a case adds "nanos".
-// Compiled by scripts/fetch_kafka.sh against var/kafka/<version>/libs only for the release it is written for.
+// A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N} (N: the
+// time inside the assignors), so a soak pays one round trip per batch, not per case.
+// Compiled by rebalance_monitor.testing.assignor_oracle against var/kafka/<version>/libs, only for the release named
+// in kafka-version (the API it is written for).
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -66,29 +69,56 @@ public class RmAssignorOracle {
                     warmup = c.get("warmup").asInt();
                     continue;
                 }
-                for (int i = 0; i < warmup; i++) assign(c);
-                warmup = 0;
-                long t0 = System.nanoTime();
-                Map<String, List<TopicPartition>> result = assign(c);
-                long nanos = System.nanoTime() - t0;
-                ObjectNode r = reply.putObject("result");
-                for (Map.Entry<String, List<TopicPartition>> e : new TreeMap<>(result).entrySet()) {
-                    ArrayNode tps = r.putArray(e.getKey());
-                    List<TopicPartition> sorted = new ArrayList<>(e.getValue());
-                    sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
-                    for (TopicPartition tp : sorted) tps.addArray().add(tp.topic()).add(tp.partition());
+                if (c.has("batch")) {
+                    ArrayNode results = reply.putArray("results");
+                    long nanos = 0;
+                    for (JsonNode one : c.get("batch")) {
+                        nanos += answer(one, results.addObject());
+                    }
+                    reply.put("nanos", nanos);
+                } else {
+                    for (int i = 0; i < warmup; i++) assign(c);
+                    warmup = 0;
+                    long nanos = answer(c, reply);
+                    if (c.path("time").asBoolean(false)) reply.put("nanos", nanos);
                 }
-                if (c.path("time").asBoolean(false)) reply.put("nanos", nanos);
             } catch (Exception e) {
-                Throwable t = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null
-                    ? e.getCause() : e;
-                StackTraceElement[] st = t.getStackTrace();
-                reply.put("error", t.getClass().getSimpleName() + ": " + t.getMessage()
-                    + (st.length > 0 ? " at " + st[0] : ""));
+                reply.removeAll();
+                error(reply, e);
             }
             out.println(JSON.writeValueAsString(reply));
             out.flush();
         }
+    }
+
+    // {"result": {member: [[topic, partition], ...]}} (members and partitions sorted) or {"error": "..."}; returns
+    // the nanoseconds spent in the assignor
+    static long answer(JsonNode c, ObjectNode reply) {
+        Map<String, List<TopicPartition>> result;
+        long t0 = System.nanoTime();
+        try {
+            result = assign(c);
+        } catch (Exception | StackOverflowError e) {
+            error(reply, e);
+            return System.nanoTime() - t0;
+        }
+        long nanos = System.nanoTime() - t0;
+        ObjectNode r = reply.putObject("result");
+        for (Map.Entry<String, List<TopicPartition>> e : new TreeMap<>(result).entrySet()) {
+            ArrayNode tps = r.putArray(e.getKey());
+            List<TopicPartition> sorted = new ArrayList<>(e.getValue());
+            sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+            for (TopicPartition tp : sorted) tps.addArray().add(tp.topic()).add(tp.partition());
+        }
+        return nanos;
+    }
+
+    static void error(ObjectNode reply, Throwable e) {
+        Throwable t = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null
+            ? e.getCause() : e;
+        StackTraceElement[] st = t.getStackTrace();
+        reply.put("error", t.getClass().getSimpleName() + ": " + t.getMessage()
+            + (st.length > 0 ? " at " + st[0] : ""));
     }
 
     static Map<String, List<TopicPartition>> assign(JsonNode c) throws Exception {
