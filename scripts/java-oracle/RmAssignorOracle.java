@@ -7,8 +7,9 @@
 //   uniform, server-range: the group coordinator's UniformAssignor and RangeAssignor with a GroupSpec built like the
 //     coordinator's (subscription type, each member's current target assignment, the inverted target).
 // A line {"warmup": N} runs the next case N times first (for timing); {"time": true} in a case adds "nanos".
-// A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N} (N: the
-// time inside the assignors), so a soak pays one round trip per batch, not per case.
+// A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N, "busy_nanos": B}
+// (N: the time inside the assignors, B: the whole batch with the request parsed), so a soak pays one round trip per
+// batch.
 // Compiled by rebalance_monitor.testing.assignor_oracle against var/kafka/<version>/libs, only for the release named
 // in kafka-version (the API it is written for).
 import com.fasterxml.jackson.databind.JsonNode;
@@ -63,6 +64,7 @@ public class RmAssignorOracle {
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) continue;
             ObjectNode reply = JSON.createObjectNode();
+            long start = System.nanoTime();
             try {
                 JsonNode c = JSON.readTree(line);
                 if (c.has("warmup")) {
@@ -86,6 +88,7 @@ public class RmAssignorOracle {
                 reply.removeAll();
                 error(reply, e);
             }
+            if (reply.has("results")) reply.put("busy_nanos", System.nanoTime() - start);
             out.println(JSON.writeValueAsString(reply));
             out.flush();
         }
@@ -269,6 +272,7 @@ public class RmAssignorOracle {
         Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<Uuid>> distinct = new HashSet<>();
+        Map<String, Uuid> deleted = new HashMap<>();
         for (JsonNode m : c.get("members")) {
             String id = m.get("member_id").asText();
             Set<Uuid> subscribed = new HashSet<>();
@@ -278,8 +282,9 @@ public class RmAssignorOracle {
             // HashSet copied from the record's partition list
             Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
             for (TopicPartition tp : owned(m)) {
-                Uuid t = ids.get(tp.topic());
-                if (t == null) continue;
+                // a deleted topic keeps its id in the targets; the describer knows nothing of it
+                Uuid t = ids.containsKey(tp.topic()) ? ids.get(tp.topic()) : deleted.computeIfAbsent(tp.topic(),
+                    k -> given.hasNonNull(k) ? Uuid.fromString(given.get(k).asText()) : Uuid.randomUuid());
                 lists.computeIfAbsent(t, k -> new ArrayList<>()).add(tp.partition());
                 inverted.computeIfAbsent(t, k -> new HashMap<>()).put(tp.partition(), id);
             }

@@ -124,14 +124,14 @@ class KafkaAssignorOracle:
         self._pending.append(n)
         self._writes.put(line)
 
-    def collect(self) -> tuple[list[dict], int]:
-        """The oldest submitted batch's replies ({"result": ...} or {"error": ...} per case) and the nanoseconds the
-        JVM spent inside Kafka's assignors for it."""
+    def collect(self) -> tuple[list[dict], int, int]:
+        """The oldest submitted batch's replies ({"result": ...} or {"error": ...} per case), the nanoseconds the JVM
+        spent inside Kafka's assignors for it, and on the whole batch (its request parsed)."""
         n = self._pending.popleft()
         reply = self._read()
         if "results" not in reply or len(reply["results"]) != n:
             raise OracleError(f"the oracle answered a batch of {n} with {str(reply)[:300]}")
-        return reply["results"], reply["nanos"]
+        return reply["results"], reply["nanos"], reply["busy_nanos"]
 
     def assign_many(self, cases: list[dict]) -> list[dict]:
         """One reply per case, {"result": {...}} or {"error": "..."}, in one round trip."""
