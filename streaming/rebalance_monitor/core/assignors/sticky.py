@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
+from . import KafkaAssignorFailure
 from ._common import member_hash_order, partition_rack_sets, use_rack_aware
 from ._java import JavaHashSet, jkey, tp_hash
 
@@ -87,7 +88,7 @@ class _RackInfo:
         return -1
 
 
-def _resolve_ownership(all_topics, ordered, num_partitions):
+def _resolve_ownership(all_topics, ordered):
     """allSubscriptionsEqual(): returns (equal, owned map in leader order, doubly claimed set)."""
     equal = True
     first_topics: set = set()
@@ -106,13 +107,10 @@ def _resolve_ownership(all_topics, ordered, num_partitions):
         mine = []
         owned[m.member_id] = mine
         my_gen = gen[m.member_id]
-        seen = set()
+        # as Kafka: only the topic is checked (a claim beyond the topic's partition count stays), and a claim
+        # listed twice by one member conflicts with itself like two members' claims in one generation
         for tp in m.owned_partitions:
-            if tp in seen:
-                continue
-            seen.add(tp)
-            t, p = tp
-            if t not in all_topics or not (0 <= p < num_partitions[t]):
+            if tp[0] not in all_topics:
                 continue
             other = owner_of.get(tp)
             if other is None:
@@ -131,6 +129,21 @@ def _resolve_ownership(all_topics, ordered, num_partitions):
                         owned[other].remove(tp)
                     owner_of[tp] = m.member_id
     return equal, owned, multi
+
+
+def _difference(all_sorted, assigned_sorted) -> list:
+    """Kafka's getUnassignedPartitions: one pass over both sorted lists, stepping through the assigned ones on a
+    match. A claim on a partition beyond its topic's count (or a partition kept twice) never matches, so every
+    partition after it counts as unassigned, as in Kafka."""
+    out = []
+    it = iter(assigned_sorted)
+    nxt = next(it, None)
+    for tp in all_sorted:
+        if nxt is None or tp != nxt:
+            out.append(tp)
+        else:
+            nxt = next(it, None)
+    return out
 
 
 class _Constrained:
@@ -160,7 +173,21 @@ class _Constrained:
         unassigned = self.rack.sort_by_rack_consumers(unassigned)
         unassigned = self._rack_round_robin(unassigned)
         self._round_robin(unassigned)
+        self._verify_unfilled()
         return self.assignment
+
+    def _verify_unfilled(self):
+        """Kafka's verifyUnfilledMembers (reached when claims beyond a topic's count took up room)."""
+        if not self.under:
+            return
+        if self.current_over != self.expected_over:
+            raise KafkaAssignorFailure("Kafka's sticky assignor fails (IllegalStateException): We haven't reached the "
+                                       "expected number of members with more than the minQuota partitions, but no "
+                                       "more partitions to be assigned")
+        for c in self.under:
+            if len(self.assignment[c]) != self.min_quota:
+                raise KafkaAssignorFailure(f"Kafka's sticky assignor fails (IllegalStateException): Consumer: [{c}] "
+                                           "doesn't reach minQuota partitions, and no more partitions to be assigned")
 
     def _assign_owned(self):
         minq, maxq = self.min_quota, self.max_quota
@@ -196,13 +223,8 @@ class _Constrained:
                     self.exact.append(consumer)
 
     def _unassigned(self):
-        done = set(self.assigned)
-        out = []
-        for topic in sorted(self.ppt, key=jkey):
-            for p in range(self.ppt[topic]):
-                if (topic, p) not in done:
-                    out.append((topic, p))
-        return out
+        topics = sorted(self.ppt, key=jkey)
+        return _difference(((t, p) for t in topics for p in range(self.ppt[t])), sorted(self.assigned, key=_tp_key))
 
     def _rack_round_robin(self, unassigned):
         rack = self.rack
@@ -248,7 +270,8 @@ class _Constrained:
                 consumer = under[pos]
                 pos += 1
             elif not under and not self.exact:
-                raise RuntimeError("sticky assignor: no more unfilled consumers to be assigned")
+                raise KafkaAssignorFailure("Kafka's sticky assignor fails (IllegalStateException): "
+                                           "No more unfilled consumers to be assigned")
             elif not under:
                 consumer = self.exact.pop(0)
             else:
@@ -431,8 +454,8 @@ class _General:
     def _unassigned(self, assigned):
         if not assigned:
             return self.sorted_all
-        done = set(assigned)
-        return [tp for tp in self.sorted_all if tp not in done]
+        rank = {t: (len(cs), jkey(t)) for t, cs in self.topic_consumers.items()}
+        return _difference(self.sorted_all, sorted(assigned, key=lambda tp: (rank[tp[0]], tp[1])))
 
     # -- balance -------------------------------------------------------------------------
     def _size(self, c):
@@ -474,10 +497,13 @@ class _General:
         return True
 
     def _rebuild_holders(self):
+        # who holds partitions of each topic (Kafka's isBalanced looks at the topic's real partitions only: a claim
+        # beyond the count is never a holding)
         self.holders = defaultdict(lambda: defaultdict(int))
         for c, tps in self.current.items():
             for tp in tps:
-                self.holders[tp[0]][c] += 1
+                if tp[1] < self.ppt[tp[0]]:
+                    self.holders[tp[0]][c] += 1
 
     def _maybe_assign_partition(self, tp, rack):
         for c in self.tree:
@@ -553,8 +579,13 @@ class _General:
                 if consumer is None or consumer not in self.current:
                     continue
                 pv = prev.get(tp)
-                if pv is not None and pv[0] in self.current and \
-                        self._size(consumer) > self._size(pv[0]) + 1:
+                if pv is not None and pv[0] not in self.current:
+                    # the previous owner takes no part in the balancing (it has no topic left to share): Kafka
+                    # looks its assignment up anyway and fails on the null
+                    raise KafkaAssignorFailure(
+                        f"Kafka's sticky assignor fails (NullPointerException): {tp[0]}-{tp[1]} was owned at an "
+                        f"older generation by {pv[0]}, which takes no part in the balancing")
+                if pv is not None and self._size(consumer) > self._size(pv[0]) + 1:
                     self._reassign_to(tp, pv[0])
                     performed = modified = True
                     continue
@@ -585,7 +616,7 @@ class _General:
             if tp[0] in self.consumer_topic_sets[c]:
                 self._reassign_to(tp, c)
                 return
-        raise RuntimeError("sticky assignor: no consumer for " + repr(tp))
+        raise KafkaAssignorFailure(f"Kafka's sticky assignor fails: no consumer for {tp[0]}-{tp[1]}")
 
     def _reassign_to(self, tp, new):
         old = self.owner[tp]
@@ -614,7 +645,7 @@ def _sticky_core(partitions_per_topic, members, partition_racks, prefer=False):
     ppt = {t: n for t, n in partitions_per_topic.items() if n > 0}
     ordered = member_hash_order(members)
     rack = _RackInfo(ppt, ordered, partition_racks, prefer)
-    equal, owned, multi = _resolve_ownership(set(ppt), ordered, ppt)
+    equal, owned, multi = _resolve_ownership(set(ppt), ordered)
     if equal:
         b = _Constrained(ppt, rack, owned, multi)
         return b.build(), b.transferring
@@ -634,7 +665,7 @@ def cooperative_sticky_assign(partitions_per_topic, members, partition_racks=Non
     if transferring is None:
         added = {}
         revoked = set()
-        for m in members:
+        for m in member_hash_order(members):  # Kafka's HashMap of the assignment: the last one adding wins
             got = assignment.get(m.member_id, [])
             owned = set(m.owned_partitions)
             for tp in got:
@@ -645,8 +676,8 @@ def cooperative_sticky_assign(partitions_per_topic, members, partition_racks=Non
                 if tp not in got_set:
                     revoked.add(tp)
         transferring = {tp: c for tp, c in added.items() if tp in revoked}
-    out = {}
-    for m in members:
-        out[m.member_id] = [tp for tp in assignment.get(m.member_id, [])
-                            if transferring.get(tp) != m.member_id]
+    out = {m.member_id: list(assignment.get(m.member_id, [])) for m in members}
+    for tp, c in transferring.items():
+        if tp in out[c]:
+            out[c].remove(tp)  # List.remove: the first occurrence
     return out
