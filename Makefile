@@ -16,11 +16,17 @@ test-fast: bootstrap
 demo: bootstrap
 	.venv/bin/rebalance-monitor demo
 
-# The assignors against Kafka's own classes on many random cases, large groups included (ASSIGNOR_CASES per assignor).
-ASSIGNOR_CASES ?= 20000
+# The assignors against Kafka's own classes on many random cases (rebalance_monitor.testing.assignor_soak):
+# ASSIGNOR_CASES in all, the six assignors taking turns, mostly small and medium groups and 1% large ones;
+# ASSIGNOR_MINUTES stops it sooner (0: no limit); ASSIGNOR_JVMS oracle JVMs. Figures in var/assignor-soak/summary.json,
+# disagreements (shrunk) in var/assignor-soak/.
+ASSIGNOR_CASES ?= 1000000
+ASSIGNOR_MINUTES ?= 0
+ASSIGNOR_JVMS ?= 2
+ASSIGNOR_SEED ?= 1
 assignors-soak: bootstrap
-	RM_ASSIGNOR_EXAMPLES=$(ASSIGNOR_CASES) RM_ASSIGNOR_RANDOM=1 RM_ASSIGNOR_SIZE=large \
-		$(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/assignors/test_assignors_vs_kafka.py
+	$(PY) -m rebalance_monitor.testing.assignor_soak --cases $(ASSIGNOR_CASES) --minutes $(ASSIGNOR_MINUTES) \
+		--jvms $(ASSIGNOR_JVMS) --seed $(ASSIGNOR_SEED) --out var/assignor-soak
 
 bench: bootstrap
 	$(PY) bench/run_all.py

@@ -97,12 +97,17 @@ def cases(draw, assignor: str, size: Size = SMALL) -> dict:
 
 
 def random_case(rnd: random.Random, assignor: str, mix=SOAK_MIX) -> dict:
+    return sized_random_case(rnd, assignor, mix)[1]
+
+
+def sized_random_case(rnd: random.Random, assignor: str, mix=SOAK_MIX) -> tuple[str, dict]:
+    """(the size class drawn from the mix, the case)."""
     x = rnd.random()
     for size, share in mix:
         x -= share
         if x < 0:
             break
-    return build_case(_Random(rnd), assignor, size)
+    return next(n for n, s in SIZES.items() if s == size), build_case(_Random(rnd), assignor, size)
 
 
 def build_case(d, assignor: str, size: Size) -> dict:

@@ -19,10 +19,10 @@ import random
 import signal
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
-from .assignor_cases import CLIENT, SERVER, SIZES, SOAK_MIX, random_case
+from .assignor_cases import CLIENT, SERVER, SIZES, SOAK_MIX, sized_random_case
 from .assignor_coverage import Coverage
 from .assignor_oracle import KafkaAssignorOracle, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
@@ -33,8 +33,9 @@ BATCH_WEIGHT = 60_000
 KEEP_PER_ASSIGNOR = 20  # disagreements written per assignor (all are counted)
 
 
-def case_for(seed: int, assignor: str, index: int, mix) -> dict:
-    return random_case(random.Random(f"{seed}:{assignor}:{index}"), assignor, mix)
+def case_for(seed: int, assignor: str, index: int, mix) -> tuple[str, dict]:
+    """(size class, case) of case `index` of `assignor`."""
+    return sized_random_case(random.Random(f"{seed}:{assignor}:{index}"), assignor, mix)
 
 
 class Soak:
@@ -46,6 +47,7 @@ class Soak:
         self.done = Counter()
         self.rejected_by_both = Counter()
         self.disagreed = Counter()
+        self.sizes = Counter()  # (assignor, size class)
         self.first_disagreements: list = []
         self.coverage = Coverage()
         self.time = Counter()  # seconds: generate, python, encode, wait, decode+compare, coverage; java, java_busy
@@ -65,32 +67,34 @@ class Soak:
             a = self.assignors[issued % len(self.assignors)]
             i = self.next_index[a]
             self.next_index[a] += 1
-            case = case_for(self.args.seed, a, i, self.mix)
+            size, case = case_for(self.args.seed, a, i, self.mix)
+            self.sizes[a, size] += 1
             batch.append((a, i, case))
             weight += len(case["members"]) + sum(case["partitions_per_topic"].values())
         self.time["generate"] += time.perf_counter() - t0
         return batch
 
-    def run(self, oracle) -> None:
+    def run(self, oracles: list) -> None:
+        """Each JVM has a batch under way and one queued while Python works on the oldest batch."""
         total = self.args.cases
         deadline = self.started + self.args.minutes * 60 if self.args.minutes else float("inf")
         last_report = time.time()
-        pending = []  # batches submitted to the JVM, oldest first
-
-        def submit(batch):
-            t0 = time.perf_counter()
-            oracle.submit(encode_batch([c for _, _, c in batch]), len(batch))
-            self.time["encode"] += time.perf_counter() - t0
-            pending.append(batch)
-
-        first = self._next_batch(total, deadline)
-        if first:
-            submit(first)
-        while pending:
-            upcoming = self._next_batch(total, deadline)
-            if upcoming:
-                submit(upcoming)  # the JVM has the next batch queued while Python works on this one
-            batch = pending.pop(0)
+        pending: deque = deque()  # (oracle, batch) submitted, oldest first
+        sent = 0
+        while True:
+            while len(pending) < 2 * len(oracles):
+                batch = self._next_batch(total, deadline)
+                if not batch:
+                    break
+                t0 = time.perf_counter()
+                oracle = oracles[sent % len(oracles)]
+                oracle.submit(encode_batch([c for _, _, c in batch]), len(batch))
+                sent += 1
+                self.time["encode"] += time.perf_counter() - t0
+                pending.append((oracle, batch))
+            if not pending:
+                return
+            oracle, batch = pending.popleft()
             t0 = time.perf_counter()
             ours = [outcome(c) for _, _, c in batch]
             t1 = time.perf_counter()
@@ -135,6 +139,8 @@ class Soak:
             "per_assignor": {a: {"cases": self.done[a], "disagreements": self.disagreed[a],
                                  "rejected_by_both": self.rejected_by_both[a]} for a in self.assignors},
             "disagreements": sum(self.disagreed.values()),
+            "size_classes": {a: {n: self.sizes[a, n] for n in SIZES} for a in self.assignors},
+            "jvms": self.args.jvms,
             "seconds": {k: round(v, 1) for k, v in sorted(self.time.items())},
             "coverage": {a: dict(self.coverage.hits.get(a, {})) for a in self.assignors},
         }
@@ -175,6 +181,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="var/assignor-soak")
     p.add_argument("--report-seconds", type=float, default=60)
     p.add_argument("--no-shrink", action="store_true")
+    p.add_argument("--jvms", type=int, default=1, help="oracle JVMs working at once (Kafka's sticky assignors are "
+                                                       "the slow side on large groups)")
     p.add_argument("--replay", help="ASSIGNOR:INDEX: print that case, ours and Kafka's answers")
     p.add_argument("--shrink", metavar="FILE", help="shrink the case of a disagreement file and print it")
     args = p.parse_args(argv)
@@ -187,7 +195,7 @@ def main(argv=None) -> int:
     if args.replay:
         a, i = args.replay.split(":")
         mix = SOAK_MIX if args.mix == "soak" else ((SIZES[args.mix], 1.0),)
-        case = case_for(args.seed, a, int(i), mix)
+        _, case = case_for(args.seed, a, int(i), mix)
         with KafkaAssignorOracle() as oracle:
             print(json.dumps({"case": case, "ours": outcome(case), "kafka": oracle.assign_many([case])[0]}))
         return 0
@@ -197,11 +205,15 @@ def main(argv=None) -> int:
         soak.stop = True  # finish the batches under way, then report
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    with KafkaAssignorOracle() as oracle:
-        soak.run(oracle)
+    oracles = [KafkaAssignorOracle().start() for _ in range(max(1, args.jvms))]
+    try:
+        soak.run(oracles)
         soak.report(final=True)
         if not args.no_shrink:
-            soak.shrink_disagreements(oracle)
+            soak.shrink_disagreements(oracles[0])
+    finally:
+        for o in oracles:
+            o.close()
     return 1 if sum(soak.disagreed.values()) else 0
 
 
