@@ -27,7 +27,7 @@ FEATURES = (
     ("partitions 1", "a topic of one partition"),
     ("partitions 51-250", "the largest topic's count"),
     ("partitions 251-500", "the largest topic's count"),
-    ("total partitions >= 2000", "a large cluster"),
+    ("total partitions >= 1000", "a large cluster"),
     ("subscriptions equal", "as sent, topics the cluster lacks included"),
     ("subscriptions unequal", ""),
     ("subscriptions equal, listed in other orders", ""),
@@ -39,7 +39,7 @@ FEATURES = (
     ("non-ASCII member ids", "Java's UTF-16 order and hash"),
     ("owned partitions", "the previous assignment (the server assignors: current targets)"),
     ("previous assignment balanced", "owned counts within 1 of each other, most partitions owned"),
-    ("previous assignment unbalanced", "a member owns more than twice its share"),
+    ("previous assignment unbalanced", "owned counts 2 or more apart"),
     ("owned partitions of unsubscribed topics", ""),
     ("owned partitions of missing topics or beyond the count", ""),
     ("claim listed twice by one member", ""),
@@ -88,8 +88,8 @@ def features(case: dict) -> set:
         out.add("partitions 1")
     out.add(_bucket(max(ppt.values(), default=0), ((51, 250, "partitions 51-250"),
                                                    (251, 500, "partitions 251-500"))))
-    if sum(ppt.values()) >= 2000:
-        out.add("total partitions >= 2000")
+    if sum(ppt.values()) >= 1000:
+        out.add("total partitions >= 1000")
     subs = [m["topics"] for m in members]
     if len({frozenset(s) for s in subs}) <= 1:
         out.add("subscriptions equal")
@@ -142,7 +142,7 @@ def _owned_features(case: dict, out: set) -> None:
     total = sum(ppt.values())
     if max(counts) - min(counts) <= 1 and len(owners) * 10 >= total * 8:
         out.add("previous assignment balanced")
-    elif max(counts) * len(members) > 2 * total:
+    elif max(counts) - min(counts) >= 2:
         out.add("previous assignment unbalanced")
     gens = [m.get("generation") for m in members if m.get("owned_partitions")]
     newest = max((g for g in gens if g is not None), default=None)
