@@ -32,7 +32,8 @@ Input conventions (see also the module docs of each assignor):
   ``uniform`` the member's current target assignment.  ``range``, ``roundrobin`` and
   ``server-range`` ignore them (as Kafka does).  Owned partitions of unknown topics are ignored;
   the sticky assignors keep, as Kafka does, a claim beyond its topic's partition count (Kafka's own
-  bookkeeping then goes astray, and so does ours) and treat a claim listed twice as a conflict.
+  bookkeeping then goes astray, and so does ours) and treat a claim listed twice as a conflict; the
+  uniform one counts a repeated claim when it sizes the set of the member's partitions.
 * ``partition_racks``: ``{topic: [[rack, ...] for each partition]}`` - the racks of each
   partition's replicas.  Only the client assignors use racks (as Kafka does).
 * ``topic_ids`` (extension): ``{topic: base64 Kafka Uuid}``; the server-side assignors order
@@ -109,7 +110,7 @@ def _is_int(v) -> bool:
 
 
 _USES_OWNED = frozenset({"sticky", "cooperative-sticky", "uniform"})
-_STICKY = frozenset({"sticky", "cooperative-sticky"})
+_KEEPS_REPEATS = frozenset({"sticky", "cooperative-sticky", "uniform"})
 
 
 def _normalize_member(m: MemberSubscription, uses_owned: bool = True, keep_repeats: bool = False) -> MemberSubscription:
@@ -165,8 +166,9 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
             raise AssignmentInputError(
                 f"partitions_per_topic[{t!r}] must be a non-negative integer, got {n!r}")
     # range / roundrobin / server-range never look at owned partitions: not even validated
-    # the sticky assignors see a claim listed twice (Kafka treats it as conflicting with itself)
-    norm = [_normalize_member(m, assignor in _USES_OWNED, assignor in _STICKY) for m in members]
+    # a claim listed twice: the sticky assignors treat it as conflicting with itself, and the uniform one sizes the
+    # set it copies a member's target partitions into for the whole list
+    norm = [_normalize_member(m, assignor in _USES_OWNED, assignor in _KEEPS_REPEATS) for m in members]
     ids = [m.member_id for m in norm]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})

@@ -71,14 +71,15 @@ def _owned_by_member(ppt, members):
     return out
 
 
-def _int_set_order(parts, given=False):
+def _int_set_order(parts, given=False, listed=0):
     """Iteration order of ``new HashSet<>(partitions)`` (as the coordinator builds it from its
     records) for partitions listed in ascending order; ``given`` keeps the listed order (a
-    LinkedHashSet, as some Kafka tests use)."""
+    LinkedHashSet, as some Kafka tests use). ``listed``: the length of the list the set is copied
+    from when it repeats a partition (the copy's table is sized for the whole list)."""
     if given:
         return list(parts)
     parts = sorted(parts)
-    mask = capacity_for_copy(len(parts)) - 1
+    mask = capacity_for_copy(max(len(parts), listed)) - 1
     buckets = [(v ^ (v >> 16)) & mask for v in parts]  # partitions are non-negative
     if max(Counter(buckets).values(), default=0) <= 8:  # no treeify-driven resize possible
         return [v for _, v in sorted(zip(buckets, parts), key=lambda bv: bv[0])]
@@ -136,10 +137,11 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
         # the member's target as the coordinator holds it: every topic it names, unsubscribed and deleted ones
         # included, sizes the map whose order the kept partitions follow
         named = [t for t, _ in m.owned_partitions]
+        listed = Counter(named)
         for t in (list(mine) if given_order else topics.hash_order(named)):
             if t not in sub_set or t not in mine:
                 continue
-            parts = _int_set_order(mine[t], given_order)
+            parts = _int_set_order(mine[t], given_order, listed.get(t, 0))
             if len(parts) <= quota:
                 quota -= len(parts)
                 keep.extend((t, p) for p in parts)
