@@ -1,14 +1,10 @@
 """The seeded random mix of the default differential run (test_assignors_vs_kafka) and of its coverage test: the
-same cases every run, more medium and large groups than the soak's mix so a few hundred cases reach every
-dimension."""
+same cases every run (`python -m rebalance_monitor.testing.assignor_coverage --mix default --seed default --cases 500`
+prints their coverage)."""
 from __future__ import annotations
 
-import random
-
-from rebalance_monitor.testing.assignor_cases import LARGE, MEDIUM, SMALL, random_case
-
-MIX = ((SMALL, 0.70), (MEDIUM, 0.25), (LARGE, 0.05))
+from rebalance_monitor.testing.assignor_cases import DEFAULT_RUN_MIX, seeded_case
 
 
 def mix_cases(assignor: str, n: int) -> list:
-    return [random_case(random.Random(f"default:{assignor}:{i}"), assignor, MIX) for i in range(n)]
+    return [seeded_case("default", assignor, i, DEFAULT_RUN_MIX)[1] for i in range(n)]

@@ -42,6 +42,10 @@ SIZES = {"small": SMALL, "medium": MEDIUM, "large": LARGE}
 # The soak's mix: mostly small and medium cases, which cost milliseconds, and some large groups, which cost up to
 # seconds (Kafka's eager sticky assignor on a few thousand partitions and unequal subscriptions).
 SOAK_MIX = ((SMALL, 0.80), (MEDIUM, 0.19), (LARGE, 0.01))
+# The default test run's mix (tests/assignors/test_assignors_vs_kafka.py): a few hundred cases an assignor reach every
+# dimension of testing.assignor_coverage.
+DEFAULT_RUN_MIX = ((SMALL, 0.70), (MEDIUM, 0.25), (LARGE, 0.05))
+MIXES = {"soak": SOAK_MIX, "default": DEFAULT_RUN_MIX, **{n: ((s, 1.0),) for n, s in SIZES.items()}}
 
 
 class _Hypothesis:
@@ -98,6 +102,11 @@ def cases(draw, assignor: str, size: Size = SMALL) -> dict:
 
 def random_case(rnd: random.Random, assignor: str, mix=SOAK_MIX) -> dict:
     return sized_random_case(rnd, assignor, mix)[1]
+
+
+def seeded_case(seed, assignor: str, index: int, mix=SOAK_MIX) -> tuple[str, dict]:
+    """(size class, case) number `index` of `assignor` for `seed`: the same on every run and machine."""
+    return sized_random_case(random.Random(f"{seed}:{assignor}:{index}"), assignor, mix)
 
 
 def sized_random_case(rnd: random.Random, assignor: str, mix=SOAK_MIX) -> tuple[str, dict]:

@@ -1,18 +1,19 @@
 """Which dimensions of issue 17's list a generated assignor case exercises, read from the case itself (not from the
 generator's intentions), and a report of how many cases hit each, per assignor.
 
-    python -m rebalance_monitor.testing.assignor_coverage --cases 2000 [--mix soak|small|medium|large] [--seed 1]
+    python -m rebalance_monitor.testing.assignor_coverage --cases 2000 [--mix soak|default|small|medium|large]
+        [--seed 1]
 
-prints the counts of that many generated cases per assignor without running any assignor (the soak prints the same
-table for the cases it ran).
+prints the counts of that many generated cases per assignor without running any assignor: the soak's cases of that
+seed (it prints the same table for the cases it ran), or with `--mix default --seed default --cases 500` the mix of
+the default test run.
 """
 from __future__ import annotations
 
 import argparse
-import random
 from collections import Counter
 
-from .assignor_cases import CLIENT, SERVER, SIZES, SOAK_MIX, random_case
+from .assignor_cases import CLIENT, MIXES, SERVER, seeded_case
 
 # (feature, what it means); every feature applies to every assignor unless NOT_APPLICABLE says otherwise
 FEATURES = (
@@ -206,15 +207,13 @@ class Coverage:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=2000, help="cases per assignor")
-    p.add_argument("--mix", default="soak", choices=["soak", *SIZES])
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mix", default="soak", choices=list(MIXES))
+    p.add_argument("--seed", default="1")
     args = p.parse_args(argv)
-    mix = SOAK_MIX if args.mix == "soak" else ((SIZES[args.mix], 1.0),)
     cov = Coverage()
     for a in CLIENT + SERVER:
-        rnd = random.Random(f"{args.seed}-{a}")
-        for _ in range(args.cases):
-            cov.add(random_case(rnd, a, mix))
+        for i in range(args.cases):
+            cov.add(seeded_case(args.seed, a, i, MIXES[args.mix])[1])
     print(cov.table())
     gaps = cov.missing()
     for a, fs in gaps.items():

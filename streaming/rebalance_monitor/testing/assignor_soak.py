@@ -3,7 +3,7 @@
     python -m rebalance_monitor.testing.assignor_soak --cases 1000000 [--minutes 240] [--assignors range,sticky]
         [--mix soak|small|medium|large] [--seed 1] [--out var/assignor-soak]
 
-Case i of assignor A is `random_case(Random(f"{seed}:{A}:{i}"), A, mix)`, so any case can be made again
+Case i of assignor A is `seeded_case(seed, A, i, mix)`, so any case can be made again
 (`--replay A:i`). Batches of cases go to one oracle JVM (`{"batch": [...]}`, one round trip each) while Python
 generates and assigns the next batch, so the JVM and Python work at once. Every disagreement (a different
 assignment, or only one side rejecting the case) is written to `<out>/disagreements/` and, at the end, shrunk
@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import signal
 import sys
 import time
 from collections import Counter, deque
 from pathlib import Path
 
-from .assignor_cases import CLIENT, SERVER, SIZES, SOAK_MIX, sized_random_case
+from .assignor_cases import CLIENT, MIXES, SERVER, SIZES, seeded_case
 from .assignor_coverage import Coverage
 from .assignor_oracle import KafkaAssignorOracle, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
@@ -33,15 +32,10 @@ BATCH_WEIGHT = 60_000
 KEEP_PER_ASSIGNOR = 20  # disagreements written per assignor (all are counted)
 
 
-def case_for(seed: int, assignor: str, index: int, mix) -> tuple[str, dict]:
-    """(size class, case) of case `index` of `assignor`."""
-    return sized_random_case(random.Random(f"{seed}:{assignor}:{index}"), assignor, mix)
-
-
 class Soak:
     def __init__(self, args):
         self.args = args
-        self.mix = SOAK_MIX if args.mix == "soak" else ((SIZES[args.mix], 1.0),)
+        self.mix = MIXES[args.mix]
         self.assignors = tuple(args.assignors.split(",")) if args.assignors else ASSIGNORS
         self.out = Path(args.out)
         self.done = Counter()
@@ -67,7 +61,7 @@ class Soak:
             a = self.assignors[issued % len(self.assignors)]
             i = self.next_index[a]
             self.next_index[a] += 1
-            size, case = case_for(self.args.seed, a, i, self.mix)
+            size, case = seeded_case(self.args.seed, a, i, self.mix)
             self.sizes[a, size] += 1
             batch.append((a, i, case))
             weight += len(case["members"]) + sum(case["partitions_per_topic"].values())
@@ -176,7 +170,7 @@ def main(argv=None) -> int:
     p.add_argument("--cases", type=int, default=1_000_000, help="cases in all, the assignors taking turns")
     p.add_argument("--minutes", type=float, default=0, help="stop generating after this long (0: no limit)")
     p.add_argument("--assignors", default="", help="comma-separated (default: all six)")
-    p.add_argument("--mix", default="soak", choices=["soak", *SIZES])
+    p.add_argument("--mix", default="soak", choices=list(MIXES))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="var/assignor-soak")
     p.add_argument("--report-seconds", type=float, default=60)
@@ -194,8 +188,7 @@ def main(argv=None) -> int:
         return 0
     if args.replay:
         a, i = args.replay.split(":")
-        mix = SOAK_MIX if args.mix == "soak" else ((SIZES[args.mix], 1.0),)
-        _, case = case_for(args.seed, a, int(i), mix)
+        _, case = seeded_case(args.seed, a, int(i), MIXES[args.mix])
         with KafkaAssignorOracle() as oracle:
             print(json.dumps({"case": case, "ours": outcome(case), "kafka": oracle.assign_many([case])[0]}))
         return 0
