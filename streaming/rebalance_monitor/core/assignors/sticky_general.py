@@ -98,6 +98,8 @@ class General:
         self.ppt = ppt
         self.rack = rack
         self.ordered = ordered
+        self.ordered_ids = [m.member_id for m in ordered]
+        self.literal = False
         self.total = sum(ppt.values())
         self.topic_consumers = {t: [] for t in ppt}
         self.consumer_topics = {}
@@ -131,6 +133,9 @@ class General:
     def build(self, max_generation):
         prev = self._prepopulate(max_generation)
         assigned = self._assign_owned()
+        # a kept claim beyond its topic's count derails Kafka's sorted difference (partitions end up held twice):
+        # from then on only Kafka's own balance check, read literally, gives Kafka's answer
+        self.literal = any(tp[1] >= self.ppt[tp[0]] for tp in assigned)
         unassigned = self._unassigned(assigned)
         for c in self.current:
             self.tree.add(c)
@@ -179,6 +184,39 @@ class General:
         return len(self.current[c])
 
     def _is_balanced(self):
+        return self._is_balanced_literally() if self.literal else self._is_balanced_fast()
+
+    def _is_balanced_literally(self):
+        """Kafka's isBalanced as written: who holds each partition is read from the lists in the order of Kafka's
+        HashMap of members (the last list holding a partition wins), and a partition nobody holds fails."""
+        tree = self.tree
+        lo = self._size(tree.first())
+        hi = self._size(tree.last())
+        if lo >= hi - 1:
+            return True
+        holder = {}
+        for c in self.ordered_ids:
+            for tp in self.current.get(c, ()):
+                holder[tp] = c
+        for c in tree:
+            mine = self.current[c]
+            n = len(mine)
+            if n == self.max_size[c]:
+                continue
+            held = set(mine)
+            for t in self.consumer_topics[c]:
+                for p in range(self.ppt[t]):
+                    if (t, p) in held:
+                        continue
+                    other = holder.get((t, p))
+                    if other is None or other not in self.current:
+                        raise KafkaAssignorFailure("Kafka's sticky assignor fails (NullPointerException): "
+                                                   f"{t}-{p} has no owner while it balances")
+                    if n + 1 < len(self.current[other]):
+                        return False
+        return True
+
+    def _is_balanced_fast(self):
         """isBalanced(): true if min and max sizes differ by at most one, or no member that can
         take more could take a partition of one of its topics from a member holding 2+ more.
         (Same answer as Kafka's scan; consumers are visited smallest first so the scan stops
