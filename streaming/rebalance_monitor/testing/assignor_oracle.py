@@ -139,6 +139,14 @@ class KafkaAssignorOracle:
             self.submit(encode_batch(cases), len(cases))
             return self.collect()[0]
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the JVM has used so far (Linux), None when unknown."""
+        try:
+            fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
     def close(self) -> None:
         if self._proc is not None:
             self._writes.put(None)

@@ -48,6 +48,7 @@ class Soak:
         self.next_index = Counter()
         self.started = time.time()
         self.stop = False
+        self.oracles: list = []
 
     # -- the pipeline ---------------------------------------------------------------------------
     def _next_batch(self, total: int, deadline: float) -> list:
@@ -70,6 +71,7 @@ class Soak:
 
     def run(self, oracles: list) -> None:
         """Each JVM has a batch under way and one queued while Python works on the oldest batch."""
+        self.oracles = oracles
         total = self.args.cases
         deadline = self.started + self.args.minutes * 60 if self.args.minutes else float("inf")
         last_report = time.time()
@@ -136,8 +138,16 @@ class Soak:
             "size_classes": {a: {n: self.sizes[a, n] for n in SIZES} for a in self.assignors},
             "jvms": self.args.jvms,
             "seconds": {k: round(v, 1) for k, v in sorted(self.time.items())},
+            "cpu_seconds": self._cpu(),
             "coverage": {a: dict(self.coverage.hits.get(a, {})) for a in self.assignors},
         }
+
+    def _cpu(self) -> dict:
+        """CPU time so far: this process, and the oracle JVMs (None where unknown). Under load from other work the
+        stage seconds above stretch; these do not."""
+        jvms = [o.cpu_seconds() for o in self.oracles]
+        return {"python": round(time.process_time(), 1),
+                "jvms": round(sum(jvms), 1) if jvms and None not in jvms else None}
 
     def report(self, final: bool) -> None:
         s = self.summary()
