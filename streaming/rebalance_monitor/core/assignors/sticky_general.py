@@ -332,7 +332,9 @@ class General:
                     break
                 consumer = self.owner.get(tp)
                 if consumer is None or consumer not in self.current:
-                    continue
+                    # Kafka only logs that it expected an owner, then looks the owner's assignment up and fails
+                    raise KafkaAssignorFailure("Kafka's sticky assignor fails (NullPointerException): "
+                                               f"{tp[0]}-{tp[1]} has no owner taking part in the balancing")
                 pv = prev.get(tp)
                 if pv is not None and pv[0] not in self.current:
                     # the previous owner takes no part in the balancing (it has no topic left to share): Kafka
