@@ -154,7 +154,14 @@ class KafkaAssignorOracle:
         if self._proc is not None:
             self._writes.put(None)
             if self._writer is not None:
-                self._writer.join(timeout=10)
+                self._writer.join(timeout=5)
+            if self._pending or self._writer is not None and self._writer.is_alive():
+                # answers nobody will read: a JVM blocked writing one would keep the writer blocked on its stdin,
+                # holding the lock that closing stdin needs
+                self._proc.kill()
+                if self._writer is not None:
+                    self._writer.join(timeout=10)
+                self._pending.clear()
             try:
                 self._proc.stdin.close()
                 self._proc.wait(timeout=10)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .assignor_cases import CLIENT, MIXES, SERVER, SIZES, seeded_case
 from .assignor_coverage import Coverage
-from .assignor_oracle import KafkaAssignorOracle, encode_batch
+from .assignor_oracle import KafkaAssignorOracle, OracleError, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
 
 ASSIGNORS = CLIENT + SERVER
@@ -210,7 +210,12 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, stop)
     oracles = [KafkaAssignorOracle().start() for _ in range(max(1, args.jvms))]
     try:
-        soak.run(oracles)
+        try:
+            soak.run(oracles)
+        except OracleError as exc:  # the figures so far still count
+            soak.report(final=True)
+            print(f"[soak] stopped: {exc}", file=sys.stderr)
+            return 2
         soak.report(final=True)
         if not args.no_shrink:
             soak.shrink_disagreements(oracles[0])
