@@ -355,18 +355,24 @@ class General:
                         o_rack = self.rack.consumer_racks.get(other)
                         if o_rack is None or o_rack not in p_racks:
                             continue
-                        if size > self._size(other) + 1:
+                        if size > self._other_size(other, tp) + 1:
                             self._reassign(tp)
                             performed = modified = found_rack = True
                             break
                 if not found_rack:
                     for other in self.topic_consumers[tp[0]]:
-                        if size > self._size(other) + 1:
+                        if size > self._other_size(other, tp) + 1:
                             self._reassign(tp)
                             performed = modified = True
                             break
             if not modified:
                 return performed
+
+    def _other_size(self, other, tp):  # a subscriber set aside from the balancing is where Kafka fails
+        if other not in self.current:
+            raise KafkaAssignorFailure(f"Kafka's sticky assignor fails (NullPointerException): {other}, a subscriber "
+                                       f"of {tp[0]}, takes no part in the balancing")
+        return len(self.current[other])
 
     def _reassign(self, tp):
         for c in self.tree:
