@@ -16,11 +16,18 @@ test-fast: bootstrap
 demo: bootstrap
 	.venv/bin/rebalance-monitor demo
 
-# The assignors against Kafka's own classes on many random cases, large groups included (ASSIGNOR_CASES per assignor).
-ASSIGNOR_CASES ?= 20000
+# The assignors against Kafka's own classes on many random cases (rebalance_monitor.testing.assignor_soak):
+# ASSIGNOR_CASES in all, the six assignors taking turns, mostly small and medium groups and 1% large ones;
+# ASSIGNOR_MINUTES stops it sooner (0: no limit); ASSIGNOR_JVMS oracle JVMs; ASSIGNOR_SEED another set of cases.
+# Figures in $(ASSIGNOR_OUT)/summary.json, disagreements (shrunk) in $(ASSIGNOR_OUT)/.
+ASSIGNOR_CASES ?= 1000000
+ASSIGNOR_MINUTES ?= 0
+ASSIGNOR_JVMS ?= 2
+ASSIGNOR_SEED ?= 1
+ASSIGNOR_OUT ?= var/assignor-soak
 assignors-soak: bootstrap
-	RM_ASSIGNOR_EXAMPLES=$(ASSIGNOR_CASES) RM_ASSIGNOR_RANDOM=1 RM_ASSIGNOR_SIZE=large \
-		$(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/assignors/test_assignors_vs_kafka.py
+	$(PY) -m rebalance_monitor.testing.assignor_soak --cases $(ASSIGNOR_CASES) --minutes $(ASSIGNOR_MINUTES) \
+		--jvms $(ASSIGNOR_JVMS) --seed $(ASSIGNOR_SEED) --out $(ASSIGNOR_OUT)
 
 bench: bootstrap
 	$(PY) bench/run_all.py

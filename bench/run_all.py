@@ -9,6 +9,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES = [
     ("core reconstruction", ["bench_core.py"]),
     ("assignors vs kafka-python", ["bench_assignors.py"]),
+    ("assignor soak: CPU per case of each stage", ["bench_assignor_soak.py"]),
     ("exporter scrape", ["bench_exporter.py"]),
     ("exported-metrics snapshot", ["bench_metrics_state.py"]),
     ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),

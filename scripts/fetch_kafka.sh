@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetch Apache Kafka from Maven Central into var/kafka/<version>/libs (idempotent), one directory per pom in
 # scripts/maven/kafka-*/: the broker of the tests and the demo (4.x) and the classic-coordinator era (3.9.x).
-# Also compiles the project's small Java consumer (scripts/java/) against each release's kafka-clients, and the
-# assignor oracle (scripts/java-oracle/) against the release named in scripts/java-oracle/kafka-version.
+# Also compiles the project's small Java consumer (scripts/java/) against each release's kafka-clients. (The assignor
+# oracle, scripts/java-oracle/, is compiled on first use by rebalance_monitor.testing.assignor_oracle.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -12,7 +12,7 @@ for pom in scripts/maven/kafka-*/pom.xml; do
   version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -1)
   dest="$ROOT/var/kafka/$version"
   stamp="$dest/.stamp"
-  digest=$(cat "$pom" scripts/java/*.java scripts/java-oracle/* 2>/dev/null | sha256sum | cut -d' ' -f1)
+  digest=$(cat "$pom" scripts/java/*.java 2>/dev/null | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then continue; fi
   log "fetching Apache Kafka $version with Maven into $dest"
   rm -rf "$dest"; mkdir -p "$dest/libs" "$dest/classes"
@@ -20,12 +20,6 @@ for pom in scripts/maven/kafka-*/pom.xml; do
   if ls scripts/java/*.java >/dev/null 2>&1; then
     javac -nowarn -d "$dest/classes" -cp "$dest/libs/*" scripts/java/*.java 2>&1 | grep -v '^Note:' >&2 || true
     ls "$dest/classes"/*.class >/dev/null
-  fi
-  # Kafka's assignors as the oracle of the project's (tests/assignors): written for one release's API only
-  if [ "$version" = "$(cat scripts/java-oracle/kafka-version 2>/dev/null)" ]; then
-    mkdir -p "$dest/oracle-classes"
-    javac -nowarn -d "$dest/oracle-classes" -cp "$dest/libs/*" scripts/java-oracle/*.java 2>&1 | grep -v '^Note:' >&2 || true
-    ls "$dest/oracle-classes"/RmAssignorOracle.class >/dev/null
   fi
   echo "$digest" > "$stamp"
 done

@@ -7,7 +7,11 @@
 //   uniform, server-range: the group coordinator's UniformAssignor and RangeAssignor with a GroupSpec built like the
 //     coordinator's (subscription type, each member's current target assignment, the inverted target).
 // A line {"warmup": N} runs the next case N times first (for timing); {"time": true} in a case adds "nanos".
-// Compiled by scripts/fetch_kafka.sh against var/kafka/<version>/libs only for the release it is written for.
+// A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N, "busy_nanos": B}
+// (N: the time inside the assignors, B: the whole batch with the request parsed), so a soak pays one round trip per
+// batch.
+// Compiled by rebalance_monitor.testing.assignor_oracle against var/kafka/<version>/libs, only for the release named
+// in kafka-version (the API it is written for).
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -60,35 +64,64 @@ public class RmAssignorOracle {
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) continue;
             ObjectNode reply = JSON.createObjectNode();
+            long start = System.nanoTime();
             try {
                 JsonNode c = JSON.readTree(line);
                 if (c.has("warmup")) {
                     warmup = c.get("warmup").asInt();
                     continue;
                 }
-                for (int i = 0; i < warmup; i++) assign(c);
-                warmup = 0;
-                long t0 = System.nanoTime();
-                Map<String, List<TopicPartition>> result = assign(c);
-                long nanos = System.nanoTime() - t0;
-                ObjectNode r = reply.putObject("result");
-                for (Map.Entry<String, List<TopicPartition>> e : new TreeMap<>(result).entrySet()) {
-                    ArrayNode tps = r.putArray(e.getKey());
-                    List<TopicPartition> sorted = new ArrayList<>(e.getValue());
-                    sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
-                    for (TopicPartition tp : sorted) tps.addArray().add(tp.topic()).add(tp.partition());
+                if (c.has("batch")) {
+                    ArrayNode results = reply.putArray("results");
+                    long nanos = 0;
+                    for (JsonNode one : c.get("batch")) {
+                        nanos += answer(one, results.addObject());
+                    }
+                    reply.put("nanos", nanos);
+                } else {
+                    for (int i = 0; i < warmup; i++) assign(c);
+                    warmup = 0;
+                    long nanos = answer(c, reply);
+                    if (c.path("time").asBoolean(false)) reply.put("nanos", nanos);
                 }
-                if (c.path("time").asBoolean(false)) reply.put("nanos", nanos);
             } catch (Exception e) {
-                Throwable t = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null
-                    ? e.getCause() : e;
-                StackTraceElement[] st = t.getStackTrace();
-                reply.put("error", t.getClass().getSimpleName() + ": " + t.getMessage()
-                    + (st.length > 0 ? " at " + st[0] : ""));
+                reply.removeAll();
+                error(reply, e);
             }
+            if (reply.has("results")) reply.put("busy_nanos", System.nanoTime() - start);
             out.println(JSON.writeValueAsString(reply));
             out.flush();
         }
+    }
+
+    // {"result": {member: [[topic, partition], ...]}} (members and partitions sorted) or {"error": "..."}; returns
+    // the nanoseconds spent in the assignor
+    static long answer(JsonNode c, ObjectNode reply) {
+        Map<String, List<TopicPartition>> result;
+        long t0 = System.nanoTime();
+        try {
+            result = assign(c);
+        } catch (Exception | StackOverflowError e) {
+            error(reply, e);
+            return System.nanoTime() - t0;
+        }
+        long nanos = System.nanoTime() - t0;
+        ObjectNode r = reply.putObject("result");
+        for (Map.Entry<String, List<TopicPartition>> e : new TreeMap<>(result).entrySet()) {
+            ArrayNode tps = r.putArray(e.getKey());
+            List<TopicPartition> sorted = new ArrayList<>(e.getValue());
+            sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+            for (TopicPartition tp : sorted) tps.addArray().add(tp.topic()).add(tp.partition());
+        }
+        return nanos;
+    }
+
+    static void error(ObjectNode reply, Throwable e) {
+        Throwable t = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null
+            ? e.getCause() : e;
+        StackTraceElement[] st = t.getStackTrace();
+        reply.put("error", t.getClass().getSimpleName() + ": " + t.getMessage()
+            + (st.length > 0 ? " at " + st[0] : ""));
     }
 
     static Map<String, List<TopicPartition>> assign(JsonNode c) throws Exception {
@@ -239,6 +272,7 @@ public class RmAssignorOracle {
         Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<Uuid>> distinct = new HashSet<>();
+        Map<String, Uuid> deleted = new HashMap<>();
         for (JsonNode m : c.get("members")) {
             String id = m.get("member_id").asText();
             Set<Uuid> subscribed = new HashSet<>();
@@ -248,8 +282,9 @@ public class RmAssignorOracle {
             // HashSet copied from the record's partition list
             Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
             for (TopicPartition tp : owned(m)) {
-                Uuid t = ids.get(tp.topic());
-                if (t == null) continue;
+                // a deleted topic keeps its id in the targets; the describer knows nothing of it
+                Uuid t = ids.containsKey(tp.topic()) ? ids.get(tp.topic()) : deleted.computeIfAbsent(tp.topic(),
+                    k -> given.hasNonNull(k) ? Uuid.fromString(given.get(k).asText()) : Uuid.randomUuid());
                 lists.computeIfAbsent(t, k -> new ArrayList<>()).add(tp.partition());
                 inverted.computeIfAbsent(t, k -> new HashMap<>()).put(tp.partition(), id);
             }

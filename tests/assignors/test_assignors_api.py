@@ -81,8 +81,8 @@ def test_sticky_counts_a_missing_topic_when_it_compares_subscriptions():
 
     a = MemberSubscription("a", ("t",), subscribed=("t", "gone"))
     b = MemberSubscription("b", ("t",))
-    assert _resolve_ownership({"t"}, [a, b], {"t": 2})[0] is False
-    assert _resolve_ownership({"t"}, [b, MemberSubscription("c", ("t",))], {"t": 2})[0] is True
+    assert _resolve_ownership({"t"}, [a, b])[0] is False
+    assert _resolve_ownership({"t"}, [b, MemberSubscription("c", ("t",))])[0] is True
 
 
 def test_uniform_gives_the_extra_partition_to_a_member_after_an_empty_one():

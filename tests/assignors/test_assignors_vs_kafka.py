@@ -1,9 +1,12 @@
 """The project's assignors against Kafka's own (kafka-clients and the group coordinator of the pinned release, run
-by testing.assignor_oracle in one JVM): generated cases, every assignor, exact agreement.
+by testing.assignor_oracle in one JVM): generated cases, every assignor, exact agreement (or both refusing a case
+Kafka's assignor fails on). The same cases every run:
 
-RM_ASSIGNOR_EXAMPLES sets the cases per assignor (default 400: 2,400 in all, the same ones every run);
-`make assignors-soak` runs many more, random (RM_ASSIGNOR_RANDOM=1) and up to 200 members, 20 topics and 500
-partitions a topic (RM_ASSIGNOR_SIZE=large)."""
+* hypothesis cases (small groups; RM_ASSIGNOR_EXAMPLES per assignor, default 200), shrunk by hypothesis on failure;
+* a seeded random mix with medium and large groups (RM_ASSIGNOR_MIX_CASES per assignor, default 500) sent to the
+  oracle in batches, a disagreement shrunk with the oracle (testing.assignor_shrink) before it is reported.
+
+`make assignors-soak` runs the random mix at scale (testing.assignor_soak)."""
 from __future__ import annotations
 
 import os
@@ -11,15 +14,18 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from rebalance_monitor.core.assignors import ASSIGNOR_NAMES, run_assign_case
-from rebalance_monitor.testing.assignor_cases import CLIENT, LARGE, SERVER, SMALL, cases
+from rebalance_monitor.core.assignors import ASSIGNOR_NAMES
+from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SMALL, cases
 from rebalance_monitor.testing.assignor_oracle import ORACLE_VERSION, KafkaAssignorOracle
+from rebalance_monitor.testing.assignor_shrink import agree, disagreement, outcome, shrink
+
+from assignor_mix import mix_cases
 
 pytestmark = [pytest.mark.integration]
 
-EXAMPLES = int(os.environ.get("RM_ASSIGNOR_EXAMPLES", "400"))
-RANDOM = os.environ.get("RM_ASSIGNOR_RANDOM") == "1"
-SIZE = LARGE if os.environ.get("RM_ASSIGNOR_SIZE") == "large" else SMALL
+EXAMPLES = int(os.environ.get("RM_ASSIGNOR_EXAMPLES", "200"))
+MIX_CASES = int(os.environ.get("RM_ASSIGNOR_MIX_CASES", "500"))
+BATCH = 50
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +40,26 @@ def test_every_assignor_is_compared():
 
 @pytest.mark.parametrize("assignor", CLIENT + SERVER)
 def test_agrees_with_kafka(oracle, assignor):
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(cases(assignor, SIZE))
+    @given(cases(assignor, SMALL))
     def agrees(case):
-        assert run_assign_case(case) == oracle.assign(case), f"Kafka {ORACLE_VERSION} disagrees on {case}"
+        ours, kafkas = outcome(case), oracle.assign_many([case])[0]
+        assert agree(ours, kafkas), f"Kafka {ORACLE_VERSION} disagrees on {case}: ours {ours}, Kafka's {kafkas}"
 
     agrees()
+
+
+@pytest.mark.parametrize("assignor", CLIENT + SERVER)
+def test_agrees_with_kafka_on_a_mix_of_sizes(oracle, assignor):
+    mixed = mix_cases(assignor, MIX_CASES)
+    for start in range(0, len(mixed), BATCH):
+        batch = mixed[start:start + BATCH]
+        for case, kafkas in zip(batch, oracle.assign_many(batch)):
+            if not agree(outcome(case), kafkas):
+                small = shrink(case, disagreement(oracle))
+                pytest.fail(f"Kafka {ORACLE_VERSION} disagrees; shrunk: {small}: ours {outcome(small)}, "
+                            f"Kafka's {oracle.assign_many([small])[0]}")
 
 
 def test_the_oracle_is_compiled_for_the_release_the_records_name():

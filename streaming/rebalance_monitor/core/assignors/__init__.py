@@ -30,8 +30,10 @@ Input conventions (see also the module docs of each assignor):
   generation from the StickyAssignor user data (eager members send an empty owned list in the
   protocol); for ``cooperative-sticky`` the subscription's owned partitions and generation; for
   ``uniform`` the member's current target assignment.  ``range``, ``roundrobin`` and
-  ``server-range`` ignore them (as Kafka does).  Owned partitions of unknown topics or out of
-  range are ignored; repeats inside one member are ignored.
+  ``server-range`` ignore them (as Kafka does).  Owned partitions of unknown topics are ignored;
+  the sticky assignors keep, as Kafka does, a claim beyond its topic's partition count (Kafka's own
+  bookkeeping then goes astray, and so does ours) and treat a claim listed twice as a conflict; the
+  uniform one counts a repeated claim when it sizes the set of the member's partitions.
 * ``partition_racks``: ``{topic: [[rack, ...] for each partition]}`` - the racks of each
   partition's replicas.  Only the client assignors use racks (as Kafka does).
 * ``topic_ids`` (extension): ``{topic: base64 Kafka Uuid}``; the server-side assignors order
@@ -47,7 +49,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 __all__ = [
-    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "AssignmentInputError", "MemberSubscription", "UnknownAssignor",
+    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "AssignmentInputError", "KafkaAssignorFailure", "MemberSubscription",
+    "UnknownAssignor",
     "assign", "run_assign_case",
 ]
 
@@ -59,6 +62,11 @@ ASSIGNOR_RELEASE = "4.4.0"
 
 class AssignmentInputError(ValueError):
     """The assignment input is malformed (bad types, unknown topic, unknown assignor...)."""
+
+
+class KafkaAssignorFailure(AssignmentInputError):
+    """Kafka's own assignor fails on this input (it throws): the group's leader or coordinator could not compute an
+    assignment either, so there is none to expect."""
 
 
 class UnknownAssignor(AssignmentInputError):
@@ -102,9 +110,10 @@ def _is_int(v) -> bool:
 
 
 _USES_OWNED = frozenset({"sticky", "cooperative-sticky", "uniform"})
+_KEEPS_REPEATS = frozenset({"sticky", "cooperative-sticky", "uniform"})
 
 
-def _normalize_member(m: MemberSubscription, uses_owned: bool = True) -> MemberSubscription:
+def _normalize_member(m: MemberSubscription, uses_owned: bool = True, keep_repeats: bool = False) -> MemberSubscription:
     if not isinstance(m, MemberSubscription):
         raise AssignmentInputError(f"members must be MemberSubscription objects, got {type(m).__name__}")
     if not isinstance(m.member_id, str):
@@ -128,7 +137,8 @@ def _normalize_member(m: MemberSubscription, uses_owned: bool = True) -> MemberS
                     f"member {m.member_id!r}: owned partition {tp!r} is not [topic, partition]")
             fixed.append((tp[0], int(tp[1])))
         owned = fixed
-    owned = tuple(dict.fromkeys(owned))
+    if not keep_repeats:
+        owned = tuple(dict.fromkeys(owned))
     topics = tuple(dict.fromkeys(m.topics))
     rack = m.rack or None
     if owned == m.owned_partitions and topics == m.topics and rack == m.rack or \
@@ -156,7 +166,9 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
             raise AssignmentInputError(
                 f"partitions_per_topic[{t!r}] must be a non-negative integer, got {n!r}")
     # range / roundrobin / server-range never look at owned partitions: not even validated
-    norm = [_normalize_member(m, assignor in _USES_OWNED) for m in members]
+    # a claim listed twice: the sticky assignors treat it as conflicting with itself, and the uniform one sizes the
+    # set it copies a member's target partitions into for the whole list
+    norm = [_normalize_member(m, assignor in _USES_OWNED, assignor in _KEEPS_REPEATS) for m in members]
     ids = [m.member_id for m in norm]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})

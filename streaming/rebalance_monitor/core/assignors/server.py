@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from . import KafkaAssignorFailure
 from ._java import (Uuid, capacity_for_copy, hashmap_order, int_hash, jkey,
                     string_hash)
 
@@ -33,13 +34,17 @@ class _Topics:
     def __init__(self, topic_ids: dict | None, topics):
         self.ids = None
         if topic_ids and all(t in topic_ids for t in topics):
-            self.ids = {t: Uuid(topic_ids[t]) for t in topics}
+            # every id given, those of topics the cluster no longer has included (a target may still name them)
+            self.ids = {t: Uuid(u) for t, u in topic_ids.items()}
 
     def hash_order(self, topics, initial_capacity=None):
+        """Iteration order of a HashMap keyed by these topics' ids (a deleted topic without a known id stands in
+        with hash 0: it is never iterated for itself, it only counts towards the table's size)."""
         topics = list(dict.fromkeys(topics))
         if self.ids is None:
             return sorted(topics, key=jkey)
-        return hashmap_order(topics, lambda t: self.ids[t].java_hash(), initial_capacity)
+        ids = self.ids
+        return hashmap_order(topics, lambda t: ids[t].java_hash() if t in ids else 0, initial_capacity)
 
     def cmp_key(self, t):
         return self.ids[t].sort_key() if self.ids is not None else jkey(t)
@@ -66,14 +71,15 @@ def _owned_by_member(ppt, members):
     return out
 
 
-def _int_set_order(parts, given=False):
+def _int_set_order(parts, given=False, listed=0):
     """Iteration order of ``new HashSet<>(partitions)`` (as the coordinator builds it from its
     records) for partitions listed in ascending order; ``given`` keeps the listed order (a
-    LinkedHashSet, as some Kafka tests use)."""
+    LinkedHashSet, as some Kafka tests use). ``listed``: the length of the list the set is copied
+    from when it repeats a partition (the copy's table is sized for the whole list)."""
     if given:
         return list(parts)
     parts = sorted(parts)
-    mask = capacity_for_copy(len(parts)) - 1
+    mask = capacity_for_copy(max(len(parts), listed)) - 1
     buckets = [(v ^ (v >> 16)) & mask for v in parts]  # partitions are non-negative
     if max(Counter(buckets).values(), default=0) <= 8:  # no treeify-driven resize possible
         return [v for _, v in sorted(zip(buckets, parts), key=lambda bv: bv[0])]
@@ -128,10 +134,14 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
             quota += 1
         mine = owned[m.member_id]
         keep = result[m.member_id]
-        for t in (list(mine) if given_order else topics.hash_order(list(mine))):
-            if t not in sub_set:
+        # the member's target as the coordinator holds it: every topic it names, unsubscribed and deleted ones
+        # included, sizes the map whose order the kept partitions follow
+        named = [t for t, _ in m.owned_partitions]
+        listed = Counter(named)
+        for t in (list(mine) if given_order else topics.hash_order(named)):
+            if t not in sub_set or t not in mine:
                 continue
-            parts = _int_set_order(mine[t], given_order)
+            parts = _int_set_order(mine[t], given_order, listed.get(t, 0))
             if len(parts) <= quota:
                 quota -= len(parts)
                 keep.extend((t, p) for p in parts)
@@ -157,7 +167,8 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
         i += len(take)
         result[mid].extend(take)
     if i < len(unassigned):
-        raise RuntimeError("uniform assignor: partitions were left unassigned")
+        raise KafkaAssignorFailure("Kafka's uniform assignor fails (PartitionAssignorException): Partitions were "
+                                   "left unassigned")
     return result
 
 
