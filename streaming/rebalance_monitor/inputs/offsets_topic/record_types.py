@@ -1,0 +1,165 @@
+"""One `__consumer_offsets` record (key, value) to the canonical events it means: the record type table (the
+key's int16) and, per record type, the value decoded and turned into events (`decode_record`)."""
+from __future__ import annotations
+
+from rebalance_monitor.inputs.decoded import Decoded
+
+from .classic_values import group_metadata_value, member_info, offset_commit_key, offset_commit_value
+from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_value, cg_member_metadata_value,
+                                    cg_metadata_value, cg_partition_metadata_value, cg_target_member_value,
+                                    cg_target_metadata_value, resolve_topic_ids)
+from .wire import MAX_TS, DecodeError, Reader, host_of
+
+def event(etype: str, ts: int, group: str, **fields) -> dict:
+    ev = {"v": 1, "type": etype, "ts": ts, "group": group}
+    ev.update(fields)
+    return ev
+
+
+
+# key version -> (record name, key fields after the group id: "member" | "regex" | None, max value version)
+RECORD_TYPES: dict[int, tuple[str, str | None, int | None]] = {
+    0: ("OffsetCommit", "offset", 4),
+    1: ("OffsetCommit", "offset", 4),
+    2: ("GroupMetadata", None, 4),
+    3: ("ConsumerGroupMetadata", None, 0),
+    4: ("ConsumerGroupPartitionMetadata", None, 0),
+    5: ("ConsumerGroupMemberMetadata", "member", 0),
+    6: ("ConsumerGroupTargetAssignmentMetadata", None, 0),
+    7: ("ConsumerGroupTargetAssignmentMember", "member", 0),
+    8: ("ConsumerGroupCurrentMemberAssignment", "member", 0),
+    9: ("ShareGroupPartitionMetadata", None, None),
+    10: ("ShareGroupMemberMetadata", "member", None),
+    11: ("ShareGroupMetadata", None, None),
+    12: ("ShareGroupTargetAssignmentMetadata", None, None),
+    13: ("ShareGroupTargetAssignmentMember", "member", None),
+    14: ("ShareGroupCurrentMemberAssignment", "member", None),
+    15: ("ShareGroupStatePartitionMetadata", None, None),
+    16: ("ConsumerGroupRegularExpression", "regex", None),
+    17: ("StreamsGroupMetadata", None, None),
+    18: ("StreamsGroupPartitionMetadata", None, None),
+    19: ("StreamsGroupMemberMetadata", "member", None),
+    20: ("StreamsGroupTargetAssignmentMetadata", None, None),
+    21: ("StreamsGroupTargetAssignmentMember", "member", None),
+    22: ("StreamsGroupCurrentMemberAssignment", "member", None),
+    23: ("StreamsGroupTopology", None, None),
+}
+_GROUP_RECORDS_WITH_TOMBSTONE_DELETE = {"GroupMetadata", "ConsumerGroupMetadata", "ShareGroupMetadata",
+                                        "StreamsGroupMetadata"}
+
+
+def pick_ts(ts_ms, *fallbacks) -> int:
+    for cand in (ts_ms, *fallbacks):
+        if isinstance(cand, int) and not isinstance(cand, bool) and 0 <= cand < MAX_TS:
+            return cand
+    raise DecodeError("bad_timestamp", f"no usable timestamp (record ts {ts_ms!r})")
+
+
+def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict | None) -> Decoded:
+    kr = Reader(key)
+    key_version = kr.int16("key.version")
+    entry = RECORD_TYPES.get(key_version)
+    if entry is None:
+        return Decoded([], rejected_reason=f"unknown_key_version:{key_version}",
+                       detail="not a record type this decoder knows (a newer Kafka?)")
+    name, key_kind, max_value_version = entry
+
+    # -- key --
+    if key_kind == "offset":
+        k = offset_commit_key(kr)
+        group = k["group"]
+    else:
+        kp = f"{name}Key"
+        group = kr.string(f"{kp}.group" if name == "GroupMetadata" else f"{kp}.group_id")
+        k = {"group": group}
+        if key_kind == "member":
+            k["member_id"] = kr.string(f"{kp}.member_id")
+        elif key_kind == "regex":
+            k["regex"] = kr.string(f"{kp}.regular_expression")
+
+    # -- tombstones --
+    if value is None:
+        rtype = f"{name} tombstone"
+        events: list[dict] = []
+        if name in _GROUP_RECORDS_WITH_TOMBSTONE_DELETE:
+            events.append(event("group_deleted", pick_ts(ts_ms), group))
+        elif name == "ConsumerGroupMemberMetadata":
+            events.append(event("member_removed", pick_ts(ts_ms), group, member_id=k["member_id"],
+                                 cause="unknown", reason="member metadata deleted (consumer group protocol)"))
+        return Decoded(events, record_type=rtype)
+
+    vr = Reader(value)
+    value_version = vr.int16(f"{name}Value.version")
+    rtype = f"{name} v{value_version}"
+    if max_value_version is None:  # recognised and counted only
+        return Decoded([], record_type=rtype)
+    if value_version < 0:
+        raise DecodeError(f"unsupported_value_version:{name}Value", f"version {value_version}")
+    # Every decoded value type is flexible at its newest version, and KIP-915 allows a newer version to add
+    # only tagged fields: read a newer version with the newest known layout (unknown tags are skipped).
+    effective = min(value_version, max_value_version)
+
+    if name == "OffsetCommit":
+        v = offset_commit_value(vr, effective)
+        ts = pick_ts(ts_ms, v["commit_timestamp"])
+        return Decoded([event("commit", ts, group, offsets=[[k["topic"], k["partition"], v["offset"]]])],
+                       record_type=rtype)
+
+    if name == "GroupMetadata":
+        v = group_metadata_value(vr, effective)
+        ts = pick_ts(ts_ms, v.get("current_state_timestamp"))
+        if not v["members"]:
+            return Decoded([event("group_empty", ts, group, generation=v["generation"])], record_type=rtype)
+        members = [member_info(m, i, v["protocol_type"], v["protocol"]) for i, m in enumerate(v["members"])]
+        ev = event("generation_completed", ts, group, generation=v["generation"], protocol=v["protocol"],
+                    leader=v["leader"], protocol_type=v["protocol_type"], members=members)
+        return Decoded([ev], record_type=rtype)
+
+    if name == "ConsumerGroupMetadata":
+        v = cg_metadata_value(vr)
+        epoch = v["epoch"]
+        ev = event("rebalance_started", pick_ts(ts_ms), group, generation=max(epoch - 1, 0),
+                    reason=f"group epoch bumped to {epoch}")
+        return Decoded([ev], record_type=rtype)
+
+    if name == "ConsumerGroupPartitionMetadata":
+        v = cg_partition_metadata_value(vr)
+        if topic_names is not None:
+            for t in v["topics"]:
+                topic_names[t["topic_id"]] = t["topic_name"]
+        return Decoded([], record_type=rtype)
+
+    if name == "ConsumerGroupMemberMetadata":
+        v = cg_member_metadata_value(vr)
+        classic = v.get("classic_member_metadata")
+        protocols = classic["protocols"] if classic else ([v["server_assignor"]] if v["server_assignor"] else [])
+        ev = event("join", pick_ts(ts_ms), group, member_id=k["member_id"],
+                    group_instance_id=v["instance_id"], client_id=v["client_id"], host=host_of(v["client_host"]),
+                    protocols=protocols, topics=v["subscribed_topic_names"],
+                    rebalance_timeout_ms=v["rebalance_timeout_ms"])
+        if not classic:  # a KIP-848 member: it never rejoins, every group epoch includes it until it leaves
+            ev["group_protocol"] = "consumer"
+        if classic:
+            ev["session_timeout_ms"] = classic["session_timeout_ms"]
+        if v["rack_id"] is not None:
+            ev["rack"] = v["rack_id"]
+        return Decoded([ev], record_type=rtype)
+
+    if name == "ConsumerGroupTargetAssignmentMetadata":
+        v = cg_target_metadata_value(vr)
+        ev = event("generation_completed", pick_ts(ts_ms), group, generation=v["assignment_epoch"],
+                    protocol=None, leader=None, protocol_type="consumer")
+        return Decoded([ev], record_type=rtype)
+
+    if name == "ConsumerGroupTargetAssignmentMember":
+        cg_target_member_value(vr)
+        return Decoded([], record_type=rtype)
+
+    if name == "ConsumerGroupCurrentMemberAssignment":
+        v = cg_current_assignment_value(vr)
+        ev = event("sync", pick_ts(ts_ms), group, member_id=k["member_id"], generation=v["member_epoch"],
+                    protocol=None, leader=None, assignment=resolve_topic_ids(v["assigned_partitions"], topic_names),
+                    member_state=KIP848_MEMBER_STATES.get(v["state"], "unknown"))
+        return Decoded([ev], record_type=rtype)
+
+    return Decoded([], record_type=rtype)  # pragma: no cover - every table entry is handled above
