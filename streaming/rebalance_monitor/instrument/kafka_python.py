@@ -27,13 +27,15 @@ attaches whatever hooks it can and reports the missing ones in `KafkaPythonInstr
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 
-from ._common import (LEAVE_REASON_CLOSE, LEAVE_REASON_OTHER, LEAVE_REASON_POLL_TIMEOUT,
-                      LEAVE_REASON_UNSUBSCRIBE, Identity, PollAggregator, default_host, guarded, tp_list)
+from ._common import Identity, PollAggregator, default_host, guarded, tp_list
 from .emitter import Emitter
+from .kafka_python_listener import ListenerTap
+from .kafka_python_reasons import join_reason, leave_reason
+from .kafka_python_protocol import (ManagerProxy, decode_assignment, decode_subscription, error_name,
+                                    exception_error_name, request_kind)
 
 log = logging.getLogger("rebalance_monitor.instrument")
 
@@ -42,101 +44,6 @@ try:  # kafka-python >= 2.1 names
                                          SyncGroupRequest)
 except Exception:  # pragma: no cover - other kafka-python layouts
     HeartbeatRequest = JoinGroupRequest = LeaveGroupRequest = SyncGroupRequest = None
-
-
-def _error_name(code) -> str | None:
-    """The Kafka error name for a response error code (None for no error)."""
-    if not code:
-        return None
-    from kafka import errors as Errors
-
-    cls = Errors.for_code(code)
-    return getattr(cls, "message", None) or cls.__name__
-
-
-def _exception_error_name(exc) -> str:
-    """A Kafka-style error name for a request that failed without a response."""
-    from kafka import errors as Errors
-
-    msg = getattr(exc, "message", None) or getattr(type(exc), "message", None)
-    if isinstance(msg, str) and msg.isupper():
-        return msg
-    if isinstance(exc, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError)):
-        return "REQUEST_TIMED_OUT"
-    if isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError)):
-        return "NETWORK_EXCEPTION"
-    return "UNKNOWN_SERVER_ERROR"
-
-
-def _kind(request) -> str:
-    name = type(request).__name__
-    for known in ("JoinGroupRequest", "SyncGroupRequest", "HeartbeatRequest", "LeaveGroupRequest",
-                  "OffsetCommitRequest"):
-        if name.startswith(known):
-            return known
-    return ""
-
-
-def _decode_subscription(metadata):
-    """(topics, owned [[t, p]], owned_generation) from a JoinGroup protocol's metadata."""
-    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
-
-    if isinstance(metadata, (bytes, bytearray, memoryview)):
-        metadata = ConsumerProtocolSubscription.decode(bytes(metadata))
-    topics = sorted(str(t) for t in (getattr(metadata, "topics", None) or ()))
-    owned = []
-    for item in getattr(metadata, "owned_partitions", None) or ():
-        topic = getattr(item, "topic", None)
-        parts = getattr(item, "partitions", None)
-        if topic is None and isinstance(item, (tuple, list)):
-            topic, parts = item[0], item[1]
-        owned.extend([topic, p] for p in parts or ())
-    generation = getattr(metadata, "generation_id", None)
-    if not owned:
-        user_data = getattr(metadata, "user_data", None)
-        if user_data:
-            try:
-                from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
-
-                if isinstance(user_data, (bytes, bytearray, memoryview)):
-                    user_data = StickyAssignorUserData.decode(bytes(user_data))
-                for topic, parts in getattr(user_data, "previous_assignment", None) or ():
-                    owned.extend([topic, p] for p in parts)
-                generation = getattr(user_data, "generation", generation)
-            except Exception:
-                pass
-    if not isinstance(generation, int) or generation < 0:
-        generation = None
-    return topics, tp_list(owned), generation
-
-
-def _decode_assignment(assignment):
-    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
-
-    if isinstance(assignment, (bytes, bytearray, memoryview)):
-        if not bytes(assignment):
-            return []
-        assignment = ConsumerProtocolAssignment.decode(bytes(assignment))
-    return tp_list(assignment.partitions())
-
-
-class _ManagerProxy:
-    """Stands in front of the coordinator's network manager; forwards everything."""
-
-    def __init__(self, real, inst: "KafkaPythonInstrumentation"):
-        object.__setattr__(self, "_rm_real", real)
-        object.__setattr__(self, "_rm_inst", inst)
-
-    def send(self, request, *args, **kwargs):
-        future = self._rm_real.send(request, *args, **kwargs)
-        self._rm_inst._on_send(request, future)
-        return future
-
-    def __getattr__(self, name):
-        return getattr(self._rm_real, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._rm_real, name, value)
 
 
 class KafkaPythonInstrumentation:
@@ -203,7 +110,7 @@ class KafkaPythonInstrumentation:
         if coord is None or manager is None or not hasattr(manager, "send"):
             self.missing.append("coordinator network manager (join/sync/heartbeat/leave/commit)")
         else:
-            self._replace(coord, "_manager", _ManagerProxy(manager, self))
+            self._replace(coord, "_manager", ManagerProxy(manager, self))
             self.heartbeat_interval_ms = coord.config.get("heartbeat_interval_ms", self.heartbeat_interval_ms)
 
         orig_poll = consumer.poll
@@ -255,10 +162,10 @@ class KafkaPythonInstrumentation:
 
     def _tap(self, listener):
         """A ConsumerRebalanceListener that emits revoked/lost and then calls `listener` (if any)."""
-        if isinstance(listener, _ListenerTap):
+        if isinstance(listener, ListenerTap):
             return listener
         try:
-            return _ListenerTap(self, listener)
+            return ListenerTap(self, listener)
         except Exception:
             self.emitter.count_error()
             return listener
@@ -273,7 +180,7 @@ class KafkaPythonInstrumentation:
 
     @guarded
     def _on_send(self, request, future) -> None:
-        kind = _kind(request)
+        kind = request_kind(request)
         if not kind or getattr(request, "group_id", self.identity.group) != self.identity.group:
             return
         if kind == "JoinGroupRequest":
@@ -302,7 +209,7 @@ class KafkaPythonInstrumentation:
                 if meta is None and isinstance(proto, (tuple, list)):
                     meta = proto[1]
                 try:
-                    topics, owned, owned_gen = _decode_subscription(meta)
+                    topics, owned, owned_gen = decode_subscription(meta)
                 except Exception:
                     self.emitter.count_error()
         if not topics:
@@ -341,41 +248,11 @@ class KafkaPythonInstrumentation:
             join_err, hb_err = self._last_join_error, self._last_heartbeat_error
             self._last_join_error = None
             self._last_heartbeat_error = None
-        if join_err == "MEMBER_ID_REQUIRED":
-            return "need to re-join with the given member-id"
-        if join_err:
-            return f"rebalance failed due to {join_err}"
-        if hb_err == "REBALANCE_IN_PROGRESS":
-            return "group is already rebalancing"
-        if hb_err in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID"):
-            return f"member was removed from the group ({hb_err})"
-        if not getattr(request, "member_id", ""):
-            return "initial join"
-        return self._rejoin_reason()
-
-    def _rejoin_reason(self) -> str | None:
-        """Why kafka-python's coordinator asked for this rejoin when nothing failed (it sends no reason on the
-        wire): the leader's metadata changed since it computed the assignment (partitions added, a topic of
-        the group's subscription appeared), or this member's subscription changed. Worded as the Java
-        client's KIP-800 reasons."""
-        coord = getattr(self.consumer, "_coordinator", None)
-        assigned = getattr(coord, "_assignment_snapshot", None)
-        current = getattr(coord, "_metadata_snapshot", None)
-        if assigned is not None and current is not None and assigned != current:
-            def counts(snap) -> str:
-                return "{" + ", ".join(f"{t}={len(p or ())}" for t, p in sorted(snap.items())) + "}"
-
-            return (f"cached metadata has changed from {counts(assigned)} at the beginning of the rebalance "
-                    f"to {counts(current)}")
-        joined = getattr(coord, "_joined_subscription", None)
-        sub = getattr(getattr(self.consumer, "_subscription", None), "subscription", None)
-        if joined is not None and sub is not None and set(joined) != set(sub):
-            return f"subscription has changed from {sorted(joined)} to {sorted(sub)}"
-        return None
+        return join_reason(self.consumer, request, join_err, hb_err)
 
     @guarded
     def _on_join_response(self, response) -> None:
-        err = _error_name(getattr(response, "error_code", 0))
+        err = error_name(getattr(response, "error_code", 0))
         with self._state_lock:
             self._last_join_error = err
             if err is None:
@@ -390,7 +267,7 @@ class KafkaPythonInstrumentation:
     def _on_sync_response(self, request, response) -> None:
         if getattr(response, "error_code", 0):
             with self._state_lock:
-                self._last_join_error = _error_name(response.error_code)
+                self._last_join_error = error_name(response.error_code)
             return
         with self._state_lock:
             joined = dict(self._join_result)
@@ -399,7 +276,7 @@ class KafkaPythonInstrumentation:
         protocol = getattr(response, "protocol_name", None) or getattr(request, "protocol_name", None) \
             or joined.get("protocol")
         try:
-            assignment = _decode_assignment(getattr(response, "assignment", b""))
+            assignment = decode_assignment(getattr(response, "assignment", b""))
         except Exception:
             self.emitter.count_error()
             return
@@ -409,7 +286,7 @@ class KafkaPythonInstrumentation:
 
     @guarded
     def _on_heartbeat_response(self, request, response) -> None:
-        err = _error_name(getattr(response, "error_code", 0))
+        err = error_name(getattr(response, "error_code", 0))
         if err:
             with self._state_lock:
                 self._last_heartbeat_error = err
@@ -421,7 +298,7 @@ class KafkaPythonInstrumentation:
     def _on_heartbeat_failure(self, request, exc) -> None:
         self.emitter.emit(self.identity.event(
             "heartbeat", getattr(request, "member_id", ""), generation=int(getattr(request, "generation_id", -1)),
-            error=_exception_error_name(exc)))
+            error=exception_error_name(exc)))
 
     def _emit_leave(self, request) -> None:
         members = getattr(request, "members", None) or ()
@@ -434,25 +311,11 @@ class KafkaPythonInstrumentation:
             reason = getattr(first, "reason", None)
             gid = getattr(first, "group_instance_id", gid)
         if not reason:
-            reason = self._leave_reason()
+            reason = leave_reason(self.consumer, self._closing, self._unsubscribing)
         self._polls.flush()
         ev = self.identity.event("leave", member_id, reason=reason)
         ev["group_instance_id"] = gid
         self.emitter.emit(ev)
-
-    def _leave_reason(self) -> str:
-        if self._closing:
-            return LEAVE_REASON_CLOSE
-        if self._unsubscribing:
-            return LEAVE_REASON_UNSUBSCRIBE
-        coord = getattr(self.consumer, "_coordinator", None)
-        hb = getattr(coord, "heartbeat", None)
-        try:
-            if hb is not None and hb.poll_timeout_expired():
-                return LEAVE_REASON_POLL_TIMEOUT
-        except Exception:
-            pass
-        return LEAVE_REASON_OTHER
 
     @guarded
     def _on_commit_response(self, request, response) -> None:
@@ -500,52 +363,6 @@ class KafkaPythonInstrumentation:
 
 
 _ABSENT = object()
-
-
-def _make_listener_base():
-    from kafka.consumer.subscription_state import ConsumerRebalanceListener
-
-    return ConsumerRebalanceListener
-
-
-class _ListenerTap(_make_listener_base()):
-    """Emits `revoked` / `lost`, then delegates to the user's listener (sync or async)."""
-
-    def __init__(self, inst: KafkaPythonInstrumentation, inner):
-        self._inst = inst
-        self._inner = inner
-        for method in ("on_partitions_revoked", "on_partitions_assigned", "on_partitions_lost"):
-            target = getattr(inner, method, None) if inner is not None else None
-            if method == "on_partitions_lost" and target is None and inner is not None:
-                target = getattr(inner, "on_partitions_revoked", None)
-            setattr(self, method, self._wrap(method, target))
-
-    def _wrap(self, method, target):
-        inst = self._inst
-        etype = {"on_partitions_revoked": "revoked", "on_partitions_lost": "lost"}.get(method)
-
-        def before(partitions):
-            if etype:
-                inst._on_partitions(etype, partitions)
-
-        if target is not None and inspect.iscoroutinefunction(target):
-            async def async_hook(partitions):
-                before(partitions)
-                await target(partitions)
-            return async_hook
-
-        def hook(partitions):
-            before(partitions)
-            if target is not None:
-                target(partitions)
-        return hook
-
-    # the abstract methods are replaced per instance in __init__
-    def on_partitions_revoked(self, revoked):  # pragma: no cover
-        pass
-
-    def on_partitions_assigned(self, assigned):  # pragma: no cover
-        pass
 
 
 def instrument_consumer(consumer, emitter: Emitter, *, poll_interval_s: float = 1.0,
