@@ -3,8 +3,10 @@ instrumentation (kafka_python.py), then calls the user's own listener (sync or a
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING
 
-
+if TYPE_CHECKING:  # (the instrumentation imports this module)
+    from .kafka_python import KafkaPythonInstrumentation
 
 
 def _make_listener_base():

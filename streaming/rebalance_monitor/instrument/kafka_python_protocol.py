@@ -3,7 +3,12 @@ the request kinds it hooks, error names, the JoinGroup subscription and SyncGrou
 proxy in front of the coordinator's network manager that shows it every request."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._common import tp_list
+
+if TYPE_CHECKING:  # (the instrumentation imports this module)
+    from .kafka_python import KafkaPythonInstrumentation
 
 
 def error_name(code) -> str | None:

@@ -55,6 +55,10 @@ from .consumer_group_values import KIP848_MEMBER_STATES  # noqa: F401 (API)
 from .record_types import RECORD_TYPES, decode_record  # noqa: F401 (API)
 from .wire import DecodeError, Reader  # noqa: F401 (API)
 
+__all__ = ["decode_offsets_record", "decode_dump_line", "OffsetsTopicDecoder", "DecodeError", "Reader",
+           "RECORD_TYPES", "KIP848_MEMBER_STATES", "decode_consumer_subscription", "decode_consumer_assignment",
+           "decode_sticky_user_data", "decode_cooperative_user_data"]
+
 
 def decode_offsets_record(key: bytes | None, value: bytes | None, ts_ms: int,
                           topic_names: dict | None = None) -> Decoded:
