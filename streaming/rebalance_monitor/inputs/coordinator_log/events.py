@@ -1,0 +1,130 @@
+"""The events each catalogued coordinator message means (`events_for(handler, match, ...)`)."""
+from __future__ import annotations
+
+import re
+
+from rebalance_monitor.core import causes as C
+from rebalance_monitor.core.vocabulary import EventType
+
+from .fields import MEMBER_METADATA_RE, fence_cause, host_of, id_set, leave_cause, opt, reason_member
+
+
+def _ev(etype: str, ts: int, group: str, **fields) -> dict:
+    ev = {"v": 1, "type": etype, "ts": ts, "group": group}
+    ev.update({k: v for k, v in fields.items() if v is not None or k in ("protocol", "leader", "reason")})
+    return ev
+
+
+def _partition_of(m: re.Match) -> int:
+    d = m.groupdict()
+    return int(d.get("p") or d.get("pa") or d.get("pb"))
+
+
+def _epoch_of(m: re.Match) -> int | None:
+    e = m.groupdict().get("e")
+    if e is None:
+        return None
+    e = opt(e)
+    return int(e) if e and re.fullmatch(r"-?\d+", e) else None
+
+
+def events_for(handler: str, m: re.Match, ts: int, broker: int | None,
+                ident_partition: int | None = None) -> list[dict]:
+    d = m.groupdict()
+    group = d.get("group")
+    if handler == "none":
+        return []
+    if handler == "rebalance":
+        reason = d.get("reason") or ""
+        events = [_ev(EventType.REBALANCE_STARTED, ts, group, generation=int(d["gen"]), reason=d.get("reason"),
+                      member_id=reason_member(reason))]
+        added = re.match(r"Adding new (?:static )?member (?P<m>.+?) with group instance id (?P<inst>.+?)(?:;|$)",
+                         reason, re.S)
+        if added:
+            # the member the coordinator just added (3.x logs no separate line for it)
+            events.append(_ev(EventType.JOIN, ts, group, member_id=added["m"], group_instance_id=opt(added["inst"]),
+                                 protocols=[], topics=[], reason="added to the group by the coordinator"))
+        reason = d.get("reason") or ""
+        sync = re.search(r"Removing (?P<set>.*) on pending sync request expiration", reason)
+        if sync:
+            events += [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=mid, cause=C.SYNC_TIMEOUT,
+                           reason="did not send SyncGroup in time") for mid in id_set(sync["set"])]
+        return events
+    if handler == "stabilized":
+        # the join phase ended: generation N exists with K members. Reported as completed so that a log without
+        # the `Assignment received` line (sampled, grep'd, rotated) still shows the generation; the core takes
+        # the second proof of the same generation as a duplicate.
+        return [_ev(EventType.GENERATION_COMPLETED, ts, group, generation=int(d["gen"]), protocol=None, leader=None)]
+    if handler == "added":
+        return [_ev(EventType.JOIN, ts, group, member_id=d["member"], group_instance_id=opt(d.get("inst")),
+                    protocols=[], topics=[], reason="added to the group by the coordinator")]
+    if handler == "completed":
+        return [_ev(EventType.GENERATION_COMPLETED, ts, group, generation=int(d["gen"]), protocol=None,
+                    leader=d.get("leader"))]
+    if handler == "member_failed":
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["member"], cause=C.SESSION_TIMEOUT,
+                    reason="heartbeat expiration")]
+    if handler == "pending_expired":
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["member"], cause=C.JOIN_TIMEOUT,
+                    reason="pending member expired before rejoining")]
+    if handler == "left_metadata":
+        mm = MEMBER_METADATA_RE.search(d["mm"])
+        if mm is None:
+            raise ValueError("MemberMetadata not parsed")
+        reason = d.get("reason")
+        ev = _ev(EventType.MEMBER_REMOVED, ts, group, member_id=mm["member"], cause=leave_cause(reason),
+                 reason=reason, client_id=mm["client"], host=host_of(mm["host"]))
+        ev["group_instance_id"] = opt(mm["inst"])  # known: None means a dynamic member
+        return [ev]
+    if handler == "left":
+        reason = d.get("reason")
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["member"], cause=leave_cause(reason),
+                    reason=reason, group_instance_id=opt(d.get("inst")))]
+    if handler == "static_replaced":
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["old"], cause=C.STATIC_MEMBER_REPLACED,
+                    reason=f"replaced by {d['new']}" if d.get("new") else "replaced by a new member id",
+                    group_instance_id=opt(d["inst"]))]
+    if handler in ("join_timeout", "sync_timeout"):
+        cause = C.JOIN_TIMEOUT if handler == "join_timeout" else C.SYNC_TIMEOUT
+        text = "did not rejoin in time" if handler == "join_timeout" else "did not send SyncGroup in time"
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=mid, cause=cause, reason=text)
+                for mid in id_set(d["set"])]
+    if handler == "empty":
+        return [_ev(EventType.GROUP_EMPTY, ts, group, generation=int(d["gen"]))]
+    if handler == "deleted":
+        return [_ev(EventType.GROUP_DELETED, ts, group)]
+    if handler == "groups_deleted":
+        return [_ev(EventType.GROUP_DELETED, ts, g.strip()) for g in d["groups"].split(", ") if g.strip()]
+    if handler == "loaded":
+        if ident_partition is None:
+            return []
+        return [_ev(EventType.COORDINATOR_CHANGE, ts, "", partition=ident_partition, action="elected", broker=broker,
+                    epoch=None)]
+    if handler in ("elected", "resigned"):
+        return [_ev(EventType.COORDINATOR_CHANGE, ts, "", partition=_partition_of(m), action=handler, broker=broker,
+                    epoch=_epoch_of(m))]
+    if handler == "epoch_bumped":
+        epoch = int(d["epoch"])
+        if d.get("hash") == "0":
+            # no subscribed topic has metadata: the last member is gone and the group is empty at this epoch, or
+            # (the core tells them apart by its members) a member subscribed to a topic that does not exist yet
+            return [_ev(EventType.GROUP_EMPTY, ts, group, generation=epoch)]
+        return [_ev(EventType.REBALANCE_STARTED, ts, group, generation=max(epoch - 1, 0),
+                    reason=f"group epoch bumped to {epoch}")]
+    if handler == "target":
+        return [_ev(EventType.GENERATION_COMPLETED, ts, group, generation=int(d["epoch"]), protocol=d["assignor"],
+                    leader=None)]
+    if handler == "fenced":
+        reason = d["reason"]
+        return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["member"], cause=fence_cause(reason), reason=reason)]
+    if handler == "joined":
+        reason = f"joined using the {d['proto']} protocol" if d.get("proto") else "joined"
+        ev = _ev(EventType.JOIN, ts, group, member_id=d["member"], group_instance_id=opt(d.get("inst")),
+                 protocols=[], topics=[], reason=reason)
+        if d.get("proto") != "classic":
+            # a member of the broker-managed protocol (4.x says `using the consumer protocol`, 3.7-3.9 nothing):
+            # it never rejoins, and stays in every new group epoch (one bumped by a metadata change alone
+            # names no member) until it leaves or is fenced
+            ev["group_protocol"] = "consumer"
+        return [ev]
+    raise AssertionError(handler)
