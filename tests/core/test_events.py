@@ -172,7 +172,7 @@ def test_the_drivers_register_the_fast_json_parser():
 
     pytest.importorskip("orjson")
     check = ("import sys; from rebalance_monitor.core import events as E; import orjson; "
-             "alone = E._fast_loads; import {adapter}; print(alone is None, E._fast_loads is orjson.loads)")
+             "from rebalance_monitor.core import event_parsing as P; alone = P._fast_loads; import {adapter}; print(alone is None, P._fast_loads is orjson.loads)")
     for adapter in ("rebalance_monitor.decode", "rebalance_monitor.event_columns"):
         out = subprocess.run([sys.executable, "-c", check.format(adapter=adapter)], capture_output=True, text=True,
                              check=True).stdout.split()

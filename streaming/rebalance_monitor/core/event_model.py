@@ -1,0 +1,211 @@
+"""The canonical event model, schema v1 (contract section 1): one immutable dataclass per event type, and
+`Rejected` with its closed set of reasons. Parsing is `event_parsing.py`; `events.py` is the one import."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Union
+
+__all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry", "REASON_NOT_JSON",
+           "REASON_NOT_OBJECT", "REASON_TOO_LARGE", "REASON_UNSUPPORTED_VERSION", "REASON_UNKNOWN_TYPE",
+           "REASON_MISSING_FIELD", "REASON_BAD_TYPE", "REASON_BAD_VALUE", "REASON_FUTURE_TS", "REASON_LATE",
+           "REJECT_REASON_PREFIXES", "Rejected", "Event", "MemberEvent", "Join", "Sync", "Heartbeat", "Poll",
+           "Leave", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted", "GenerationCompleted",
+           "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions", "EndOffsets",
+           "AnyEvent"]
+
+SCHEMA_VERSION = 1
+DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
+
+TopicPartition = tuple  # (topic: str, partition: int)
+OffsetEntry = tuple  # (topic: str, partition: int, offset: int)
+
+
+# --- rejection reasons --------------------------------------------------------------------------
+# The closed set of reason prefixes. `missing_field:`, `bad_type:` and `bad_value:` carry a field name.
+REASON_NOT_JSON = "not_json"
+REASON_NOT_OBJECT = "not_object"
+REASON_TOO_LARGE = "too_large"
+REASON_UNSUPPORTED_VERSION = "unsupported_version"
+REASON_UNKNOWN_TYPE = "unknown_type"
+REASON_MISSING_FIELD = "missing_field"
+REASON_BAD_TYPE = "bad_type"
+REASON_BAD_VALUE = "bad_value"
+REASON_FUTURE_TS = "future_ts"
+REASON_LATE = "late_event"
+REJECT_REASON_PREFIXES = (
+    REASON_NOT_JSON, REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNSUPPORTED_VERSION,
+    REASON_UNKNOWN_TYPE, REASON_MISSING_FIELD, REASON_BAD_TYPE, REASON_BAD_VALUE,
+    REASON_FUTURE_TS, REASON_LATE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A record that could not be used: why, and the raw value (kept for the dead-letter output)."""
+
+    reason: str
+    raw: Any
+    detail: str = ""
+
+    @property
+    def reason_class(self) -> str:
+        """The reason without its field suffix, e.g. `missing_field` for `missing_field:ts`."""
+        return self.reason.split(":", 1)[0]
+
+
+# --- events -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: str
+    ts: int
+    group: str
+    v: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class MemberEvent(Event):
+    member_id: str = ""
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Join(MemberEvent):
+    protocols: tuple = ()
+    topics: tuple = ()
+    owned: tuple = ()
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
+    heartbeat_interval_ms: int | None = None
+    reason: str | None = None
+    rack: str | None = None
+    generation: int | None = None  # the generation the owned partitions belong to (sticky user data)
+    group_protocol: str | None = None  # "consumer": a KIP-848 member (the broker assigns); else classic
+
+
+@dataclass(frozen=True, slots=True)
+class Sync(MemberEvent):
+    generation: int = -1
+    protocol: str | None = None
+    leader: str | None = None
+    assignment: tuple = ()
+    # KIP-848 (from __consumer_offsets): "stable", or "unrevoked_partitions" / "unreleased_partitions" while the
+    # member reconciles to its epoch's target assignment (not yet its settled state in that epoch)
+    member_state: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(MemberEvent):
+    generation: int = -1
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Poll(MemberEvent):
+    records: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(MemberEvent):
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Commit(MemberEvent):
+    offsets: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked(MemberEvent):
+    """Extension: the client's rebalance listener revoked these partitions (onPartitionsRevoked)."""
+
+    partitions: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lost(MemberEvent):
+    """Extension: the client lost these partitions without a clean revoke (onPartitionsLost)."""
+
+    partitions: tuple = ()
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
+    topics: tuple | None = None
+    owned: tuple | None = None
+    assignment: tuple | None = None
+    rack: str | None = None
+    generation: int | None = None  # generation of `owned` (sticky user data), where known
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceStarted(Event):
+    generation: int = -1
+    reason: str | None = None
+    member_id: str | None = None  # the member the coordinator names in its reason (who caused it), if any
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationCompleted(Event):
+    generation: int = -1
+    protocol: str | None = None
+    leader: str | None = None
+    members: tuple | None = None  # tuple[MemberInfo] or None when the source lacks them
+    protocol_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRemoved(Event):
+    member_id: str = ""
+    cause: str = "unknown"
+    reason: str | None = None
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEmpty(Event):
+    generation: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDeleted(Event):
+    """Extension: the group's metadata was deleted (a tombstone in __consumer_offsets, or Dead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorChange(Event):
+    """Extension: a broker became (elected) or stopped being (resigned) coordinator of an
+    `__consumer_offsets` partition. `group` may be empty: the event then applies to every group whose
+    coordinator partition is `partition`."""
+
+    partition: int = -1
+    action: str = "elected"
+    broker: int | None = None
+    epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions(Event):
+    topics: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EndOffsets(Event):
+    offsets: tuple = ()
+
+
+AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
+                 GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
+                 TopicPartitions, EndOffsets]

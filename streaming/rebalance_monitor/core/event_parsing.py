@@ -1,0 +1,262 @@
+"""One record value (bytes, str or a decoded dict) to an event or a `Rejected` (`parse_event`), by the per-type
+field specifications, which the JSON Schema (`event_json.json_schema`) is generated from too; `loads_json`
+with the faster parser a layer may register (`use_fast_json`)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from .event_model import (Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+                          GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
+                          Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
+                          REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
+                          REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNKNOWN_TYPE,
+                          REASON_UNSUPPORTED_VERSION, RebalanceStarted, Rejected, Revoked,
+                          SCHEMA_VERSION, Sync, TopicPartitions)
+from .vocabulary import EventType
+
+# A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
+_fast_loads = None
+
+# --- field specifications -----------------------------------------------------------------------
+# kind: str | str? (nullable) | int | int? | tp_list | offset_list | str_list | members | topic_counts | int_map
+COMMON = {"v": ("int", True), "type": ("str", True), "ts": ("int", True), "group": ("str", True)}
+MEMBER_OPTIONAL = {"group_instance_id": ("str?", False), "client_id": ("str?", False), "host": ("str?", False)}
+
+
+def _member(required_member_id: bool = True, **extra):
+    spec = {"member_id": ("str", required_member_id)}
+    spec.update(MEMBER_OPTIONAL)
+    spec.update(extra)
+    return spec
+
+
+SPECS: dict[str, tuple[type, dict]] = {
+    EventType.JOIN: (Join, _member(
+        protocols=("str_list", True), topics=("str_list", True), owned=("tp_list", False),
+        session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
+        heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
+        generation=("int?", False), group_protocol=("str?", False))),
+    EventType.SYNC: (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
+                           assignment=("tp_list", True), member_state=("str?", False))),
+    EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
+    EventType.POLL: (Poll, _member(records=("int?", False))),
+    EventType.LEAVE: (Leave, _member(reason=("str?", True))),
+    EventType.COMMIT: (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
+    EventType.REVOKED: (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
+    EventType.LOST: (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
+    EventType.REBALANCE_STARTED: (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False),
+                                              "member_id": ("str?", False)}),
+    EventType.GENERATION_COMPLETED: (GenerationCompleted, {
+        "generation": ("int", True), "protocol": ("str?", False), "leader": ("str?", False),
+        "members": ("members", False), "protocol_type": ("str?", False)}),
+    EventType.MEMBER_REMOVED: (MemberRemoved, {
+        "member_id": ("str", True), "cause": ("str", True), "reason": ("str?", False), **MEMBER_OPTIONAL}),
+    EventType.GROUP_EMPTY: (GroupEmpty, {"generation": ("int", True)}),
+    EventType.GROUP_DELETED: (GroupDeleted, {}),
+    EventType.COORDINATOR_CHANGE: (CoordinatorChange, {
+        "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
+    EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
+    EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
+}
+EVENT_TYPES = tuple(SPECS)
+MEMBER_SPEC = {
+    "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
+    "host": ("str?", False), "session_timeout_ms": ("int?", False), "rebalance_timeout_ms": ("int?", False),
+    "topics": ("str_list", False), "owned": ("tp_list", False), "assignment": ("tp_list", False),
+    "rack": ("str?", False), "generation": ("int?", False),
+}
+COORDINATOR_ACTIONS = ("elected", "resigned")
+
+
+class _Bad(Exception):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class _NotJson:
+    __slots__ = ("detail",)
+
+    def __init__(self, detail: str):
+        self.detail = detail
+
+
+def use_fast_json(loads: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
+    """Parse JSON with `loads` (a faster parser; None: `json` alone) from now on; returns the one it replaces.
+
+    The core imports nothing outside the standard library: the adapters that read records at volume
+    (`rebalance_monitor.decode`, `event_columns`) register orjson's `loads` when they are imported. `loads`
+    must be strict RFC 8259 and raise ValueError on anything else: what it refuses is then parsed by `json`,
+    so results never depend on which parser is registered (tests/core/test_events.py holds the two equal)."""
+    global _fast_loads
+    previous, _fast_loads = _fast_loads, loads
+    return previous
+
+
+def loads_json(text: str):
+    """Parse JSON text; a `_NotJson` (with the parser's message) when it is not JSON.
+
+    The registered fast parser first (`use_fast_json`); whatever it refuses (orjson: NaN, integers beyond 64
+    bits, lone surrogates, nesting deeper than 1024) is parsed by `json`, so the result never depends on which
+    parser is registered."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(text)
+        except ValueError:
+            pass
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return _NotJson(str(exc)[:200])
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _tp_list(name: str, value, with_offset: bool = False) -> tuple:
+    if not isinstance(value, list):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list")
+    width = 3 if with_offset else 2
+    out = []
+    for item in value:
+        if not isinstance(item, list) or len(item) != width or not isinstance(item[0], str) \
+                or not _is_int(item[1]) or (with_offset and not _is_int(item[2])):
+            shape = "[topic, partition, offset]" if with_offset else "[topic, partition]"
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", f"each entry must be {shape}")
+        if item[1] < 0:
+            raise _Bad(f"{REASON_BAD_VALUE}:{name}", "negative partition")
+        out.append(tuple(item))
+    return tuple(out)
+
+
+def _convert(name: str, kind: str, value):
+    nullable = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None:
+        if nullable:
+            return None
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "must not be null")
+    if base == "str":
+        if not isinstance(value, str):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a string")
+        return value
+    if base == "int":
+        if not _is_int(value):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected an integer")
+        return value
+    if base == "str_list":
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of strings")
+        return tuple(value)
+    if base == "tp_list":
+        return _tp_list(name, value)
+    if base == "offset_list":
+        return _tp_list(name, value, with_offset=True)
+    if base == "topic_counts":
+        if not isinstance(value, dict) or not all(_is_int(c) and c >= 0 for c in value.values()):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {topic: partition_count}")
+        return dict(value)
+    if base == "members":
+        if not isinstance(value, list):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
+        return tuple(_build(MemberInfo, MEMBER_SPEC, m, f"{name}.") for m in value)
+    raise AssertionError(kind)
+
+
+def _build(cls, spec: dict, obj, prefix: str = ""):
+    if not isinstance(obj, dict):
+        raise _Bad(f"{REASON_BAD_TYPE}:{prefix.rstrip('.') or 'value'}", "expected an object")
+    kwargs = {}
+    for name, (kind, required) in spec.items():
+        if name in ("v", "type"):
+            continue
+        if name not in obj:
+            if required:
+                raise _Bad(f"{REASON_MISSING_FIELD}:{prefix}{name}")
+            continue
+        kwargs[name] = _convert(prefix + name, kind, obj[name])
+    return cls(**kwargs)
+
+
+def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None = None,
+                max_future_ms: int | None = None):
+    """Turn one record value into an event, or a `Rejected` saying why not. Never raises.
+
+    `now_ms` and `max_future_ms`, when both given, reject events stamped further than that in the future
+    (`future_ts`): one such event would otherwise drag event time forward and make everything else late.
+    """
+    raw = value
+    try:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            if len(value) > max_bytes:
+                return Rejected(REASON_TOO_LARGE, raw, f"{len(value)} bytes > {max_bytes}")
+            try:
+                value = bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                return Rejected(REASON_NOT_JSON, raw, "not UTF-8")
+        if isinstance(value, str):
+            if len(value) > max_bytes:
+                return Rejected(REASON_TOO_LARGE, raw, f"{len(value)} chars > {max_bytes}")
+            text = value
+            value = loads_json(text)
+            if isinstance(value, _NotJson):
+                return Rejected(REASON_NOT_JSON, raw, value.detail)
+            ev = _from_object(value, raw, now_ms, max_future_ms)
+            if _fast_loads is not None and type(ev) is Rejected and (
+                    ev.reason.startswith(REASON_BAD_TYPE) or ev.reason == REASON_NOT_OBJECT):
+                # orjson reads integer literals beyond 64 bits as floats where `json` keeps them integers: a
+                # type error (or a record that is a number, not an object) may be that; decide with `json`
+                # (rare: only for rejects)
+                try:
+                    ev = _from_object(json.loads(text), raw, now_ms, max_future_ms)
+                except (ValueError, RecursionError):
+                    pass
+            return ev
+        return _from_object(value, raw, now_ms, max_future_ms)
+    except RecursionError:
+        return Rejected(REASON_NOT_JSON, raw, "nesting too deep")
+
+
+def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
+    try:
+        if not isinstance(value, dict):
+            return Rejected(REASON_NOT_OBJECT, raw, type(value).__name__)
+        for name in ("v", "type", "ts", "group"):
+            if name not in value:
+                return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
+        v = value["v"]
+        if not _is_int(v):
+            return Rejected(f"{REASON_BAD_TYPE}:v", raw)
+        if v != SCHEMA_VERSION:
+            return Rejected(REASON_UNSUPPORTED_VERSION, raw, f"v={v}")
+        etype = value["type"]
+        if not isinstance(etype, str):
+            return Rejected(f"{REASON_BAD_TYPE}:type", raw)
+        entry = SPECS.get(etype)
+        if entry is None:
+            return Rejected(REASON_UNKNOWN_TYPE, raw, etype[:100])
+        ts = value["ts"]
+        if not _is_int(ts):
+            return Rejected(f"{REASON_BAD_TYPE}:ts", raw)
+        if ts < 0 or ts >= 1 << 53:
+            return Rejected(f"{REASON_BAD_VALUE}:ts", raw, "outside 0..2^53")
+        if now_ms is not None and max_future_ms is not None and ts > now_ms + max_future_ms:
+            return Rejected(REASON_FUTURE_TS, raw, f"ts {ts} is more than {max_future_ms} ms ahead")
+        if not isinstance(value["group"], str):
+            return Rejected(f"{REASON_BAD_TYPE}:group", raw)
+        cls, spec = entry
+        kwargs = {"type": etype, "ts": ts, "group": value["group"], "v": v}
+        for name, (kind, required) in spec.items():
+            if name not in value:
+                if required:
+                    return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
+                continue
+            kwargs[name] = _convert(name, kind, value[name])
+        if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
+            return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
+        return cls(**kwargs)
+    except _Bad as bad:
+        return Rejected(bad.reason, raw, bad.detail)
