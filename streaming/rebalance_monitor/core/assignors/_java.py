@@ -17,6 +17,8 @@ bucket and does not happen in practice.
 """
 from __future__ import annotations
 
+import bisect
+
 import base64
 from functools import lru_cache
 from typing import Callable, Hashable, Iterable, Sequence
@@ -224,3 +226,39 @@ class JavaHashSet:
         mask = self._cap - 1
         return iter([k for k, _ in sorted(self._items.items(),
                                           key=lambda kv: (kv[1][0] & mask, kv[1][1]))])
+
+
+class SortedMembers:
+    """The sticky assignors' TreeSet<String> of members ordered by (assignment size, member id): `sizes(member)` gives
+    the size; ids compare as Java compares strings."""
+
+    def __init__(self, sizes):
+        self._sizes = sizes
+        self._keys: list = []
+        self._key_of: dict = {}
+
+    def add(self, c):
+        if c in self._key_of:
+            return
+        k = (self._sizes(c), jkey(c), c)
+        self._key_of[c] = k
+        bisect.insort(self._keys, k)
+
+    def discard(self, c):
+        k = self._key_of.pop(c, None)
+        if k is not None:
+            i = bisect.bisect_left(self._keys, k)
+            del self._keys[i]
+
+    def __iter__(self):
+        # callers that modify the set stop iterating right after the modification
+        return (k[2] for k in self._keys)
+
+    def first(self):
+        return self._keys[0][2]
+
+    def last(self):
+        return self._keys[-1][2]
+
+    def __contains__(self, c):
+        return c in self._key_of

@@ -3,49 +3,13 @@ unassigned one to the least loaded eligible member, then move partitions until b
 owner of an older generation and never bouncing a partition back. See ``sticky``."""
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 
 from . import KafkaAssignorFailure
-from ._java import JavaHashSet, jkey, tp_hash
+from ._java import JavaHashSet, SortedMembers, jkey, tp_hash
 from .sticky_constrained import sorted_difference
 
 DEFAULT_GENERATION = -1
-
-
-class _SortedMembers:
-    """TreeSet<String> ordered by (assignment size, member id)."""
-
-    def __init__(self, sizes):
-        self._sizes = sizes
-        self._keys: list = []
-        self._key_of: dict = {}
-
-    def add(self, c):
-        if c in self._key_of:
-            return
-        k = (self._sizes(c), jkey(c), c)
-        self._key_of[c] = k
-        bisect.insort(self._keys, k)
-
-    def discard(self, c):
-        k = self._key_of.pop(c, None)
-        if k is not None:
-            i = bisect.bisect_left(self._keys, k)
-            del self._keys[i]
-
-    def __iter__(self):
-        # callers that modify the set stop iterating right after the modification
-        return (k[2] for k in self._keys)
-
-    def first(self):
-        return self._keys[0][2]
-
-    def last(self):
-        return self._keys[-1][2]
-
-    def __contains__(self, c):
-        return c in self._key_of
 
 
 class _Movements:
@@ -120,7 +84,7 @@ class General:
                 self.owner[tp] = c
         topics = sorted(self.topic_consumers, key=lambda t: (len(self.topic_consumers[t]), jkey(t)))
         self.sorted_all = [(t, p) for t in topics for p in range(ppt[t])]
-        self.tree = _SortedMembers(lambda c: len(self.current[c]))
+        self.tree = SortedMembers(lambda c: len(self.current[c]))
         self.revocation_required = False
         self.movements = _Movements()
         self.max_size = {c: self._max_assignment_size(ts) for c, ts in self.consumer_topics.items()}
