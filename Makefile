@@ -7,7 +7,7 @@ bootstrap:
 	@scripts/bootstrap.sh
 
 test: bootstrap
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 # Pure-logic tests only (no broker, Spark or Prometheus).
 test-fast: bootstrap
