@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "streaming"))
 
-from rebalance_monitor.core.assignors import MemberSubscription, assign  # noqa: E402
+from rebalance_monitor.core.assignors import MemberSubscription, assign
 
 OURS = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range"]
 KP = {"range": "range", "roundrobin": "roundrobin", "sticky": "sticky"}

@@ -27,13 +27,12 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(__file__))
-from bench_core import workload  # noqa: E402
-from bench_job import drain_plain, produce  # noqa: E402
-from proc_tree import process_table  # noqa: E402
+from bench_core import workload
+from bench_job import drain_plain, produce
+from proc_tree import process_table
 
-from rebalance_monitor.testing.broker import Broker  # noqa: E402
-from rebalance_monitor.testing.spark_cluster import StandaloneCluster  # noqa: E402
+from rebalance_monitor.testing.broker import Broker
+from rebalance_monitor.testing.spark_cluster import StandaloneCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 JARS = sorted((ROOT / "var" / "spark-jars").glob("*.jar"))

@@ -13,18 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from bench_core import workload  # noqa: E402
-from proc_tree import descendants  # noqa: E402
+from bench_core import workload
+from proc_tree import descendants
 
-from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.spark.job import MonitorJob  # noqa: E402
-from rebalance_monitor.spark.session import build_session  # noqa: E402
-from rebalance_monitor.testing.broker import Broker  # noqa: E402
+from rebalance_monitor.config import load_config
+from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.session import build_session
+from rebalance_monitor.testing.broker import Broker
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> None:

@@ -17,16 +17,13 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_exporter import T0, build_records  # noqa: E402
+from bench_exporter import T0, build_records
 
-from rebalance_monitor.metrics.state_file import MetricsStateFile  # noqa: E402
-from rebalance_monitor.metrics.updater import MetricsUpdater  # noqa: E402
+from rebalance_monitor.metrics.state_file import MetricsStateFile
+from rebalance_monitor.metrics.updater import MetricsUpdater
 
 
 def extra_records(groups: int, members: int, round_: int) -> list[dict]:

@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_job import tree_cpu_s  # noqa: E402
+from bench_job import tree_cpu_s
 
-from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.spark.job import MonitorJob  # noqa: E402
-from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS, Broker  # noqa: E402
+from rebalance_monitor.config import load_config
+from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS, Broker
 
 
 def commit_load(bootstrap: str, topic: str, groups: int, commits: int, partitions: int) -> int:

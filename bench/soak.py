@@ -18,8 +18,7 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from proc_tree import descendants  # noqa: E402
+from proc_tree import descendants
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter

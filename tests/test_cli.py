@@ -6,13 +6,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "inputs"))
-sys.path.insert(0, str(HERE / "core"))
-import offsets_encoder as enc  # noqa: E402
-from builders import heartbeats, join, stable_group  # noqa: E402
+import helpers.offsets_encoder as enc
+from helpers.events import heartbeats, join, stable_group
 
 CLI = [sys.executable, "-m", "rebalance_monitor"]
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from assignor_mix import mix_cases
+from helpers.assignor_mix import mix_cases
 from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, random_case
 from rebalance_monitor.testing.assignor_coverage import NAMES, Coverage, applicable, features
 from rebalance_monitor.testing.assignor_shrink import shrink

@@ -3,7 +3,7 @@ kept with Kafka's answer (cases/kafka_disagreements.json): the project's assigno
 the case where Kafka's assignor fails on it. The integration test holds the recorded answers against Kafka itself."""
 import pytest
 
-from kafka_harness import load_cases
+from helpers.kafka_assignor_harness import load_cases
 from rebalance_monitor.core.assignors import KafkaAssignorFailure, run_assign_case
 
 CASES = load_cases("kafka_disagreements.json")

@@ -2,7 +2,7 @@
 ``verifyRackAssignment`` cases), run as data: cases/kafka_rack_cases.json."""
 import pytest
 
-from kafka_harness import load_cases, run_rack_case
+from helpers.kafka_assignor_harness import load_cases, run_rack_case
 
 CASES = load_cases("kafka_rack_cases.json")
 

@@ -8,7 +8,7 @@ LinkedHashMaps for the previous assignment; the cases say so ("member_order", "s
 uses HashMaps, which is what :func:`assign` follows."""
 import pytest
 
-from kafka_harness import load_cases
+from helpers.kafka_assignor_harness import load_cases
 from rebalance_monitor.core.assignors import MemberSubscription, assign
 from rebalance_monitor.core.assignors.server import server_range_assign, uniform_assign
 

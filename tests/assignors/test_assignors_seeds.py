@@ -17,7 +17,7 @@ rule that all consumers must have equal streams and subscriptions - modern round
 any subscriptions (see the unequal-subscription example of 003)."""
 import pytest
 
-from kafka_harness import load_cases
+from helpers.kafka_assignor_harness import load_cases
 from rebalance_monitor.core.assignors import run_assign_case
 from rebalance_monitor.core.assignment_checks import min_moves_for_balance, partitions_moved
 

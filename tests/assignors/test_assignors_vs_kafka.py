@@ -19,7 +19,7 @@ from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SMALL, case
 from rebalance_monitor.testing.assignor_oracle import ORACLE_VERSION, KafkaAssignorOracle
 from rebalance_monitor.testing.assignor_shrink import agree, disagreement, outcome, shrink
 
-from assignor_mix import mix_cases
+from helpers.assignor_mix import mix_cases
 
 pytestmark = [pytest.mark.integration]
 

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from helpers.eventually import eventually
+
 from rebalance_monitor.decode import decode_record
 from rebalance_monitor.instrument.emitter import MemoryEmitter
 from rebalance_monitor.testing import witnesses as W
@@ -35,16 +37,6 @@ def _stable(members, after: int | None = None) -> int | None:
     return None
 
 
-def _wait(cond, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise TimeoutError(what)
-
-
 def test_the_coordinator_moves_and_the_monitor_sees_it(kafka_cluster):
     cluster = kafka_cluster
     group, topic = f"moving-{int(time.time())}", "moving-topic"
@@ -54,7 +46,7 @@ def test_the_coordinator_moves_and_the_monitor_sees_it(kafka_cluster):
                                  session_timeout_ms=10000, heartbeat_interval_ms=1000), emitter).start()
                for i in range(2)]
     try:
-        before = _wait(lambda: _stable(members), 90, "the group to form")
+        before = eventually(lambda: _stable(members), 90, "the group to form", interval_s=0.2)
         ids_before = sorted(m.snapshot().member_id for m in members)
         old = cluster.coordinator_of(group)
         partition = next(p for p in range(cluster.offsets_partitions)
@@ -62,10 +54,11 @@ def test_the_coordinator_moves_and_the_monitor_sees_it(kafka_cluster):
                                             fromlist=["x"]).offsets_partition_for(group, cluster.offsets_partitions))
         killed_at = int(time.time() * 1000)
         cluster.kill(old.node_id)
-        new = _wait(lambda: (lambda n: n if n.node_id != old.node_id else None)(cluster.coordinator_of(group)),
-                    90, "a new coordinator")
+        new = eventually(lambda: (lambda n: n if n.node_id != old.node_id else None)(cluster.coordinator_of(group)),
+                            90, "a new coordinator", interval_s=0.2)
         # the members find the new coordinator; the group carries on (a rebalance may or may not follow)
-        after = _wait(lambda: _stable(members, before), 90, "the group to be stable at the new coordinator")
+        after = eventually(lambda: _stable(members, before), 90, "the group to be stable at the new coordinator",
+                           interval_s=0.2)
         ids_after = sorted(m.snapshot().member_id for m in members)
         time.sleep(2)
     finally:

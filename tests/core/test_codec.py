@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from builders import heartbeats, join, leave, stable_group, sync, tps
+from helpers.events import heartbeats, join, leave, stable_group, sync, tps
 
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor, codec

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from builders import ev, heartbeats, hb, join, kinds, run, sync, tps, causes_of
+from helpers.events import ev, heartbeats, hb, join, kinds, run, sync, tps, causes_of
 from rebalance_monitor.core.settings import CoreSettings
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "tansu_static_restart.jsonl")

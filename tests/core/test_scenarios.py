@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from builders import (
+from helpers.events import (
     ev, heartbeats, hb, join, kinds, leave, poll, run, stable_group, sync, tps, causes_of,
 )
 from rebalance_monitor.core.settings import CoreSettings

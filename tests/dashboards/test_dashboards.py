@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the `dashboards` generator package lives at the repository root
+# the `dashboards` generator package lives at the repository root (on the path: pythonpath in pyproject.toml)
+from dashboards import artifacts
+from dashboards.promql import check_syntax, label_values_selector, metric_names, promtool, substitute
 
-from dashboards import artifacts  # noqa: E402
-from dashboards.promql import check_syntax, label_values_selector, metric_names, promtool, substitute  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 GENERATED = ROOT / "dashboards" / "generated"
 

@@ -8,22 +8,20 @@ that level shows less (``GRANULARITY_NOTE`` in dashboards/group.py).
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.error
 from pathlib import Path
 
 import pytest
 
+from dashboards.group import GRANULARITY_NOTE
+from dashboards.promql import metric_names, substitute
+
+from rebalance_monitor.metrics.catalogue import LAG_GRANULARITIES
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from dashboards.group import GRANULARITY_NOTE  # noqa: E402
-from dashboards.promql import metric_names, substitute  # noqa: E402
-
-from rebalance_monitor.metrics.catalogue import LAG_GRANULARITIES  # noqa: E402
 
 OFFSET_FAMILIES = {"kafka_consumergroup_lag", "kafka_consumergroup_lag_sum", "kafka_consumergroup_lag_seconds",
                    "kafka_consumergroup_committed_offset", "kafka_topic_partition_end_offset",
@@ -79,7 +77,9 @@ def test_lag_panels_and_rules_work_at_every_granularity():
         with PrometheusServer(targets, rule_files=rules) as prom:
             step = 1
             deadline = time.monotonic() + 60
-            while True:  # two scrapes of moving end offsets: deriv() and the time lag have their points
+            # two scrapes of moving end offsets: deriv() and the time lag have their points (not `eventually`: it
+            # feeds the exporters each turn, and on a time out goes on so that the assertions below name the queries)
+            while True:
                 feed(step)
                 step += 1
                 got = prom.query('count by (group) (kafka_consumergroup:lag_sum:deriv1m)')

@@ -6,7 +6,6 @@ catalogue's labels, counters and histograms growing at each scrape; Prometheus a
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.error
 from pathlib import Path
@@ -15,10 +14,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from dashboards.promql import label_values_selector, substitute
 
-from dashboards.promql import label_values_selector, substitute  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 LABEL_VALUES = {"group": "g", "cause": "session_timeout", "timeout": "session", "client_id": "c1", "host": "h1",
                 "topic": "t", "partition": "0", "protocol": "range", "broker": "1", "source": "events",
@@ -106,7 +104,7 @@ def test_every_dashboard_query_returns_data(stand_in):
         prom.wait_for("rate(kafka_consumergroup_generations_total[10s]) > 0", bool, timeout_s=30)
         prom.wait_for("cluster_group_cause:kafka_consumergroup_rebalances:increase1h > 0", bool, timeout_s=30)
         deadline = time.monotonic() + 30
-        while True:
+        while True:  # not `eventually`: on a time out the assertion below names the empty queries
             empty = []
             for where, expr in queries.items():
                 try:

@@ -11,6 +11,8 @@ import os
 
 import pytest
 
+from helpers.eventually import eventually
+
 pytestmark = pytest.mark.integration
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -94,8 +96,6 @@ def pattern_exporter():
 def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_exporter, tmp_path):
     """The shipped Alertmanager configuration (deploy/compose/alertmanager.yml) inhibits the storm alert of a group
     whose storm looks planned, and leaves the flapping member's storm and its critical alert active."""
-    import time
-
     import yaml
 
     _require_binaries()
@@ -111,12 +111,11 @@ def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_expo
         flapping = am.wait_for_alert("KafkaConsumerGroupFlappingMember", {"group": "flappy"}, timeout_s=45)
         assert flapping["labels"]["severity"] == "critical" and flapping["status"]["state"] == "active"
         assert am.find("KafkaConsumerGroupFlappingMember", {"group": "rollout"}) == []
-        deadline = time.monotonic() + 45
-        while True:
+        def inhibited_storm():
             storm = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "rollout"}, timeout_s=45)
-            if storm["status"]["inhibitedBy"] or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+            return storm if storm["status"]["inhibitedBy"] else None
+
+        storm = eventually(inhibited_storm, 45, "the rollout's storm alert to be inhibited")
         assert storm["status"]["state"] == "suppressed" and storm["status"]["inhibitedBy"]
         other = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "flappy"}, timeout_s=45)
         assert other["status"]["state"] == "active" and not other["status"]["inhibitedBy"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,7 +24,6 @@ DEPLOY = ROOT / "deploy"
 COMPOSE_DIR = DEPLOY / "compose"
 COMPOSE = COMPOSE_DIR / "compose.yaml"
 K8S = DEPLOY / "k8s"
-sys.path.insert(0, str(ROOT))
 
 
 def _load(path: Path):

@@ -9,6 +9,8 @@ import threading
 
 import pytest
 
+from helpers.eventually import eventually
+
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 from rebalance_monitor.spark.job import MonitorJob
@@ -59,11 +61,7 @@ def test_a_real_storm_fires_the_storm_alert_at_alertmanager(spark, broker, tmp_p
                 v = prom.values('kafka_consumergroup_generations_total{group="full-storm"}', "group")
                 return v.get("full-storm", 0) >= n and v
 
-            import time
-
-            deadline = time.time() + 60
-            while time.time() < deadline and not counted():
-                time.sleep(1)
+            eventually(counted, 60, f"{n} generations of full-storm counted in Prometheus", interval_s=1)
             with lock:
                 n = len(generations)
             assert prom.values('kafka_consumergroup_generations_total{group="full-storm"}', "group") == {

@@ -3,18 +3,15 @@ broker (kafka-python producer and consumer), are read back and decoded."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-import offsets_encoder as enc  # noqa: E402
+import helpers.offsets_encoder as enc
 
-from rebalance_monitor.core.events import Rejected, parse_event  # noqa: E402
-from rebalance_monitor.inputs.coordinator_log import decode_log_record  # noqa: E402
-from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder  # noqa: E402
+from rebalance_monitor.core.events import Rejected, parse_event
+from rebalance_monitor.inputs.coordinator_log import decode_log_record
+from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
 
 pytestmark = pytest.mark.integration
 T1 = "5f0e7c1e-5d6b-4a54-9e57-0d2b5c8e2c11"

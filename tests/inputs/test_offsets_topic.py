@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, os.path.dirname(__file__))
-import offsets_encoder as enc  # noqa: E402
+import helpers.offsets_encoder as enc
 
-from rebalance_monitor.core.events import Rejected, event_to_dict, parse_event  # noqa: E402
-from rebalance_monitor.inputs.offsets_topic import (  # noqa: E402
+from rebalance_monitor.core.events import Rejected, event_to_dict, parse_event
+from rebalance_monitor.inputs.offsets_topic import (
     OffsetsTopicDecoder, decode_dump_line, decode_offsets_record)
 
 TS = 1_700_000_000_000

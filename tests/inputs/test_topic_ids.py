@@ -1,6 +1,6 @@
 """Topic ids of KIP-848 `__consumer_offsets` records resolved to names (inputs/topic_ids.py): the map's rules, and
-on the real broker (tests/conftest.py) the ids Kafka 4.4 writes, named from the cluster by replay's path and the
-decode stage's alike."""
+on the real broker (tests/helpers/fixtures_kafka.py) the ids Kafka 4.4 writes, named from the cluster by replay's
+path and the decode stage's alike."""
 from __future__ import annotations
 
 import io
@@ -84,7 +84,7 @@ def _kip848_group_records(broker, group: str, topic: str) -> list:
                   "auto.offset.reset": "earliest", "log_level": 3})
     c.subscribe([topic])
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(c.assignment()) < 3:
+    while time.monotonic() < deadline and len(c.assignment()) < 3:  # polls: it drives the consumer
         c.poll(0.2)
     assert len(c.assignment()) == 3, "the KIP-848 member got no assignment"
     c.close()

@@ -1,4 +1,4 @@
-"""confluent-kafka instrumentation against the real Apache Kafka broker (tests/conftest.py)."""
+"""confluent-kafka instrumentation against the real Apache Kafka broker (tests/helpers/fixtures_kafka.py)."""
 from __future__ import annotations
 
 import threading
@@ -37,6 +37,7 @@ def test_confluent_consumer_group_events(broker, unique):
 
     threads = {n: threading.Thread(target=run, args=(n,), daemon=True) for n in ("a", "b")}
     threads["a"].start()
+    # not `eventually`: on a time out it goes on, so that the threads stop and the assertions below say what failed
     deadline = time.monotonic() + 40
     while time.monotonic() < deadline and len(seen.get("a", ("", []))[1]) != 4:
         time.sleep(0.1)
@@ -87,7 +88,7 @@ def test_close_commits_through_the_callback_without_asking_the_closing_consumer(
         "enable.auto.commit": True, "auto.commit.interval.ms": 600_000}, emitter)
     c.subscribe([unique])
     got, member, deadline = 0, "", time.monotonic() + 40
-    while time.monotonic() < deadline and got < 20:
+    while time.monotonic() < deadline and got < 20:  # polls: it drives the consumer
         m = c.poll(0.5)
         if m is not None and m.error() is None:
             got += 1
@@ -115,7 +116,7 @@ def test_kip848_member_sends_liveness_heartbeats_while_a_member_even_when_it_doe
         "group.protocol": "consumer", "auto.offset.reset": "earliest"}, emitter, session_timeout_ms=3000)
     c.subscribe([unique])
     deadline = time.monotonic() + 40
-    while time.monotonic() < deadline and len(c.assignment()) < 2:
+    while time.monotonic() < deadline and len(c.assignment()) < 2:  # polls: it drives the consumer
         c.poll(0.2)
     assert len(c.assignment()) == 2
     member = c.memberid()
@@ -144,7 +145,7 @@ def test_classic_members_send_no_liveness_heartbeats(broker, unique):
                                        "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}, emitter)
     c.subscribe([unique])
     deadline = time.monotonic() + 40
-    while time.monotonic() < deadline and not c.assignment():
+    while time.monotonic() < deadline and not c.assignment():  # polls: it drives the consumer
         c.poll(0.2)
     assert c.assignment()
     for _ in range(10):

@@ -1,10 +1,12 @@
-"""kafka-python instrumentation against the real Apache Kafka broker (tests/conftest.py)."""
+"""kafka-python instrumentation against the real Apache Kafka broker (tests/helpers/fixtures_kafka.py)."""
 from __future__ import annotations
 
 import threading
 import time
 
 import pytest
+
+from helpers.eventually import eventually
 
 from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.instrument import KafkaEmitter, MemoryEmitter, instrument_consumer, read_events
@@ -93,9 +95,7 @@ def test_unreachable_events_broker_drops_without_blocking_the_consumer(broker, u
     member = Member(MemberSpec(bootstrap=broker.bootstrap, group=unique, topics=[unique], client_id="lonely"),
                     emitter).start()
     try:
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and member.snapshot().state != "STABLE":
-            time.sleep(0.1)
+        eventually(lambda: member.snapshot().state == "STABLE", 40, "the member to be STABLE", interval_s=0.1)
         snap = member.snapshot()
         assert snap.state == "STABLE" and len(snap.assignment) == 2  # the consumer worked normally
         polls_before = snap.polls
@@ -132,7 +132,7 @@ def test_failing_hooks_never_reach_the_consumer(broker, unique):
     consumer.subscribe([unique])
     try:
         deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and not consumer.assignment():
+        while time.monotonic() < deadline and not consumer.assignment():  # polls: it drives the consumer
             consumer.poll(timeout_ms=200)
         assert len(consumer.assignment()) == 2
         consumer.commit()

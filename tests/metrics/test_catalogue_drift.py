@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import rebalance_monitor
 from rebalance_monitor.metrics.catalogue import CATALOGUE, LAG_GRANULARITIES, by_name
 
-from golden_exposition import scenario
+from helpers.golden_exposition import scenario
 
 PACKAGE = Path(rebalance_monitor.__file__).parent
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')

@@ -10,7 +10,7 @@ from rebalance_monitor.metrics import docs
 from rebalance_monitor.metrics.catalogue import CATALOGUE
 from rebalance_monitor.testing.prometheus import BOOTSTRAP_HINT, PrometheusServer, PrometheusUnavailable
 
-from metrics_expo import parse
+from helpers.exposition import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

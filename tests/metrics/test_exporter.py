@@ -13,7 +13,7 @@ import pytest
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 
-from metrics_expo import parse, value
+from helpers.exposition import parse, value
 
 
 def get(url, headers=None, context=None):

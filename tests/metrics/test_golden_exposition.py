@@ -8,7 +8,7 @@ import pytest
 
 from rebalance_monitor.metrics.catalogue import LAG_GRANULARITIES
 
-from golden_exposition import as_text, golden_path, scenario
+from helpers.golden_exposition import as_text, golden_path, scenario
 
 
 @pytest.mark.parametrize("granularity", LAG_GRANULARITIES)

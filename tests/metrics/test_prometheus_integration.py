@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from helpers.eventually import eventually
+
 pytestmark = pytest.mark.integration
 
 RECORDS_PER_PARTITION = 10
@@ -70,15 +72,6 @@ class Member(threading.Thread):
                                  "member_id": self.member_id})
         except Exception as exc:  # surfaced by the test
             self.error = exc
-
-
-def wait(cond, timeout_s, what):
-    """Wait for `cond`; `what` (a string, or a function giving one, read at the time out) says what failed."""
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what() if callable(what) else what)
-        time.sleep(0.1)
 
 
 def assignments(log):
@@ -190,14 +183,14 @@ def test_prometheus_scrapes_rebalances_and_lag(broker, unique):
 
         # both members in one generation, both committed
         # (a generous bound: on this shared 2-core machine a loaded run can take tens of seconds)
-        wait(lambda: gens_of("member-a") & gens_of("member-b") and a.committed.is_set() and b.committed.is_set(),
-             120, lambda: f"group did not form: {log} (errors: {a.error!r}, {b.error!r})")
+        eventually(lambda: gens_of("member-a") & gens_of("member-b") and a.committed.is_set() and b.committed.is_set(),
+                   120, lambda: f"the group to form: {log} (errors: {a.error!r}, {b.error!r})", interval_s=0.1)
         first_common = max(gens_of("member-a") & gens_of("member-b"))
         b.stop_evt.set()
         b.join(15)
         # member-a alone in a newer generation
-        wait(lambda: any(g > first_common for g in gens_of("member-a")), 120,
-             lambda: f"no rebalance after leave: {log}")
+        eventually(lambda: any(g > first_common for g in gens_of("member-a")), 120,
+                   lambda: f"a rebalance after the leave: {log}", interval_s=0.1)
         assert a.error is None and b.error is None, (a.error, b.error)
         with lock:
             snapshot = list(log)      # member-a stays in the group (stopped at the end)

@@ -11,7 +11,7 @@ from rebalance_monitor.metrics.state_file import MetricsStateFile
 from rebalance_monitor.metrics.updater import MetricsUpdater
 from rebalance_monitor.spark.hadoop_fs import HadoopFiles
 
-from metrics_expo import parse, series, value
+from helpers.exposition import parse, series, value
 
 T0 = 1_700_000_000_000
 

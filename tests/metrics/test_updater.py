@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from rebalance_monitor.metrics.catalogue import CATALOGUE
 from rebalance_monitor.metrics.updater import MetricsUpdater
 
-from metrics_expo import families, parse, series, value
+from helpers.exposition import families, parse, series, value
 
 
 class Clock:

@@ -4,18 +4,13 @@ with a reason (matched by its Kafka offset), every good one is used, and the cou
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "spark_job"))
-sys.path.insert(0, str(HERE.parent / "core"))
-from builders import heartbeats, stable_group  # noqa: E402
-from test_job import comparable, make_cfg, replay_records, run_until_idle  # noqa: E402
+from helpers.events import heartbeats, stable_group
+from helpers.in_process_job import make_cfg, run_until_idle
+from helpers.replay import comparable, replay_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,15 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "spark_job"))
-sys.path.insert(0, str(HERE.parent / "core"))
-sys.path.insert(0, str(HERE))
-from test_job import comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
-from test_kill_restart import HISTORY_KINDS, _ready, history, kill_hard, start_job, wait_for  # noqa: E402
+from helpers.eventually import eventually
+from helpers.kafka_produce import produce
+from helpers.monitor_process import finish_and_compare, history, kill_hard, ready, start_job
+from helpers.replay import comparable
+from helpers.scripted_input import scripted_events
 
-from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.testing.broker import Broker, free_port  # noqa: E402
+from rebalance_monitor.config import load_config
+from rebalance_monitor.testing.broker import Broker, free_port
 
 pytestmark = [pytest.mark.integration]
 
@@ -62,18 +60,6 @@ def get(port: int, path: str) -> tuple[int, str]:
         return 0, ""
 
 
-
-def finish_and_compare(proc, broker, topic, events, cfg, hist, what: str) -> tuple[list, list]:
-    """Produce the sentinel (it moves event time to the last event), wait until the history holds every
-    record replay expects, stop the job with SIGTERM (it must exit 0). Returns (history, expected)."""
-    produce(broker, topic, [sentinel(events)])
-    expected = [r for r in replay_records(events, cfg) if r["kind"] in HISTORY_KINDS]
-    wait_for(lambda: len([r for r in history(hist) if r["kind"] in HISTORY_KINDS]) >= len(expected), 240, what)
-    time.sleep(3)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 0
-    return [r for r in history(hist) if r["kind"] in HISTORY_KINDS], expected
-
 def _ready_body(port: int) -> str:
     import urllib.error
     import urllib.request
@@ -96,8 +82,8 @@ def start_past_first_generations(tmp_path: Path, broker, topic: str):
     proc = start_job(config, tmp_path / "job.log")
     hist = tmp_path / "history"
     try:
-        wait_for(lambda: _ready(port), 180, "the job to be ready")
-        wait_for(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
+        eventually(lambda: ready(port), 180, "the job to be ready")
+        eventually(lambda: any(r["kind"] == "generation" for r in history(hist)), 120, "first generations")
     except BaseException:
         kill_hard(proc)
         raise
@@ -112,15 +98,15 @@ def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
         try:
             os.kill(broker.proc.pid, signal.SIGSTOP)  # the broker hangs
             try:
-                wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
+                eventually(lambda: not ready(port), 120, "/ready to report the outage")
                 body = _ready_body(port)  # it says why: a batch too old, or the query that failed
                 assert body.startswith("not ready: ") and len(body) > len("not ready: ") + 10, body
-                time.sleep(10)
+                time.sleep(10)  # not a wait: the outage lasts a while
                 assert proc.poll() is None, "the job must keep running through the outage"
             finally:
                 os.kill(broker.proc.pid, signal.SIGCONT)
             produce(broker, topic, events[half:])
-            wait_for(lambda: _ready(port), 240, "/ready again once the broker answers")
+            eventually(lambda: ready(port), 240, "/ready again once the broker answers")
             got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the outage")
         finally:
             if proc.poll() is None:
@@ -135,14 +121,14 @@ def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
         half = len(events) // 2
         try:
             broker.kill()  # SIGKILL: the broker process is gone, its port refuses connections
-            wait_for(lambda: not _ready(port), 120, "/ready to report the outage")
+            eventually(lambda: not ready(port), 120, "/ready to report the outage")
             assert proc.poll() is None, "the job must keep running through the outage"
             assert get(port, "/healthz")[0] == 200, "liveness stays green: restarting the job would not help"
             metrics = get(port, "/metrics")[1]
             assert "rebalance_monitor_ready 0" in metrics and "rebalance_monitor_up 1" in metrics
             broker.start()  # same ports, same log directory: the topic and its first half are still there
             produce(broker, topic, events[half:])
-            wait_for(lambda: _ready(port), 240, "/ready again once the broker is back")
+            eventually(lambda: ready(port), 240, "/ready again once the broker is back")
             got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the restart")
         finally:
             if proc.poll() is None:

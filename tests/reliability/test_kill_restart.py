@@ -10,25 +10,23 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "spark_job"))
-sys.path.insert(0, str(HERE.parent / "core"))
-sys.path.insert(0, str(HERE.parent / "metrics"))
-from metrics_expo import parse  # noqa: E402
-from test_job import BAD, comparable, produce, replay_records, scripted_events, sentinel  # noqa: E402
+from helpers.eventually import eventually
+from helpers.exposition import parse
+from helpers.kafka_produce import produce
+from helpers.monitor_process import history, kill_hard, ready, scrape, start_job
+from helpers.replay import comparable, replay_records
+from helpers.scripted_input import BAD, scripted_events, sentinel
 
-from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.core.vocabulary import HISTORY_KINDS  # noqa: E402
-from rebalance_monitor.metrics.catalogue import CATALOGUE  # noqa: E402
-from rebalance_monitor.testing.broker import free_port  # noqa: E402
+from rebalance_monitor.config import load_config
+from rebalance_monitor.core.vocabulary import HISTORY_KINDS
+from rebalance_monitor.metrics.catalogue import CATALOGUE
+from rebalance_monitor.testing.broker import free_port
 
 pytestmark = [pytest.mark.integration]
 
@@ -40,34 +38,6 @@ NOT_COMPARED = {"rebalance_monitor_events_read_total",       # rows of the previ
                 "rebalance_monitor_sink_errors_total"}      # per process
 COMPARED = {m.name for m in CATALOGUE if m.type in ("counter", "histogram")} - NOT_COMPARED
 COMPARED_GAUGES = {"kafka_consumergroup_generation", "kafka_consumergroup_last_rebalance_timestamp_seconds"}
-
-
-def start_job(config: Path, log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(config)],
-                            stdout=open(log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def kill_hard(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
-def history(path: Path) -> list[dict]:
-    import pandas as pd
-
-    if not path.exists() or not any(path.glob("batch_id=*/part-0.parquet")):
-        return []
-    frames = [pd.read_parquet(p) for p in sorted(path.glob("batch_id=*/part-0.parquet"))]
-    df = pd.concat(frames)
-    return [json.loads(p) for p in df["payload"]]
-
-
-def scrape(port: int) -> str | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            return r.read().decode()
-    except OSError:
-        return None
 
 
 def family(sample: str) -> str:
@@ -114,10 +84,10 @@ def stop_between_snapshot_and_commit(proc: subprocess.Popen, ck: Path, port: int
             return None
 
     for attempt in range(tries):
-        last = wait_for(lambda: scrape(port), 60, "/metrics")
+        last = eventually(lambda: scrape(port), 60, "/metrics")
         before = key()
         deadline = time.time() + (180 if attempt == 0 else 10)    # the first batch waits for Spark to start
-        while key() == before:
+        while key() == before:  # not `eventually`: a watch every 0.5 ms, to SIGSTOP the job in time; gives up quietly
             if time.time() > deadline:
                 return last
             time.sleep(0.0005)
@@ -127,16 +97,6 @@ def stop_between_snapshot_and_commit(proc: subprocess.Popen, ck: Path, port: int
             return last
         os.killpg(proc.pid, signal.SIGCONT)
     return last
-
-
-def wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_nothing(broker, unique, tmp_path):
@@ -182,7 +142,7 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
                 last_scrape = stop_between_snapshot_and_commit(proc, ck, port) or last_scrape
             else:
                 # let it get somewhere, then pull the plug at a random moment
-                wait_for(lambda: hist.exists() and len(list(hist.glob("batch_id=*"))) > seen, 180, "a new batch")
+                eventually(lambda: hist.exists() and len(list(hist.glob("batch_id=*"))) > seen, 180, "a new batch")
                 time.sleep(rng.uniform(0.0, 3.0))
                 last_scrape = scrape(port) or last_scrape
         finally:
@@ -200,15 +160,15 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
     try:
         assert last_scrape is not None
         restarted_counters_never_go_back(port, last_scrape)
-        wait_for(lambda: _ready(port), 180, "/ready after restart")
+        eventually(lambda: ready(port), 180, "/ready after restart")
         produce(broker, topic, [sentinel(events)])  # moves event time to the last event
 
         def caught_up():
             got = [r for r in history(hist) if r["kind"] in HISTORY_KINDS]
             return got if len(got) >= len(expected) else None
 
-        wait_for(caught_up, 180, "the history to hold every expected record")
-        killed_metrics = wait_for(lambda: metrics_complete(port, expected), 60, "the metrics of every record")
+        eventually(caught_up, 180, "the history to hold every expected record")
+        killed_metrics = eventually(lambda: metrics_complete(port, expected), 60, "the metrics of every record")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
     finally:
@@ -237,7 +197,7 @@ def test_sigkill_at_random_points_then_restart_counts_nothing_twice_and_loses_no
     config_a.write_text(yaml.safe_dump(conf_a))
     proc = start_job(config_a, tmp_path / "job-a.log")
     try:
-        straight_metrics = wait_for(lambda: metrics_complete(port_a, expected), 180, "the uninterrupted run")
+        straight_metrics = eventually(lambda: metrics_complete(port_a, expected), 180, "the uninterrupted run")
     finally:
         kill_hard(proc)     # its own shutdown is not under test (the killed run's last stop above is)
     print(f"uninterrupted run done at {time.monotonic() - t_start:.0f} s")
@@ -276,15 +236,7 @@ def restarted_counters_never_go_back(port: int, before: str) -> None:
     """The first /metrics of the restarted job (it answers once Spark has started and the snapshot, read through
     its Hadoop FileSystem API, is restored; before any batch) holds every counter series seen before the kill,
     none lower: Prometheus sees no reset."""
-    text = wait_for(lambda: scrape(port), 180, "/metrics after the restart")
+    text = eventually(lambda: scrape(port), 180, "/metrics after the restart")
     now, then = counted(text), counted(before)
     lower = {k: (v, now.get(k)) for k, v in then.items() if now.get(k, -1) < v}
     assert not lower, lower
-
-
-def _ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False

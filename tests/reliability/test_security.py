@@ -85,7 +85,8 @@ def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
     with open(log, "wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],
                                 stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-    # until it has logged its configuration, then while it tries the broker (run probes Kafka before Spark starts)
+    # until it has logged its configuration, then while it tries the broker (run probes Kafka before Spark starts);
+    # not `eventually`: on a time out it goes on, so that the job is stopped and the assertions below say what failed
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None and \
             "starting with configuration" not in log.read_text(errors="replace"):

@@ -3,24 +3,20 @@ is retried from the checkpoint with backoff, and once the sink is back nothing i
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 import yaml
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "spark_job"))
-sys.path.insert(0, str(HERE.parent / "core"))
-sys.path.insert(0, str(HERE))
-from test_job import comparable, produce, scripted_events  # noqa: E402
-from test_broker_outage import finish_and_compare  # noqa: E402
-from test_kill_restart import _ready, kill_hard, start_job, wait_for  # noqa: E402
+from helpers.eventually import eventually
+from helpers.kafka_produce import produce
+from helpers.monitor_process import finish_and_compare, kill_hard, ready, start_job
+from helpers.replay import comparable
+from helpers.scripted_input import scripted_events
 
-from rebalance_monitor.config import load_config  # noqa: E402
-from rebalance_monitor.testing.broker import free_port  # noqa: E402
+from rebalance_monitor.config import load_config
+from rebalance_monitor.testing.broker import free_port
 
 pytestmark = [pytest.mark.integration]
 
@@ -53,13 +49,13 @@ def test_history_sink_outage_is_counted_retried_and_loses_nothing(broker, unique
     cfg = load_config(config, env={})
     proc = start_job(config, tmp_path / "job.log")
     try:
-        wait_for(lambda: _ready(port), 180, "ready")
+        eventually(lambda: ready(port), 180, "ready")
         saved = tmp_path / "saved"
         shutil.move(str(hist), str(saved))
         hist.write_text("not a directory")  # the sink is now broken
         produce(broker, topic, events)
-        wait_for(lambda: sink_errors(port) >= 1, 120, "a counted sink error")
-        time.sleep(4)
+        eventually(lambda: sink_errors(port) >= 1, 120, "a counted sink error")
+        time.sleep(4)  # not a wait: the sink stays broken a while (retries, with backoff)
         assert proc.poll() is None
         hist.unlink()
         shutil.move(str(saved), str(hist))  # the sink is back

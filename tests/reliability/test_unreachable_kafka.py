@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from test_kill_restart import start_job, wait_for  # noqa: E402
+from helpers.eventually import eventually
+from helpers.monitor_process import start_job
 
-from rebalance_monitor.testing.broker import Broker, free_port  # noqa: E402
+from rebalance_monitor.testing.broker import Broker, free_port
 
 pytestmark = [pytest.mark.integration]
 
@@ -66,7 +65,7 @@ def watch_failing(proc, log: Path, port: int, address: str) -> tuple[list[str], 
     """Wait until /ready says Kafka is not reachable, watch for WATCH_S; returns (log lines, /ready body, the
     seconds the job was watched from its start)."""
     started = time.monotonic()
-    wait_for(lambda: address in get(port, "/ready")[1], 120, "/ready to name the unreachable Kafka")
+    eventually(lambda: address in get(port, "/ready")[1], 120, "/ready to name the unreachable Kafka")
     time.sleep(WATCH_S)
     status, body = get(port, "/ready")
     elapsed = time.monotonic() - started
@@ -101,7 +100,7 @@ def test_closed_port_reported_once_per_backoff_step_then_recovered(tmp_path, uni
         # a broker on that port: the job starts Spark and the query by itself, /ready turns green
         broker = Broker(port=kafka_port, log_path=str(tmp_path / "broker.log")).start()
         broker.create_topics({unique: 1})
-        wait_for(lambda: get(port, "/ready")[0] == 200, 300, "/ready to turn green once Kafka answers")
+        eventually(lambda: get(port, "/ready")[0] == 200, 300, "/ready to turn green once Kafka answers")
         text = log.read_text(errors="replace")
         assert f"Kafka at {address} answers" in text
         proc.send_signal(signal.SIGTERM)

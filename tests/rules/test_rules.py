@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the `dashboards` package (generator and PromQL helpers) lives at the root
+from dashboards.promql import metric_names  # the root's `dashboards` package (pythonpath in pyproject.toml)
 
-from dashboards.promql import metric_names  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 RULES = ROOT / "conf" / "rules"
 OURS = [RULES / "alerts.yml", RULES / "recording.yml"]

@@ -3,18 +3,14 @@ ids it cannot name in the batch's clock row, which the processor hands to the dr
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import Row
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "inputs"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import offsets_encoder as enc  # noqa: E402
-from test_processor import _processor, _Time  # noqa: E402
+import helpers.offsets_encoder as enc
+from helpers.processor_handle import TimerValues, new_processor
 
-from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, unpack_events  # noqa: E402
+from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, unpack_events
 
 KNOWN, GONE = "5f0e7c1e-8a3b-4c1d-9e2f-0a1b2c3d4e5f", "00000000-0000-0000-0000-0000000000aa"
 TS = 1_700_000_000_000
@@ -44,7 +40,7 @@ def test_kip848_assignments_are_named_and_unknown_ids_counted(tmp_path):
     tick = [r for r in out if r["kind"] == "tick"]
     assert json.loads(tick[0]["payload"]) == {"left_out": [], "unresolved_topic_ids": {GONE: 1}}
     clock = [json.loads(r.payload)
-             for r in _processor().handleInputRows((CLUSTER_SHARD,), iter([Row(**tick[0])]), _Time(0))]
+             for r in new_processor().handleInputRows((CLUSTER_SHARD,), iter([Row(**tick[0])]), TimerValues(0))]
     assert clock[0]["unresolved_topic_ids"] == {GONE: 1} and "left_out" not in clock[0]
     # without a map the ids stay ids, and nothing is counted (the job was not asked to name them)
     plain = list(make_decoder({"offs": "offsets-topic"}, 1 << 20, 10 ** 13)(iter([batch])))[0].to_pylist()

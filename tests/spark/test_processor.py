@@ -17,79 +17,8 @@ from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, shard_of, unpack_events
-from rebalance_monitor.spark.processor import GroupProcessor
 
-
-class _Value:
-    """A value state in memory (what `getValueState` gives), counting reads."""
-
-    def __init__(self):
-        self.value = None
-        self.gets = 0
-
-    def get(self):
-        self.gets += 1
-        return self.value
-
-    def update(self, value):
-        self.value = value
-
-    def clear(self):
-        self.value = None
-
-
-class _Map:
-    """A map state in memory (what `getMapState` gives), counting reads."""
-
-    def __init__(self):
-        self.values: dict = {}
-        self.gets = 0
-
-    def getValue(self, key):
-        self.gets += 1
-        return self.values.get(key)
-
-    def updateValue(self, key, value):
-        self.values[key] = value
-
-    def removeKey(self, key):
-        self.values.pop(key, None)
-
-
-class _Handle:
-    """The processor's handle: state in memory, processing-time timers in a set (one shard)."""
-
-    def __init__(self):
-        self.timers: set[int] = set()
-        self.maps: dict[str, _Map] = {}
-        self.values: dict[str, _Value] = {}
-
-    def getMapState(self, name, key_schema, value_schema):
-        return self.maps.setdefault(name, _Map())
-
-    def getValueState(self, name, schema):
-        return self.values.setdefault(name, _Value())
-
-    def listTimers(self):
-        return iter(sorted(self.timers))
-
-    def registerTimer(self, t):
-        self.timers.add(t)
-
-    def deleteTimer(self, t):
-        self.timers.discard(t)
-
-
-class _Time:
-    def __init__(self, watermark, batch_ms=None):
-        self.watermark = watermark
-        self.batch_ms = watermark if batch_ms is None else batch_ms
-
-    def getCurrentProcessingTimeInMs(self):
-        return self.batch_ms
-
-    def getCurrentWatermarkInMs(self):
-        return self.watermark
+from helpers.processor_handle import MemoryHandle, TimerValues, new_processor
 
 
 SHARD = shard_of("g", 50)
@@ -125,14 +54,8 @@ def _rows(evs, first_offset=0):
     return [Row(**r) for r in out if r["kind"] != "tick"]
 
 
-def _processor(delay=2000, handle=None):
-    p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=0)
-    p.init(handle or _Handle())
-    return p
-
-
 def _run(p, evs, watermark=0, first_offset=0, batch_ms=None):
-    return list(p.handleInputRows((SHARD,), iter(_rows(evs, first_offset)), _Time(watermark, batch_ms)))
+    return list(p.handleInputRows((SHARD,), iter(_rows(evs, first_offset)), TimerValues(watermark, batch_ms)))
 
 
 def _group_snap(p, group="g"):
@@ -162,7 +85,7 @@ def _replay(evs, delay=2000, finish=False):
 
 def test_a_backlog_is_processed_in_the_batch_that_reads_it():
     evs = _events()
-    p = _processor()
+    p = new_processor()
     recs = _records(_run(p, evs, watermark=0))  # no watermark yet: only the group's own events release
     gens = [r for r in recs if r["kind"] == "generation"]
     assert [g["generation"] for g in gens] == [1]
@@ -181,15 +104,15 @@ def test_a_backlog_is_processed_in_the_batch_that_reads_it():
 
 def test_disorder_within_the_delay_gives_the_ordered_output_and_later_is_dead_lettered():
     evs = _events()
-    ordered = _records(_run(_processor(), evs)) + _records(_run(_processor(), [], watermark=evs[-1]["ts"]))
+    ordered = _records(_run(new_processor(), evs)) + _records(_run(new_processor(), [], watermark=evs[-1]["ts"]))
     shuffled = list(evs)
     # swap neighbours less than the delay apart
     for i in range(10, len(shuffled) - 1, 5):
         shuffled[i], shuffled[i + 1] = shuffled[i + 1], shuffled[i]
-    p = _processor()
+    p = new_processor()
     split = len(shuffled) // 2
     got = _records(_run(p, shuffled[:split])) + _records(_run(p, shuffled[split:], first_offset=split))
-    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, _records(_run(_processor(), evs))))
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, _records(_run(new_processor(), evs))))
     assert ordered  # (the ordered run produced records at all)
     # an event well behind what the group already processed is late: one dead letter, nothing else
     late = dict(evs[10])
@@ -202,7 +125,7 @@ def test_disorder_within_the_delay_gives_the_ordered_output_and_later_is_dead_le
 
 def test_without_a_release_delay_only_the_watermark_releases():
     evs = _events()
-    p = _processor(delay=None)
+    p = new_processor(delay=None)
     assert _records(_run(p, evs, watermark=0)) == []
     recs = _records(list(_run(p, [], watermark=evs[-1]["ts"])))
     assert any(r["kind"] == "generation" for r in recs)
@@ -215,7 +138,7 @@ def test_heartbeats_travel_as_columns_and_become_the_parsers_events():
     cols = dict(zip(PACK_COLUMNS, unpack_events(rows[0].packed)))
     assert sum(e is not None for e in cols["etype"]) == 8  # 2 heartbeats + 2 polls per second, seconds 1..2
     assert all(p is None for e, p in zip(cols["etype"], cols["payload"]) if e is not None)
-    p = _processor()
+    p = new_processor()
     got = [json.loads(r.payload) for r in _run(p, evs, watermark=evs[-1]["ts"])]
     assert [r for r in got if r["kind"] != "group_status"] == \
         [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
@@ -228,11 +151,11 @@ def _fire(p, watermark, batch_ms=None):
     for t in sorted(p.handle.timers):
         if t <= now:
             p.handle.timers.discard(t)
-            out.extend(p.handleExpiredTimer((SHARD,), _Time(watermark, batch_ms), None))
+            out.extend(p.handleExpiredTimer((SHARD,), TimerValues(watermark, batch_ms), None))
     return out
 
 
-class _CountingHandle(_Handle):
+class _CountingHandle(MemoryHandle):
     def __init__(self):
         super().__init__()
         self.registered = 0
@@ -249,7 +172,7 @@ class _CountingHandle(_Handle):
 
 def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wake_up_is_needed():
     evs = _events(seconds=120)  # heartbeats for 2 minutes, then silence: 10 s sessions
-    p = _processor(handle=_CountingHandle())
+    p = new_processor(handle=_CountingHandle())
     per_batch = 5000
     t0, end = evs[0]["ts"], evs[-1]["ts"]
     recs = []
@@ -283,7 +206,7 @@ def test_a_timer_not_later_than_needed_is_kept_not_replaced():
     # its members' next session deadline, which moves later with every heartbeat; the registered one stays
     # until it fires (early), instead of being replaced in every batch
     evs = _events(seconds=120)
-    p = _processor(delay=None, handle=_CountingHandle())
+    p = new_processor(delay=None, handle=_CountingHandle())
     batches = 0
     for start in range(evs[0]["ts"], evs[-1]["ts"] + 1, 5000):
         chunk = [e for e in evs if start <= e["ts"] < start + 5000]
@@ -313,8 +236,8 @@ def test_the_decode_stage_leaves_out_the_groups_allow_and_deny_exclude_and_names
     tick = [r for r in out if r["kind"] == "tick"]
     assert len(tick) == 1 and sorted(json.loads(tick[0]["payload"])) == ["orders-test", "scratch-1"]
     assert tick[0]["ord"] == n  # every record read is counted, left out or not
-    p = _processor()
-    clock = [json.loads(r.payload) for r in p.handleInputRows((CLUSTER_SHARD,), iter([Row(**tick[0])]), _Time(0))]
+    p = new_processor()
+    clock = [json.loads(r.payload) for r in p.handleInputRows((CLUSTER_SHARD,), iter([Row(**tick[0])]), TimerValues(0))]
     assert sorted(clock[0]["left_out"]) == ["orders-test", "scratch-1"]
     # with no filter nothing is left out and the clock row says nothing
     plain = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
@@ -385,9 +308,9 @@ def test_a_shard_applies_cluster_wide_events_to_its_groups_as_replay_does():
     evs += [{"v": 1, "type": "poll", "ts": t0 + 6000 + i, "group": g, "member_id": m}
             for i, (g, m) in enumerate(((early, "a"), (late, "b")))]
     rows = [Row(**r) for r in _decoded(evs) if r["shard"] == SHARD]
-    p = _processor()
+    p = new_processor()
     # one batch, its watermark at the last event (where replay's end of input leaves event time)
-    got = _records(list(p.handleInputRows((SHARD,), iter(rows), _Time(evs[-1]["ts"]))))
+    got = _records(list(p.handleInputRows((SHARD,), iter(rows), TimerValues(evs[-1]["ts"]))))
     want = [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
     assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, want))
     gens = {(r["group"], r["generation"]): r for r in got if r["kind"] == "generation"}

@@ -1,4 +1,5 @@
-"""The Python Kafka source ("rmkafka") against the real Apache Kafka broker (tests/conftest.py) and a real SparkSession."""
+"""The Python Kafka source ("rmkafka") against the real Apache Kafka broker (tests/helpers/fixtures_kafka.py) and a real
+SparkSession."""
 from __future__ import annotations
 
 import json

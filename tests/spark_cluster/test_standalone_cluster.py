@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers.eventually import eventually
+
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
@@ -63,17 +65,17 @@ def _scrape(url: str) -> dict[str, float]:
 
 
 def _wait(what: str, predicate, timeout_s: float, proc=None, log: Path | None = None):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    """`eventually`, every second, failing at once if the driver `proc` exits; the end of `log` in the message."""
+    def tail() -> str:
+        return log.read_text(errors="replace")[-4000:] if log else ""
+
+    def done():
         value = predicate()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the driver exited ({proc.returncode}) while waiting for {what}: "
-                                 f"{log.read_text(errors='replace')[-4000:] if log else ''}")
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}: "
-                         f"{log.read_text(errors='replace')[-4000:] if log else ''}")
+        if not value and proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the driver exited ({proc.returncode}) while waiting for {what}: {tail()}")
+        return value
+
+    return eventually(done, timeout_s, lambda: f"{what}: {tail()}", interval_s=1)
 
 
 def _replay(lines: list[bytes], cfg) -> list[dict]:

@@ -3,117 +3,21 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-from builders import heartbeats, hb, join, leave, poll, stable_group, sync, tps  # noqa: E402
+from helpers.events import heartbeats, hb, stable_group
+from helpers.eventually import eventually
+from helpers.in_process_job import make_cfg, run_until_idle
+from helpers.kafka_produce import produce
+from helpers.replay import comparable, replay_records
+from helpers.scripted_input import BAD, scripted_events
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.core.events import parse_event
-from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
-
-BAD = [b"not json at all", b"\x00\x01\x02 binary", b'{"v": 2, "type": "poll", "ts": 1, "group": "g"}',
-       b'{"v": 1, "type": "poll", "group": "g", "member_id": "x"}', b'{"v":1,"type":"teleport","ts":1,"group":"g"}']
-
-
-def scripted_events(base: int) -> list[dict]:
-    """Two groups: g1 scales out, then a member crashes; g2 has a leader re-join loop and a poll timeout."""
-    ev = []
-    ev += stable_group(("a", "b"), start=base, group="g1")
-    ev += heartbeats(["a", "b"], 1, base + 2000, base + 8000, group="g1")
-    ev += [join(base + 9000, "c", group="g1"), join(base + 9100, "a", group="g1", owned=tps("t", 0, 1)),
-           join(base + 9200, "b", group="g1", owned=tps("t", 2, 3)),
-           sync(base + 9500, "a", 2, tps("t", 0), "a", group="g1"),
-           sync(base + 9510, "b", 2, tps("t", 2, 3), "a", group="g1"),
-           sync(base + 9520, "c", 2, tps("t", 1), "a", group="g1")]
-    ev += heartbeats(["a", "b", "c"], 2, base + 11_000, base + 15_000, group="g1")
-    ev += heartbeats(["a", "c"], 2, base + 18_000, base + 40_000, group="g1")  # b crashed after 15 s
-    ev += stable_group(("x", "y"), start=base + 500, group="g2")
-    for i in range(3):
-        t = base + 5000 + i * 6000
-        ev += [join(t, "x", group="g2", owned=tps("t", 0, 1)), join(t + 50, "y", group="g2", owned=tps("t", 2, 3)),
-               sync(t + 100, "x", 2 + i, tps("t", 0, 1), "x", group="g2"),
-               sync(t + 110, "y", 2 + i, tps("t", 2, 3), "x", group="g2")]
-    for t in range(base + 2000, base + 30_000, 1000):
-        ev.append(poll(t, "x", group="g2"))
-        if t < base + 6000:
-            ev.append(poll(t + 1, "y", group="g2"))
-    ev.append(leave(base + 36_500, "y", reason="consumer poll timeout has expired.", group="g2"))
-    ev.sort(key=lambda e: e["ts"])
-    return ev
-
-
-def sentinel(events, delay_ms=2000):
-    """A last event, `delay_ms` after the others, in a group of its own: once the job has read it (it is read
-    after everything before it in the partition) the watermark is exactly the last real event's time, which
-    is where replay's end of input leaves event time. It produces no record but a group_status."""
-    return {"v": 1, "type": "poll", "ts": max(e["ts"] for e in events) + delay_ms, "group": "zz-sentinel",
-            "member_id": "s"}
-
-
-def replay_records(events, cfg):
-    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
-                          group_filter=cfg.group_filter())
-    out = []
-    for e in events:
-        out.extend(recon.feed(parse_event(e)))
-    out.extend(recon.finish())
-    return out
-
-
-def comparable(records):
-    keep = []
-    for r in records:
-        if r["kind"] in ("group_status",):
-            continue
-        r = dict(r)
-        if r["kind"] == "member_timeout":
-            r.pop("detected_ms")
-            r.pop("ts")
-        keep.append(json.dumps(r, sort_keys=True))
-    return sorted(keep)
-
-
-def produce(broker, topic, values):
-    from kafka import KafkaProducer
-
-    p = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=20)
-    for v in values:
-        p.send(topic, v if isinstance(v, bytes) else json.dumps(v).encode(), partition=0)
-    p.flush()
-    p.close()
-
-
-def make_cfg(broker, topic, tmp_path, **extra):
-    overrides = {"kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": topic,
-                 "kafka.starting_offsets": "earliest", "kafka.connector": "python",
-                 "state.checkpoint_location": str(tmp_path / "ck"), "state.watermark_delay": "2s",
-                 "sinks.history.parquet_path": str(tmp_path / "history"),
-                 "sinks.dead_letter.path": str(tmp_path / "dlq"), "exporter.enabled": False,
-                 "spark.trigger_interval": "1s", **extra}
-    return load_config(env={}, overrides=overrides)
-
-
-def run_until_idle(spark, cfg, collected, flush_to=None, updater=None):
-    """Run the job (no clock follows the wall clock, so event time moves only as the test says) until it has
-    processed everything; then, if `flush_to` is given, move every group's clock there in one more batch
-    (what `run --once` does at the end of its input, at the last event time); then stop it. `updater`: the
-    exporter's metrics (restored from the checkpoint's snapshot at start, saved there after every batch)."""
-    job = MonitorJob(cfg, spark=spark, idle_clock=False, updater=updater,
-                     on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
-    try:
-        job.read_available(timeout_s=300)
-        if flush_to is not None:
-            job.flush(flush_to, timeout_s=300)
-    finally:
-        job.stop()
-    return job
 
 
 def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, unique, tmp_path):
@@ -190,12 +94,8 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
     got = []
     job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
-    deadline = time.time() + 90
     try:
-        while time.time() < deadline:
-            if sum(1 for r in got if r["kind"] == "member_timeout") >= 2:
-                break
-            time.sleep(0.5)
+        eventually(lambda: sum(1 for r in got if r["kind"] == "member_timeout") >= 2, 90, "two member timeouts")
     finally:
         job.stop()
     timeouts = [r for r in got if r["kind"] == "member_timeout"]
@@ -226,9 +126,7 @@ def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spar
     job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and not any(r["kind"] == "generation" for r in got):
-            time.sleep(0.2)
+        eventually(lambda: any(r["kind"] == "generation" for r in got), 60, "a generation", interval_s=0.2)
     finally:
         job.stop()
     assert any(r["kind"] == "generation" for r in got)
@@ -239,10 +137,10 @@ def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spar
     job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
     try:
-        deadline = time.time() + (last_beat + session) / 1000 - time.time() + 60
-        while time.time() < deadline and not any(r["kind"] == "member_timeout" for r in got):
-            time.sleep(0.2)
-        time.sleep(3)  # (a second, false one would come in the same or the next batch)
+        until_s = (last_beat + session) / 1000 - time.time() + 60  # a minute past the member's session
+        eventually(lambda: any(r["kind"] == "member_timeout" for r in got), until_s, "the member's timeout",
+                   interval_s=0.2)
+        time.sleep(3)  # not a wait: time for a second, false one (it would come in the same or the next batch)
     finally:
         job.stop()
     timeouts = [r for r in got if r["kind"] == "member_timeout"]

@@ -14,15 +14,17 @@ import time
 import pytest
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "metrics"))
-from metrics_expo import parse, series  # noqa: E402
-from test_job import BAD, comparable, make_cfg, produce, replay_records, run_until_idle, scripted_events  # noqa: E402
+from helpers.exposition import parse, series
+from helpers.in_process_job import make_cfg, run_until_idle
+from helpers.kafka_produce import produce
+from helpers.replay import comparable, replay_records
+from helpers.scripted_input import BAD, scripted_events
 
-from rebalance_monitor.history.reader import Query, read_parquet  # noqa: E402
-from rebalance_monitor.metrics.state_file import MetricsStateFile  # noqa: E402
-from rebalance_monitor.metrics.updater import MetricsUpdater  # noqa: E402
-from rebalance_monitor.spark.hadoop_fs import HadoopFiles  # noqa: E402
-from rebalance_monitor.spark.job import HISTORY_KINDS  # noqa: E402
+from rebalance_monitor.history.reader import Query, read_parquet
+from rebalance_monitor.metrics.state_file import MetricsStateFile
+from rebalance_monitor.metrics.updater import MetricsUpdater
+from rebalance_monitor.spark.hadoop_fs import HadoopFiles
+from rebalance_monitor.spark.job import HISTORY_KINDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -4,21 +4,17 @@ real broker; the job's records must equal `replay` of the same input, and bad re
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "inputs"))
-sys.path.insert(0, str(HERE))
-import offsets_encoder as enc  # noqa: E402
-from test_job import comparable, make_cfg, run_until_idle  # noqa: E402
+import helpers.offsets_encoder as enc
+from helpers.in_process_job import make_cfg, run_until_idle
+from helpers.replay import comparable
 
-from rebalance_monitor.core.reconstruct import Reconstructor  # noqa: E402
-from rebalance_monitor.decode import decode_record  # noqa: E402
-from rebalance_monitor.spark.job import MonitorJob  # noqa: E402
+from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.decode import decode_record
+from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rebalance_monitor.core.assignors import MemberSubscription, assign
 
-CASES = Path(__file__).parent / "cases"
+CASES = Path(__file__).resolve().parents[1] / "assignors" / "cases"
 
 
 def load_cases(name: str) -> list[dict]:

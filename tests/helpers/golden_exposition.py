@@ -6,9 +6,9 @@ offsets_committed from the stream and from the brokers, end_offsets, group_delet
 (late generations, replayed records, malformed offsets, label values to escape, groups denied, over max_groups,
 left out upstream, expired by the TTL), the self metrics, the exposition held while a snapshot is persisted, and a
 restart from the snapshot. It returns the texts seen on the way: ``tests/metrics/data/golden-<granularity>.txt``
-holds them as the code produced them when the file was written; ``test_golden_exposition.py`` compares.
+holds them as the code produced them when the file was written; ``tests/metrics/test_golden_exposition.py`` compares.
 
-    PYTHONPATH=streaming python tests/metrics/golden_exposition.py --write    # rewrite the data (on purpose only)
+    PYTHONPATH=streaming python tests/helpers/golden_exposition.py --write    # rewrite the data (on purpose only)
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from rebalance_monitor.metrics.docs import sample_records
 from rebalance_monitor.metrics.updater import MetricsUpdater
 
 T0 = 1_700_000_000_000
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "metrics" / "data"
 WEIRD = 'we"ird\\grp\nname'
 
 

@@ -1,0 +1,88 @@
+"""GroupProcessor driven directly, without Spark: its handle (value and map state in memory, processing-time
+timers in a set, for one shard) and the timer values of a batch (watermark, processing time)."""
+from __future__ import annotations
+
+from rebalance_monitor.core.settings import CoreSettings
+from rebalance_monitor.spark.processor import GroupProcessor
+
+
+class MemoryValueState:
+    """A value state in memory (what `getValueState` gives), counting reads."""
+
+    def __init__(self):
+        self.value = None
+        self.gets = 0
+
+    def get(self):
+        self.gets += 1
+        return self.value
+
+    def update(self, value):
+        self.value = value
+
+    def clear(self):
+        self.value = None
+
+
+class MemoryMapState:
+    """A map state in memory (what `getMapState` gives), counting reads."""
+
+    def __init__(self):
+        self.values: dict = {}
+        self.gets = 0
+
+    def getValue(self, key):
+        self.gets += 1
+        return self.values.get(key)
+
+    def updateValue(self, key, value):
+        self.values[key] = value
+
+    def removeKey(self, key):
+        self.values.pop(key, None)
+
+
+class MemoryHandle:
+    """The processor's handle: state in memory, processing-time timers in a set (one shard)."""
+
+    def __init__(self):
+        self.timers: set[int] = set()
+        self.maps: dict[str, MemoryMapState] = {}
+        self.values: dict[str, MemoryValueState] = {}
+
+    def getMapState(self, name, key_schema, value_schema):
+        return self.maps.setdefault(name, MemoryMapState())
+
+    def getValueState(self, name, schema):
+        return self.values.setdefault(name, MemoryValueState())
+
+    def listTimers(self):
+        return iter(sorted(self.timers))
+
+    def registerTimer(self, t):
+        self.timers.add(t)
+
+    def deleteTimer(self, t):
+        self.timers.discard(t)
+
+
+class TimerValues:
+    """The times a call of the processor sees (Spark's TimerValues): the watermark, and the batch's processing time
+    (the watermark unless given)."""
+
+    def __init__(self, watermark, batch_ms=None):
+        self.watermark = watermark
+        self.batch_ms = watermark if batch_ms is None else batch_ms
+
+    def getCurrentProcessingTimeInMs(self):
+        return self.batch_ms
+
+    def getCurrentWatermarkInMs(self):
+        return self.watermark
+
+
+def new_processor(delay=2000, handle=None):
+    """A GroupProcessor (default core settings, no status records) on `handle`, a fresh MemoryHandle by default."""
+    p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=0)
+    p.init(handle or MemoryHandle())
+    return p
