@@ -71,6 +71,22 @@ class Metadata:
         return tps
 
 
+# ListOffsets errors of a partition whose leader is not (yet) where the client asked: a topic created a moment
+# ago, a leader moving. librdkafka's admin results do not mark them retriable (KafkaError.retriable() is False).
+LEADER_MOVING = ("NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART", "REQUEST_TIMED_OUT",
+                 "_TIMED_OUT", "_TRANSPORT")
+
+
+def leader_moving(err) -> bool:
+    """Whether a ListOffsets error of confluent-kafka's admin client is worth asking again."""
+    if err is None:
+        return False
+    if getattr(err, "retriable", lambda: False)():
+        return True
+    name = getattr(err, "name", lambda: "")()
+    return name in LEADER_MOVING
+
+
 class ConfluentMetadata(Metadata):
     """Through librdkafka's admin client (Metadata, ListOffsets) and a probing consumer."""
 
@@ -113,14 +129,19 @@ class ConfluentMetadata(Metadata):
                 try:
                     out[(tp.topic, tp.partition)] = f.result().offset
                 except KafkaException as exc:
-                    err = exc.args[0] if exc.args else None
-                    if attempt + 1 < attempts and getattr(err, "retriable", lambda: False)():
+                    if attempt + 1 < attempts and leader_moving(exc.args[0] if exc.args else None):
                         retry.append((tp.topic, tp.partition))
                     else:
                         raise
             pending = retry
             if pending:
                 time.sleep(min(5.0, 0.2 * 2 ** attempt))
+                # a fresh look at the topics' leaders (librdkafka sends ListOffsets to the leader it has cached)
+                for topic in sorted({t for t, _ in pending}):
+                    try:
+                        self.admin.list_topics(topic=topic, timeout=10)
+                    except KafkaException:
+                        pass
         return out
 
     def earliest(self, tps):
