@@ -44,8 +44,9 @@ def watched(spark, broker, tmp_path_factory):
         "exporter.enabled": False, "spark.trigger_interval": "1s",
         "core.settle": "10s",
         # kafka-python's first leader of a group often rejoins right after its first assignment (its metadata
-        # snapshot moved): one generation more than the scenario's own steps, so the storm threshold here is
-        # one above the default (the storm scenarios have 7 and 9 generations)
+        # snapshot moved): a generation more than the scenario's own steps, so the storm threshold here is
+        # one above the default (the storm scenarios have 7 and 9 generations; scale-out and scale-in, which
+        # showed 5 with kafka-python members, now run confluent-kafka members and show 3)
         "storm.min_rebalances": 5})
     records: list[dict] = []
     lock = threading.Lock()
@@ -61,13 +62,14 @@ def watched(spark, broker, tmp_path_factory):
 
     def lane(names):
         for name in names:
-            # A scenario that cannot drive the broker to the state it needs on this loaded 2-core machine
-            # is tried once more on a fresh group; the monitor is judged on the run that happened.
-            for attempt in (1, 2):
+            # A scenario that cannot drive the broker to the state it needs on this loaded 2-core machine (a
+            # kafka-python member stuck in its JoinGroup fails it within its rebalance timeout + 20 s) is tried
+            # again on a fresh group, up to three times; the monitor is judged on the run that happened.
+            for attempt in (1, 2, 3):
                 try:
                     results[name] = run_scenario(name, broker.bootstrap, events_topic, group=f"e2e-{name}-{attempt}")
                     if name in errors:
-                        results[name].notes.append(f"E2E: attempt 1 failed: {errors.pop(name)!r}")
+                        results[name].notes.append(f"E2E: attempt {attempt - 1} failed: {errors.pop(name)!r}")
                     break
                 except ScenarioError as exc:
                     errors[name] = exc

@@ -83,6 +83,7 @@ class MemberStatus:
     polls: int = 0
     error: str | None = None
     closed: bool = False
+    state_since: float = 0.0  # time.monotonic() when `state` last changed (kafka-python members)
 
 
 def make_consumer(spec: MemberSpec):
@@ -140,6 +141,14 @@ class Member:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def join_state(self) -> str:
+        """The kafka-python coordinator's own view of its join, for a stuck member's error message."""
+        coord = getattr(self._consumer, "_coordinator", None)
+        if coord is None:
+            return "no coordinator"
+        fields = ("coordinator_id", "state", "rejoin_needed", "rejoining", "_join_task")
+        return ", ".join(f"{f}={getattr(coord, f, '?')!r}" for f in fields)
+
     def _publish(self, consumer) -> None:
         try:
             meta = consumer.group_metadata()
@@ -147,8 +156,10 @@ class Member:
             with self._lock:
                 self.status.member_id = meta.member_id or ""
                 self.status.generation = meta.generation_id
-                state = getattr(meta.state, "value", meta.state)
-                self.status.state = str(state).strip("<>").upper()  # STABLE, REBALANCING, UNJOINED
+                state = str(getattr(meta.state, "value", meta.state)).strip("<>").upper()  # STABLE, REBALANCING..
+                if state != self.status.state:
+                    self.status.state_since = time.monotonic()
+                self.status.state = state
                 self.status.assignment = assignment
         except Exception as exc:  # pragma: no cover - status only
             with self._lock:
