@@ -1,69 +1,37 @@
-"""`rebalance-monitor demo`: starts Apache Kafka with nothing configured, shows at least one rebalance with its
-cause and a group's lag read from the broker, and on Ctrl-C stops everything, leaving no process behind."""
+"""The demo's line mode (`rebalance-monitor demo --no-live`, what a pipe or CI log shows): one line per generation
+with its cause, per member timeout and per storm, and one per lag change; at clock times, never epoch
+milliseconds. The whole demo on Apache Kafka (broker, Spark, workloads, Ctrl-C leaving nothing running) runs
+once, in a real terminal: tests/demo/test_demo_terminal.py."""
 from __future__ import annotations
 
-import os
 import re
-import select
-import signal
-import socket
-import subprocess
-import sys
-import time
 
-import pytest
-
-pytestmark = [pytest.mark.integration]
+from rebalance_monitor.demo_view import GroupBoard, lag_by_group
+from rebalance_monitor.metrics.docs import T0, sample_records
+from rebalance_monitor.metrics.updater import MetricsUpdater
 
 
-def session_processes(sid: int) -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid=,sid=,args="], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if line.split()[1] == str(sid)]
+def test_line_mode_says_each_generation_with_its_cause_each_timeout_storm_and_lag_change():
+    records = sample_records()
+    board = GroupBoard()
+    board.on_records(0, records, [])
+    gens = [r for r in records if r["kind"] == "generation"]
+    timeouts = [r for r in records if r["kind"] == "member_timeout"]
+    storms = [r for r in records if r["kind"] == "storm"]
+    assert gens and timeouts and storms  # the sample holds every kind the line mode speaks of
+    assert board.generations == len(gens)
+    said = [line for line in board.log if re.search(r"generation \d+ of \S+: \d+ members, .* caused by \w+", line)]
+    assert len(said) == len(gens), board.log
+    for r, line in zip(gens, said):
+        assert f"generation {r['generation']} of {r['group']}:" in line and r["causes"][0]["cause"] in line
+    assert sum(" timeout of " in line for line in board.log) == len(timeouts), board.log
+    assert sum(line.split(" ", 1)[1].startswith("storm ") for line in board.log) == len(storms), board.log
+    assert all(re.match(r"\d\d:\d\d:\d\d(\.\d{3})? ", line) for line in board.log), board.log
+    assert not any(re.search(r"\b1[0-9]{12}\b", line) for line in board.log), "epoch milliseconds in a line"
 
-
-def test_demo_shows_a_rebalance_with_its_cause_and_ctrl_c_leaves_nothing_running(tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "rebalance_monitor", "demo", "--no-live", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
-    lines: list[str] = []
-    seen = None
-    lag = None
-    broker_port = None
-    deadline = time.time() + 300
-    try:
-        while time.time() < deadline and (seen is None or lag is None):
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            m = re.search(r"broker at 127\.0\.0\.1:(\d+)", line)
-            if m:
-                broker_port = int(m.group(1))
-            if re.search(r"generation \d+ of demo-\w+: \d+ members, .* caused by "
-                         r"(member_joined|member_left|session_timeout|unknown)", line):
-                seen = line
-            if re.search(r"lag of demo-\w+: \d+ records", line):
-                lag = line  # offset lag from the real broker's committed and log-end offsets
-        assert seen, "no rebalance shown:\n" + "".join(lines[-40:])
-        assert lag, "no lag shown:\n" + "".join(lines[-40:])
-        proc.send_signal(signal.SIGINT)  # Ctrl-C
-        out, _ = proc.communicate(timeout=240)
-        lines.append(out)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    text = "".join(lines)
-    assert proc.returncode == 0, text[-3000:]
-    assert "demo stopped; nothing left running" in text
-    time.sleep(2)
-    assert session_processes(proc.pid) == [], "processes of the demo are still running"
-    assert broker_port is not None
-    with pytest.raises(OSError):
-        socket.create_connection(("127.0.0.1", broker_port), timeout=2).close()
+    updater = MetricsUpdater(clock=lambda: T0 / 1000)
+    updater.apply(records, now_ms=T0)
+    board.set_lag(lag_by_group(updater))
+    first = board.lag_changes()
+    assert any(re.search(r"lag of orders-service: 450 records", line) for line in first), first
+    assert board.lag_changes() == []  # said once, until it changes

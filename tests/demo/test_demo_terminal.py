@@ -1,11 +1,13 @@
-"""`rebalance-monitor demo` in a real terminal (tmux): the screen holds the live view and nothing else (Spark's,
-Kafka's and the clients' output go to the log file the view names), with times as clock times and a row per
-group; Ctrl-C stops everything."""
+"""`rebalance-monitor demo` in a real terminal (tmux), the one run of the whole demo in the suite: it starts
+Apache Kafka with nothing configured; the screen holds the live view and nothing else (Spark's, Kafka's and the
+clients' output go to the log file the view names), with times as clock times, a row per group with its last
+rebalance's cause and its lag read from the broker; Ctrl-C stops everything and leaves no process behind."""
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -16,10 +18,17 @@ import pytest
 pytestmark = [pytest.mark.integration]
 
 GROUPS = ("demo-storm", "demo-crash", "demo-steady")
+CAUSE = re.compile(r"^\W*demo-\w+\b.*\b(member_joined|member_left|session_timeout)\b", re.M)
 
 
 def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=30).stdout
+
+
+def session_processes(sid: int) -> list[str]:
+    """`pid sid args` of every process in session `sid` (the pane's shell leads its own session)."""
+    out = subprocess.run(["ps", "-eo", "pid=,sid=,args="], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.split()[1] == str(sid)]
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/bootstrap.sh installs it)")
@@ -36,7 +45,8 @@ def test_the_live_view_owns_the_terminal(tmp_path):
             screen = tmux("capture-pane", "-p", "-t", session)
             screens.append(screen)
             rows = [g for g in GROUPS if re.search(rf"^\W*{g}\b", screen, re.M)]
-            if len(rows) == len(GROUPS) and re.search(r"\d+ records", screen) and "timeout of" in screen:
+            if len(rows) == len(GROUPS) and re.search(r"\d+ records", screen) and "timeout of" in screen \
+                    and CAUSE.search(screen):
                 break
             time.sleep(3)
         # one header, one table, a row per group
@@ -45,6 +55,7 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         for g in GROUPS:
             assert len(re.findall(rf"^\W*{g}\b", screen, re.M)) == 1, (g, screen)
         assert re.search(r"\d+ records", screen), screen        # lag from the real broker
+        assert CAUSE.search(screen), screen                    # a group's last rebalance and what caused it
         # the crash scenario's session timeout, named by client id and host, at clock times
         m = re.search(r"session timeout of (\S+) in demo-crash .*last seen (\d\d:\d\d:\d\d\.\d{3})", screen)
         assert m and "crash-victim" in m.group(1), screen
@@ -55,6 +66,7 @@ def test_the_live_view_owns_the_terminal(tmp_path):
             assert not stray.search(seen), seen
         log = re.search(r"Spark, Kafka and client logs: (\S+)", screen)
         assert log, screen
+        shell = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
         tmux("send-keys", "-t", session, "C-c")
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and "DEMO-EXITED" not in screen:
@@ -64,5 +76,13 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         assert "nothing left running" in screen, screen
         logged = open(log.group(1), errors="replace").read()
         assert "INFO" in logged or "WARN" in logged  # what Spark and Kafka said went to the log file
+        # nothing of the demo is left: in the pane's session only its shell and the `sleep` after the demo remain
+        time.sleep(2)
+        left = [p for p in session_processes(shell) if int(p.split()[0]) != shell and "sleep 600" not in p]
+        assert left == [], "processes of the demo are still running"
+        broker = re.search(r"broker at 127\.0\.0\.1:(\d+)", logged)
+        assert broker, logged[-2000:]
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", int(broker.group(1))), timeout=2).close()
     finally:
         tmux("kill-session", "-t", session)
