@@ -1,12 +1,12 @@
-"""Broker faults, with the real job (`rebalance-monitor run`):
+"""Broker faults, with the real job (`rebalance-monitor run`), one after the other under one running job:
 
 * the broker hangs (SIGSTOP: a hung broker or a network partition), then answers again;
 * the broker process is killed (SIGKILL) and started again on the same ports, with its log directory kept
   (Apache Kafka recovers its logs after the unclean shutdown), so its topics survive as a real cluster's would.
 
-Either way the job must keep running without a manual restart, report the outage (/ready 503 while /healthz
-stays 200), and once the broker is back process everything, with the same output as `replay` of all the
-events (a run that never saw an outage).
+Each time the job must keep running without a manual restart, report the outage (/ready 503 while /healthz
+stays 200), and once the broker is back go on; at the end it has processed everything, with the same output as
+`replay` of all the events (a run that never saw an outage).
 """
 from __future__ import annotations
 
@@ -71,14 +71,13 @@ def _ready_body(port: int) -> str:
         return exc.read().decode()
 
 
-def start_past_first_generations(tmp_path: Path, broker, topic: str):
-    """The scripted events' first half in `topic` and the real job started on it, ready, with its first
-    generations in the history: (events, port, cfg, job process, history path)."""
+def start_past_first_generations(tmp_path: Path, broker, topic: str, events: list[dict], first: int):
+    """The first `first` scripted events in `topic` and the real job started on it, ready, with its first
+    generations in the history: (port, cfg, job process, history path)."""
     broker.create_topics({topic: 1})
-    events = scripted_events(int(time.time() * 1000) - 120_000)
     port = free_port()
     config = job_config(tmp_path, broker.bootstrap, topic, port)
-    produce(broker, topic, events[:len(events) // 2])
+    produce(broker, topic, events[:first])
     proc = start_job(config, tmp_path / "job.log")
     hist = tmp_path / "history"
     try:
@@ -87,49 +86,39 @@ def start_past_first_generations(tmp_path: Path, broker, topic: str):
     except BaseException:
         kill_hard(proc)
         raise
-    return events, port, load_config(config, env={}), proc, hist
+    return port, load_config(config, env={}), proc, hist
 
 
-def test_job_survives_a_hung_broker_reports_it_and_loses_nothing(tmp_path):
+def test_job_survives_a_hung_then_a_restarted_broker_reports_both_and_loses_nothing(tmp_path):
     with Broker(log_path=str(tmp_path / "broker.log")) as broker:
         topic = "events-outage"
-        events, port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic)
-        half = len(events) // 2
+        events = scripted_events(int(time.time() * 1000) - 120_000)
+        n = len(events)
+        port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic, events, n // 3)
         try:
-            os.kill(broker.proc.pid, signal.SIGSTOP)  # the broker hangs
+            # 1. the broker hangs
+            os.kill(broker.proc.pid, signal.SIGSTOP)
             try:
-                eventually(lambda: not ready(port), 120, "/ready to report the outage")
+                eventually(lambda: not ready(port), 120, "/ready to report the hung broker")
                 body = _ready_body(port)  # it says why: a batch too old, or the query that failed
                 assert body.startswith("not ready: ") and len(body) > len("not ready: ") + 10, body
                 time.sleep(10)  # not a wait: the outage lasts a while
                 assert proc.poll() is None, "the job must keep running through the outage"
             finally:
                 os.kill(broker.proc.pid, signal.SIGCONT)
-            produce(broker, topic, events[half:])
+            produce(broker, topic, events[n // 3: 2 * n // 3])
             eventually(lambda: ready(port), 240, "/ready again once the broker answers")
-            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the outage")
-        finally:
-            if proc.poll() is None:
-                kill_hard(proc)
-        assert comparable(got) == comparable(expected)
-
-
-def test_job_waits_out_a_broker_restart_reports_it_and_loses_nothing(tmp_path):
-    with Broker(log_path=str(tmp_path / "broker.log")) as broker:
-        topic = "events-restart"
-        events, port, cfg, proc, hist = start_past_first_generations(tmp_path, broker, topic)
-        half = len(events) // 2
-        try:
+            # 2. the broker process is killed, then started again
             broker.kill()  # SIGKILL: the broker process is gone, its port refuses connections
-            eventually(lambda: not ready(port), 120, "/ready to report the outage")
+            eventually(lambda: not ready(port), 120, "/ready to report the killed broker")
             assert proc.poll() is None, "the job must keep running through the outage"
             assert get(port, "/healthz")[0] == 200, "liveness stays green: restarting the job would not help"
             metrics = get(port, "/metrics")[1]
             assert "rebalance_monitor_ready 0" in metrics and "rebalance_monitor_up 1" in metrics
-            broker.start()  # same ports, same log directory: the topic and its first half are still there
-            produce(broker, topic, events[half:])
+            broker.start()  # same ports, same log directory: the topic and what it held are still there
+            produce(broker, topic, events[2 * n // 3:])
             eventually(lambda: ready(port), 240, "/ready again once the broker is back")
-            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after the restart")
+            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after both outages")
         finally:
             if proc.poll() is None:
                 kill_hard(proc)
