@@ -228,23 +228,31 @@ class KafkaPythonMetadata(Metadata):
             self._probe = self._consumer_cls(**self._probe_conf)
         c = self._probe
         tps = {TopicPartition(t, p): off for (t, p), off in listed.items()}
-        c.assign(list(tps))
+        # kafka-python fetches only from partitions whose leader its metadata knows, and does not look up a topic
+        # it was merely assigned: without this a topic created after the probe started was never fetched from,
+        # and every batch waited out `timeout_s` (seen with a pattern subscription picking up a new topic)
+        for topic in {tp.topic for tp in tps}:
+            c.partitions_for_topic(topic)
+        # the assignment is kept between calls: assigning the same partitions again after clearing them left the
+        # probe without a fetch response for good (kafka-python 3.0), so every other batch waited out `timeout_s`
+        if set(c.assignment()) != set(tps):
+            c.assign(list(tps))
         for tp, off in tps.items():
             c.seek(tp, off)
         out: dict[TP, int] = {}
         deadline = time.monotonic() + timeout_s
-        try:
-            while len(out) < len(tps) and time.monotonic() < deadline:
-                c.poll(timeout_ms=20, max_records=1000)
-                for tp, off in tps.items():
-                    key = (tp.topic, tp.partition)
-                    if key in out:
-                        continue
-                    high = c.highwater(tp)
-                    if high is not None and high >= off:
-                        out[key] = high
-        finally:
-            c.assign([])
+        while len(out) < len(tps) and time.monotonic() < deadline:
+            c.poll(timeout_ms=20, max_records=1000)
+            for tp, off in tps.items():
+                key = (tp.topic, tp.partition)
+                if key in out:
+                    continue
+                high = c.highwater(tp)
+                if high is not None and high >= off:
+                    out[key] = high
+        if len(out) < len(tps):  # a fresh probe next time (new connections, new metadata)
+            c.close()
+            self._probe = None
         return out
 
     def close(self):
