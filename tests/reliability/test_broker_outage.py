@@ -118,7 +118,8 @@ def test_job_survives_a_hung_then_a_restarted_broker_reports_both_and_loses_noth
             broker.start()  # same ports, same log directory: the topic and what it held are still there
             produce(broker, topic, events[2 * n // 3:])
             eventually(lambda: ready(port), 240, "/ready again once the broker is back")
-            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist, "every record after both outages")
+            got, expected = finish_and_compare(proc, broker, topic, events, cfg, hist,
+                                               "every record after both outages")
         finally:
             if proc.poll() is None:
                 kill_hard(proc)

@@ -152,9 +152,8 @@ def _static_restart(ctx: Ctx) -> None:
 
 def _storm(ctx: Ctx) -> None:
     ctx.start_traffic()
-    # confluent-kafka members (instrumented librdkafka, classic protocol): heartbeats on native threads. With
-    # kafka-python members a loaded full run left one member REBALANCING past 75 s, or rejoining on its own
-    # often enough to make the storm look mixed, in about one run in three
+    # confluent-kafka members (see CONFLUENT): with kafka-python members the extra rejoins made the storm look
+    # mixed in about one loaded run in three
     members = [ctx.add_member(f"storm-{i}", **CONFLUENT) for i in range(2)]
     gen = ctx.wait_stable(members)
     for cycle in range(4):
@@ -218,7 +217,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("scale_out", "one member (confluent-kafka), then a second and a third join, one at a time", _scale_out,
              {"generations_min": 3, "causes": ["member_joined"], "timeouts": [], "storm": False,
               "members_final": 3}, estimated_s=20),
-    Scenario("scale_in", "three members (confluent-kafka), then two leave gracefully one at a time (LeaveGroup)", _scale_in,
+    Scenario("scale_in", "three members (confluent-kafka), then two leave gracefully one at a time (LeaveGroup)",
+             _scale_in,
              {"generations_min": 3, "causes": ["member_joined", "member_left"], "timeouts": [],
               "storm": False, "members_final": 1}, estimated_s=20),
     Scenario("crash", "a member in a child process is SIGKILLed: no LeaveGroup, heartbeats stop, "
