@@ -37,6 +37,7 @@ from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
 from ..event_columns import HEARTBEAT, hot_event
 from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from .gc_pause import gc_paused
 from .runner_cache import RunnerCache, new_token, process_cache
 
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
@@ -282,7 +283,8 @@ class GroupProcessor(StatefulProcessor):
             yield from _passthrough(rows)
             return
         self._ran_in_batch(shard, timerValues)
-        out = self._run_shard(shard, _ShardRows(rows), timerValues)
+        with gc_paused():
+            out = self._run_shard(shard, _ShardRows(rows), timerValues)
         if out:
             yield from (OutputRow(*r) for r in out)
 
@@ -291,7 +293,8 @@ class GroupProcessor(StatefulProcessor):
         if shard == CLUSTER_SHARD or self._ran_in_batch(shard, timerValues):
             # A shard that ran its rows in this batch also ran every group due by then, and set its next timer.
             return
-        out = self._run_shard(shard, None, timerValues)
+        with gc_paused():
+            out = self._run_shard(shard, None, timerValues)
         if out:
             yield from (OutputRow(*r) for r in out)
 
