@@ -1,6 +1,9 @@
 """The whole job on this machine against a local Apache Kafka broker (issue 4 benchmark), side by side in one run:
 
-1. read-rate ceiling: a plain confluent-kafka consumer draining the topic;
+1. read-rate ceiling: a plain confluent-kafka consumer draining the topic, twice: with librdkafka's defaults (the
+   figure this benchmark always gave), and with the one setting the job's Python source changes
+   (`fetch.queue.backoff.ms`, see spark/kafka_source/options.py; with the default a fast reader waits ~1 s
+   whenever librdkafka's queue is full, so the default consumer waits on the fetcher, not on Python);
 2. events/s through the whole job (decode, per-group state machine, sinks) over the same topic;
 3. end-to-end delay from an event's produce time to its output record (5 s trigger);
 4. how long after its deadline a session timeout is reported, with the whole input idle (5 s trigger).
@@ -21,6 +24,7 @@ from proc_tree import descendants
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS
 from rebalance_monitor.spark.session import build_session
 from rebalance_monitor.testing.broker import Broker
 
@@ -40,10 +44,10 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) ->
     p.flush(120)
 
 
-def drain_plain(bootstrap: str, topic: str, partitions: int, expected: int) -> float:
+def drain_plain(bootstrap: str, topic: str, partitions: int, expected: int, **conf) -> float:
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-plain", "enable.auto.commit": False})
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-plain", "enable.auto.commit": False, **conf})
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     n = 0
     t0 = time.perf_counter()
@@ -212,12 +216,17 @@ def main() -> None:
         produce(broker.bootstrap, topic, values, args.partitions)
         print(f"produced {len(values):,} events in {time.perf_counter() - t0:.1f} s", flush=True)
         plain = drain_plain(broker.bootstrap, topic, args.partitions, len(values))
+        tuned = drain_plain(broker.bootstrap, topic, args.partitions, len(values),
+                            **{"fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS})
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
                               shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants))
         r = job_throughput(spark, broker.bootstrap, topic, work, len(values), args.per_trigger)
-        print(f"plain confluent consumer : {plain:12,.0f} records/s (read-rate ceiling)")
+        print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
+        print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
+              f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})")
         print(f"whole job, 5 s trigger   : {r['steady_rate']:12,.0f} events/s sustained "
-              f"({r['steady_rate'] / plain:.2f}x of the ceiling; batches after the first)")
+              f"({r['steady_rate'] / plain:.2f}x of the default consumer, {r['steady_rate'] / tuned:.2f}x of the "
+              "tuned one; batches after the first)")
         print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first batch "
               f"{r['first'][0]:,} rows in {r['first'][1]:.1f} s")
         print(f"  CPU of the job's processes (JVM + Python workers) over the whole run, start-up included: "

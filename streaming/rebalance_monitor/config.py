@@ -96,6 +96,9 @@ class StateConfig:
     history_generations: int = 8
     max_members_per_group: int = 10_000
     max_partitions_per_group: int = 100_000
+    # MiB of group snapshots (as JSON) each Python worker keeps as live runners between batches
+    # (spark/runner_cache.py; about six times that in memory); 0: read every group from the state store
+    runner_cache_mb: int = 16
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,8 @@ def _validate(cfg: MonitorConfig) -> None:
                           "(scripts/fetch_spark_jars.sh fills var/spark-jars; null for none)")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
+    if cfg.state.runner_cache_mb < 0:
+        raise ConfigError("state.runner_cache_mb: must be 0 (no cache) or more")
 
 
 def load_config(path: str | os.PathLike | None = None, env: dict | None = None,

@@ -25,55 +25,61 @@ _TS_LIMIT = 1 << 53
 
 
 _MISSING = object()
+_EXCEPTIONS = (KeyError, TypeError, ValueError)  # not an object with the required keys, or not JSON
 
 
 def hot_fields(value, max_bytes: int, now_ms: int | None, max_future_ms: int | None) -> tuple | None:
     """`(etype, ts, group, member, num, err, inst, client, host)` for a valid heartbeat or poll, else None.
 
-    Every key is read once; a record with a key outside its type's known keys is told by its key count."""
+    The required keys are read by index (a missing one, or a document that is not an object, ends the fast path);
+    a record with a key outside its type's known keys is told by its key count, and the optional keys are only
+    looked up when the count says some are there. Runs once per heartbeat: keep it flat."""
     if value is None or len(value) > max_bytes:
         return None
     try:
         d = _loads(value)
-    except ValueError:
-        return None
-    if type(d) is not dict:
-        return None
-    get = d.get
-    etype = get("type")
-    if etype == HEARTBEAT:
-        num = get("generation", _MISSING)
-        err = get("error", _MISSING)
-        if type(num) is not int or not -_NUM_LIMIT < num < _NUM_LIMIT or (err is not None and type(err) is not str):
-            return None
-        keys = 7  # v, type, ts, group, member_id, generation, error
-    elif etype == POLL:
-        num = get("records", _MISSING)
-        if num is _MISSING:
-            num = None
-            keys = 5  # v, type, ts, group, member_id
-        elif num is None or (type(num) is int and -_NUM_LIMIT < num < _NUM_LIMIT):
-            keys = 6
+        etype = d["type"]
+        v = d["v"]
+        ts = d["ts"]
+        group = d["group"]
+        member = d["member_id"]
+        if etype == HEARTBEAT:
+            num = d["generation"]
+            err = d["error"]
+            if type(num) is not int or not -_NUM_LIMIT < num < _NUM_LIMIT or (err is not None and type(err) is not str):
+                return None
+            extra = len(d) - 7  # v, type, ts, group, member_id, generation, error
+        elif etype == POLL:
+            err = None
+            num = d.get("records", _MISSING)
+            if num is _MISSING:
+                num = None
+                extra = len(d) - 5  # v, type, ts, group, member_id
+            elif num is None or (type(num) is int and -_NUM_LIMIT < num < _NUM_LIMIT):
+                extra = len(d) - 6
+            else:
+                return None
         else:
             return None
-        err = None
-    else:
+    except _EXCEPTIONS:
         return None
-    v, ts, group, member = get("v"), get("ts"), get("group"), get("member_id")
     if type(v) is not int or v != SCHEMA_VERSION or type(ts) is not int or not 0 <= ts < _TS_LIMIT:
         return None
     if now_ms is not None and max_future_ms is not None and ts > now_ms + max_future_ms:
         return None
     if type(group) is not str or type(member) is not str:
         return None
+    if not extra:
+        return (etype, ts, group, member, num, err, None, None, None)
+    get = d.get
     inst, client, host = get("group_instance_id", _MISSING), get("client_id", _MISSING), get("host", _MISSING)
-    keys += 3
     for x in (inst, client, host):
         if x is _MISSING:
-            keys -= 1
-        elif x is not None and type(x) is not str:
+            continue
+        extra -= 1
+        if x is not None and type(x) is not str:
             return None
-    if len(d) != keys:  # a key this fast path does not know: the full parser decides
+    if extra:  # a key this fast path does not know: the full parser decides
         return None
     return (etype, ts, group, member, num, err, None if inst is _MISSING else inst,
             None if client is _MISSING else client, None if host is _MISSING else host)

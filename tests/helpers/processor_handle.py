@@ -2,7 +2,13 @@
 timers in a set, for one shard) and the timer values of a batch (watermark, processing time)."""
 from __future__ import annotations
 
+import json
+
+import pyarrow as pa
+from pyspark.sql import Row
+
 from rebalance_monitor.core.settings import CoreSettings
+from rebalance_monitor.spark.decode_stage import make_decoder
 from rebalance_monitor.spark.processor import GroupProcessor
 
 
@@ -81,8 +87,24 @@ class TimerValues:
         return self.watermark
 
 
-def new_processor(delay=2000, handle=None):
-    """A GroupProcessor (default core settings, no status records) on `handle`, a fresh MemoryHandle by default."""
-    p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=0)
+def new_processor(delay=2000, handle=None, cache_bytes=0):
+    """A GroupProcessor (default core settings, no status records) on `handle`, a fresh MemoryHandle by default;
+    `cache_bytes`: its worker's runner cache (spark/runner_cache.py; 0: none)."""
+    p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=0,
+                       cache_bytes=cache_bytes)
     p.init(handle or MemoryHandle())
     return p
+
+
+def decoded_rows(evs, first_offset=0, topic="ev"):
+    """The decode stage's rows for events (dicts) read from one partition from `first_offset`, as the Rows
+    transformWithState hands over (the batch's clock row left out)."""
+    values = [json.dumps(e).encode() for e in evs]
+    n = len(values)
+    batch = pa.RecordBatch.from_pydict({
+        "topic": [topic] * n, "partition": pa.array([0] * n, pa.int32()),
+        "offset": list(range(first_offset, first_offset + n)),
+        "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
+        "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
+    out = list(make_decoder({topic: "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
+    return [Row(**r) for r in out if r["kind"] != "tick"]

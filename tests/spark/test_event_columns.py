@@ -67,6 +67,10 @@ def test_anything_doubtful_goes_to_the_parser():
         hot, ev = _roundtrip(json.dumps(obj).encode())
         assert hot is None, obj
     assert hot_fields(b"not json", MAX, NOW, FUTURE) is None
+    # JSON that is not an object, or an object without one of the required keys
+    for other in (b"[]", b"null", b"3", b'"heartbeat"', b'[{"type": "heartbeat"}]', b'{"type": "heartbeat"}',
+                  json.dumps({k: v for k, v in base.items() if k != "member_id"}).encode()):
+        assert hot_fields(other, MAX, NOW, FUTURE) is None, other
     assert hot_fields(json.dumps(base).encode(), 10, NOW, FUTURE) is None  # too large: the parser says so
     assert isinstance(parse_event(json.dumps(base).encode(), max_bytes=10), Rejected)
 

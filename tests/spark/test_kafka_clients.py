@@ -47,6 +47,15 @@ def test_confluent_config_spelling():
     }
 
 
+def test_the_source_keeps_librdkafka_fetching_while_its_queue_is_full():
+    # librdkafka's default fetch.queue.backoff.ms (1,000) stalls a reader that drains faster than the fetcher
+    opts = SourceOptions.parse({"kafka.bootstrap.servers": "h:1", "subscribe": "t"})
+    assert opts.confluent_conf()["fetch.queue.backoff.ms"] == 10
+    mine = SourceOptions.parse({"kafka.bootstrap.servers": "h:1", "subscribe": "t",
+                                "kafka.fetch.queue.backoff.ms": "500"})
+    assert mine.confluent_conf()["fetch.queue.backoff.ms"] == "500"
+
+
 def test_kafka_python_config_spelling():
     conf = NEUTRAL.kafka_python()
     assert conf == {

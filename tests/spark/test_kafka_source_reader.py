@@ -8,13 +8,14 @@ import sys
 import pytest
 
 from rebalance_monitor.spark.kafka_source import reader
-from rebalance_monitor.spark.kafka_source.clients import RecordsGone
+from rebalance_monitor.spark.kafka_source.clients import Polled, RecordsGone
 from rebalance_monitor.spark.kafka_source.offsets import DataLossError, OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
 
 
 class ScriptedClient:
-    """Answers each poll with the next list of the script (an exception in it is raised); then nothing."""
+    """Answers each poll with the next list of the script (records up to a `RecordsGone` in it, which ends the poll
+    as the clients do); then nothing."""
 
     def __init__(self, polls, position=None):
         self.polls = list(polls)
@@ -22,13 +23,13 @@ class ScriptedClient:
         self.pos = position
         self.closed = False
 
-    def records(self, max_records):
+    def poll(self, max_records):
         self.asked.append(max_records)
         batch = self.polls.pop(0) if self.polls else []
-        for item in batch:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        gone = next((item for item in batch if isinstance(item, RecordsGone)), None)
+        records = batch[:batch.index(gone)] if gone is not None else batch
+        columns = [list(col) for col in zip(*records)] or [[] for _ in range(6)]
+        return Polled(*columns, gone=gone)
 
     def position(self):
         return self.pos

@@ -18,7 +18,7 @@ from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, shard_of, unpack_events
 
-from helpers.processor_handle import MemoryHandle, TimerValues, new_processor
+from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 
 
 SHARD = shard_of("g", 50)
@@ -41,21 +41,8 @@ def _events(t0=1_700_000_000_000, seconds=30):
     return evs
 
 
-def _rows(evs, first_offset=0):
-    """The decode stage's rows for these events, as Rows (what transformWithState hands over)."""
-    values = [json.dumps(e).encode() for e in evs]
-    n = len(values)
-    batch = pa.RecordBatch.from_pydict({
-        "topic": ["ev"] * n, "partition": pa.array([0] * n, pa.int32()),
-        "offset": list(range(first_offset, first_offset + n)),
-        "timestamp": pa.array([None] * n, pa.timestamp("us", tz="UTC")),
-        "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary())})
-    out = list(make_decoder({"ev": "events"}, 1 << 20, 10 ** 12)(iter([batch])))[0].to_pylist()
-    return [Row(**r) for r in out if r["kind"] != "tick"]
-
-
 def _run(p, evs, watermark=0, first_offset=0, batch_ms=None):
-    return list(p.handleInputRows((SHARD,), iter(_rows(evs, first_offset)), TimerValues(watermark, batch_ms)))
+    return list(p.handleInputRows((SHARD,), iter(decoded_rows(evs, first_offset)), TimerValues(watermark, batch_ms)))
 
 
 def _group_snap(p, group="g"):
@@ -133,7 +120,7 @@ def test_without_a_release_delay_only_the_watermark_releases():
 
 def test_heartbeats_travel_as_columns_and_become_the_parsers_events():
     evs = _events(seconds=3)
-    rows = _rows(evs)
+    rows = decoded_rows(evs)
     assert [r.kind for r in rows] == ["events"]
     cols = dict(zip(PACK_COLUMNS, unpack_events(rows[0].packed)))
     assert sum(e is not None for e in cols["etype"]) == 8  # 2 heartbeats + 2 polls per second, seconds 1..2

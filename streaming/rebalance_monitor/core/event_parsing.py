@@ -133,37 +133,77 @@ def _tp_list(name: str, value, with_offset: bool = False) -> tuple:
 
 
 def _convert(name: str, kind: str, value):
-    nullable = kind.endswith("?")
-    base = kind.rstrip("?")
-    if value is None:
-        if nullable:
-            return None
-        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "must not be null")
-    if base == "str":
-        if not isinstance(value, str):
-            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a string")
-        return value
-    if base == "int":
-        if not _is_int(value):
-            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected an integer")
-        return value
-    if base == "str_list":
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of strings")
-        return tuple(value)
-    if base == "tp_list":
-        return _tp_list(name, value)
-    if base == "offset_list":
-        return _tp_list(name, value, with_offset=True)
-    if base == "topic_counts":
-        if not isinstance(value, dict) or not all(_is_int(c) and c >= 0 for c in value.values()):
-            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {topic: partition_count}")
-        return dict(value)
-    if base == "members":
-        if not isinstance(value, list):
-            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
-        return tuple(_build(MemberInfo, MEMBER_SPEC, m, f"{name}.") for m in value)
-    raise AssertionError(kind)
+    """`value` of field `name` as its kind wants it (see SPECS), or `_Bad`."""
+    return _converter(kind)(name, value)
+
+
+def _nullable(convert):
+    def nullable(name: str, value):
+        return None if value is None else convert(name, value)
+    return nullable
+
+
+def _not_null(convert):
+    def not_null(name: str, value):
+        if value is None:
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", "must not be null")
+        return convert(name, value)
+    return not_null
+
+
+def _to_str(name: str, value):
+    if type(value) is not str and not isinstance(value, str):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a string")
+    return value
+
+
+def _to_int(name: str, value):
+    if type(value) is not int and not _is_int(value):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected an integer")
+    return value
+
+
+def _to_str_list(name: str, value):
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of strings")
+    return tuple(value)
+
+
+def _to_topic_counts(name: str, value):
+    if not isinstance(value, dict) or not all(_is_int(c) and c >= 0 for c in value.values()):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {topic: partition_count}")
+    return dict(value)
+
+
+def _to_members(name: str, value):
+    if not isinstance(value, list):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
+    return tuple(_build(MemberInfo, MEMBER_SPEC, m, f"{name}.") for m in value)
+
+
+_BASE_CONVERTERS = {
+    "str": _to_str, "int": _to_int, "str_list": _to_str_list, "tp_list": _tp_list,
+    "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
+    "topic_counts": _to_topic_counts, "members": _to_members,
+}
+_CONVERTERS: dict[str, Callable] = {}
+
+
+def _converter(kind: str) -> Callable:
+    """The function that converts a field of `kind` (nullable when it ends with "?")."""
+    convert = _CONVERTERS.get(kind)
+    if convert is None:
+        base = _BASE_CONVERTERS.get(kind.rstrip("?"))
+        if base is None:
+            raise AssertionError(kind)
+        convert = _CONVERTERS[kind] = _nullable(base) if kind.endswith("?") else _not_null(base)
+    return convert
+
+
+def _compile(spec: dict) -> tuple:
+    """A spec's fields as (name, required, converter), "v" and "type" left out (checked before)."""
+    return tuple((name, required, _converter(kind)) for name, (kind, required) in spec.items()
+                 if name not in ("v", "type"))
 
 
 def _build(cls, spec: dict, obj, prefix: str = ""):
@@ -179,6 +219,10 @@ def _build(cls, spec: dict, obj, prefix: str = ""):
             continue
         kwargs[name] = _convert(prefix + name, kind, obj[name])
     return cls(**kwargs)
+
+
+# each event type's class and compiled fields, for `_from_object`
+_COMPILED: dict[str, tuple] = {etype: (cls, _compile(spec)) for etype, (cls, spec) in SPECS.items()}
 
 
 def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None = None,
@@ -247,14 +291,14 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
             return Rejected(REASON_FUTURE_TS, raw, f"ts {ts} is more than {max_future_ms} ms ahead")
         if not isinstance(value["group"], str):
             return Rejected(f"{REASON_BAD_TYPE}:group", raw)
-        cls, spec = entry
+        cls, fields = _COMPILED[etype]
         kwargs = {"type": etype, "ts": ts, "group": value["group"], "v": v}
-        for name, (kind, required) in spec.items():
+        for name, required, convert in fields:
             if name not in value:
                 if required:
                     return Rejected(f"{REASON_MISSING_FIELD}:{name}", raw)
                 continue
-            kwargs[name] = _convert(name, kind, value[name])
+            kwargs[name] = convert(name, value[name])
         if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
             return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
         return cls(**kwargs)

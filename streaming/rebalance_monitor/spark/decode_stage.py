@@ -36,6 +36,7 @@ from ..core.group_filter import GroupFilter
 from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
 from ..decode import decode_record
 from ..event_columns import hot_fields
+from .gc_pause import gc_paused
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
                   "packed binary")
@@ -245,13 +246,16 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
         out = _Rows(keep, shards)
         names = topic_names_of(topic_ids) if "offsets-topic" in topic_sources.values() else None
-        for records in chunks:
-            decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
-            if out.records >= pack_records:
+        # the rows of up to pack_records records stay alive until packed: a collector running meanwhile would
+        # walk them again and again (spark/gc_pause.py)
+        with gc_paused():
+            for records in chunks:
+                decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
+                if out.records >= pack_records:
+                    yield out.to_batch()
+                    out = _Rows(keep, shards)
+            if out.records:
                 yield out.to_batch()
-                out = _Rows(keep, shards)
-        if out.records:
-            yield out.to_batch()
 
     return decode
 

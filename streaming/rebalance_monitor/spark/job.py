@@ -165,7 +165,8 @@ class MonitorJob:
                                    follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
                                    flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
                                    drain=drain,
-                                   horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay))
+                                   horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay),
+                                   cache_bytes=cfg.state.runner_cache_mb << 20)
         # keyed by the group's __consumer_offsets partition (spark/processor.py)
         return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 

@@ -37,6 +37,8 @@ from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
 from ..event_columns import HEARTBEAT, hot_event
 from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from .gc_pause import gc_paused
+from .runner_cache import RunnerCache, new_token, process_cache
 
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 GROUP_KEY_SCHEMA = "group string"
@@ -125,26 +127,31 @@ def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = ""
 
 
 class _Shard:
-    """A shard's own state: its cluster log, each group's next wake-up (wall clock) and the registered timer."""
+    """A shard's own state: its cluster log, each group's next wake-up (wall clock), the registered timer and the
+    token of the run that wrote it (spark/runner_cache.py)."""
 
-    __slots__ = ("cluster", "wakes", "timer")
+    __slots__ = ("cluster", "wakes", "timer", "token")
 
-    def __init__(self, cluster: ClusterLog, wakes: dict, timer: int | None):
+    def __init__(self, cluster: ClusterLog, wakes: dict, timer: int | None, token: int | None = None):
         self.cluster = cluster
         self.wakes = wakes
         self.timer = timer
+        self.token = token
 
 
 class GroupProcessor(StatefulProcessor):
     """`clock`'s options (core/group_clock.LiveClock): `follow_wall`, `started_ms` (the job's start, wall clock;
     set on the driver when the plan is built), `flush_to_ms`, `follow_watermark`, `drain`, `horizon_ms`. `visit_every_batch`:
-    every group in state runs at every trigger (`run --once`, whose last batch must reach every group)."""
+    every group in state runs at every trigger (`run --once`, whose last batch must reach every group).
+    `cache_bytes`: the bound of the worker's runner cache (spark/runner_cache.py; 0: read every group from the
+    state store at every run)."""
 
     def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
                  release_delay_ms: int | None = None, *, follow_wall: bool = True, started_ms: int | None = None,
                  flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True,
-                 drain: bool = False, horizon_ms: int = 0):
+                 drain: bool = False, horizon_ms: int = 0, cache_bytes: int = 0):
         self.settings = settings or CoreSettings()
+        self.cache_bytes = cache_bytes
         self.emit_status = emit_status
         started = int(time.time() * 1000) if started_ms is None else started_ms
         self.clock = LiveClock(release_delay_ms, started, follow_wall=follow_wall, follow_watermark=follow_watermark,
@@ -157,6 +164,7 @@ class GroupProcessor(StatefulProcessor):
         self.handle = handle
         self.groups = handle.getMapState("groups", GROUP_KEY_SCHEMA, STATE_SCHEMA)
         self.shard = handle.getValueState("shard", STATE_SCHEMA)
+        self.cache: RunnerCache = process_cache(self.cache_bytes, self.settings)
         self._batch = None
         self._ran = set()
 
@@ -177,10 +185,11 @@ class GroupProcessor(StatefulProcessor):
         if value is None:
             return _Shard(ClusterLog(), {}, None)
         snap = loads_json(value[0])
-        return _Shard(ClusterLog.from_state(snap["c"]), snap["w"], snap["t"])
+        return _Shard(ClusterLog.from_state(snap["c"]), snap["w"], snap["t"], snap.get("k"))
 
-    def _save_shard(self, st: _Shard, wall_ms: int) -> None:
-        """Keep the shard's state, and its one timer at the earliest wake-up of its groups."""
+    def _save_shard(self, st: _Shard, wall_ms: int) -> bool:
+        """Keep the shard's state under a new token, and its one timer at the earliest wake-up of its groups;
+        False when the shard has nothing left to keep (its state is cleared)."""
         want = min(st.wakes.values()) if st.wakes else None
         timer = st.timer
         if timer is not None and not (want is not None and wall_ms < timer <= want):
@@ -192,16 +201,25 @@ class GroupProcessor(StatefulProcessor):
             timer = want
         if not st.wakes and not st.cluster.entries:
             self.shard.clear()
-            return
-        self.shard.update((dumps({"c": st.cluster.to_state(), "w": st.wakes, "t": timer}),))
+            return False
+        st.token = new_token()
+        self.shard.update((dumps({"c": st.cluster.to_state(), "w": st.wakes, "t": timer, "k": st.token}),))
+        return True
 
-    def _run_group(self, group: str, new: _NewRows | None, st: _Shard, watermark: int, wall_ms: int) -> list[tuple]:
-        """Run one group at this batch (its new rows, if any); returns its output rows."""
-        value = self.groups.getValue((group,))
-        if value is not None:
-            runner = GroupRunner.from_state(loads_json(value[0]), self.settings)
+    def _run_group(self, group: str, new: _NewRows | None, st: _Shard, watermark: int, wall_ms: int,
+                   cached: dict, kept: dict) -> list[tuple]:
+        """Run one group at this batch (its new rows, if any); returns its output rows. The group's runner comes
+        from `cached` (the worker's runners, valid for this shard) or the state store; once written back, it
+        goes into `kept`."""
+        hit = cached.pop(group, None)
+        if hit is not None:
+            runner = hit[0]
         else:
-            runner = GroupRunner.new(group, self.settings)
+            value = self.groups.getValue((group,))
+            if value is not None:
+                runner = GroupRunner.from_state(loads_json(value[0]), self.settings)
+            else:
+                runner = GroupRunner.new(group, self.settings)
         out: list[tuple] = []
         if new is not None:
             late, new.keys = runner.split_late(new.keys)
@@ -220,19 +238,22 @@ class GroupProcessor(StatefulProcessor):
             self.groups.removeKey((group,))
             st.wakes.pop(group, None)
         else:
-            self.groups.updateValue((group,), (dumps(runner.to_state()),))
+            snapshot = dumps(runner.to_state())
+            self.groups.updateValue((group,), (snapshot,))
+            kept[group] = (runner, len(snapshot))
             if self.visit_every_batch:
                 st.wakes[group] = wall_ms + 1
             else:
                 st.wakes[group] = self.clock.wake_wall_ms(runner, runner.due_ms(st.cluster), release, wall_ms)
         return out
 
-    def _run_shard(self, new_rows, timer_values) -> list[tuple]:
+    def _run_shard(self, shard, new_rows, timer_values) -> list[tuple]:
         """Run a shard at this batch: the groups with new rows, every group when cluster-wide events arrived,
         and the groups due by now."""
         watermark = timer_values.getCurrentWatermarkInMs()
         wall_ms = timer_values.getCurrentProcessingTimeInMs()
         st = self._load_shard()
+        cached = self.cache.take(shard, st.token)
         groups: dict = {}
         if new_rows is not None:
             groups = new_rows.groups
@@ -245,9 +266,14 @@ class GroupProcessor(StatefulProcessor):
             if at <= wall_ms or (new_rows is not None and new_rows.cluster):
                 run.setdefault(group, None)
         out: list[tuple] = []
+        kept: dict = {}
         for group in run:
-            out.extend(self._run_group(group, groups.get(group), st, watermark, wall_ms))
-        self._save_shard(st, wall_ms)
+            out.extend(self._run_group(group, groups.get(group), st, watermark, wall_ms, cached, kept))
+        if self._save_shard(st, wall_ms):
+            for group, hit in cached.items():  # groups that did not run: as the state store still has them
+                if group in st.wakes:
+                    kept[group] = hit
+            self.cache.keep(shard, st.token, kept)
         return out
 
     # --- Spark callbacks --------------------------------------------------------------------
@@ -257,7 +283,8 @@ class GroupProcessor(StatefulProcessor):
             yield from _passthrough(rows)
             return
         self._ran_in_batch(shard, timerValues)
-        out = self._run_shard(_ShardRows(rows), timerValues)
+        with gc_paused():
+            out = self._run_shard(shard, _ShardRows(rows), timerValues)
         if out:
             yield from (OutputRow(*r) for r in out)
 
@@ -266,7 +293,8 @@ class GroupProcessor(StatefulProcessor):
         if shard == CLUSTER_SHARD or self._ran_in_batch(shard, timerValues):
             # A shard that ran its rows in this batch also ran every group due by then, and set its next timer.
             return
-        out = self._run_shard(None, timerValues)
+        with gc_paused():
+            out = self._run_shard(shard, None, timerValues)
         if out:
             yield from (OutputRow(*r) for r in out)
 

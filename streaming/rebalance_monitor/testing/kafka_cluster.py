@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .broker import Broker, new_cluster_id
-from .processes import free_port
+from .processes import free_port, stop_process_groups
 from .kafka_install import KAFKA_VERSION
 
 
@@ -103,6 +103,9 @@ class KafkaCluster:
         raise TimeoutError(f"no leader for __consumer_offsets-{part} within {timeout_s}s")
 
     def stop(self) -> None:
+        """Stop every node together (one stopped alone keeps waiting for a quorum the others would give up),
+        then remove their directories."""
+        stop_process_groups([n.proc for n in self.nodes], timeout_s=20.0)
         for n in self.nodes:
             n.stop()
 

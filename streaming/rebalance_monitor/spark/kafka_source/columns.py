@@ -64,6 +64,16 @@ class Columns:
     def __len__(self):
         return len(self.offsets)
 
+    def extend(self, polled, lo: int, hi: int) -> None:
+        """Add records [lo, hi) of one poll (`clients.Polled`)."""
+        whole = lo == 0 and hi == len(polled.offsets)
+        for mine, theirs in ((self.offsets, polled.offsets), (self.keys, polled.keys), (self.values, polled.values),
+                             (self.ts, polled.ts), (self.ts_types, polled.ts_types)):
+            mine.extend(theirs if whole else theirs[lo:hi])
+        if self.headers is not None:
+            raw = polled.headers or [None] * len(polled.offsets)
+            self.headers.extend(header_list(h) for h in (raw if whole else raw[lo:hi]))
+
     def records(self, topic: str, partition: int):
         """The records as (topic, partition, offset, append_ms, key, value) tuples (append_ms None when the
         record has no timestamp): what the decoder takes, without an Arrow batch in between."""

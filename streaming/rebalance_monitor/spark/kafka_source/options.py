@@ -18,6 +18,9 @@ FORMAT = "rmkafka"
 CLIENTS = ("auto", "confluent", "kafka-python")
 
 
+FETCH_QUEUE_BACKOFF_MS = 10
+
+
 def resolve_client(prefer: str = "auto") -> tuple[str, str]:
     """("confluent" | "kafka-python", reason). Raises ImportError when a forced client is missing."""
     prefer = (prefer or "auto").strip().lower()
@@ -133,6 +136,10 @@ class SourceOptions:
         """A confluent-kafka consumer's configuration: never joins its (random) group, never commits."""
         conf = self.connection.confluent()
         conf.setdefault("log.connection.close", False)  # brokers close idle connections: not worth a log line
+        # librdkafka stops fetching a partition for this long once its queue holds queued.min.messages (100,000)
+        # records; its default (1,000 ms) left a reader that drains faster than that idle most of the time: a plain
+        # consumer of small records drained at ~4.6 us a record instead of ~0.9 us (CPU ~1 us either way)
+        conf.setdefault("fetch.queue.backoff.ms", FETCH_QUEUE_BACKOFF_MS)
         conf.setdefault("group.id", f"{self.group_id_prefix}-{uuid.uuid4().hex[:12]}")
         conf["enable.auto.commit"] = False
         conf["enable.auto.offset.store"] = False

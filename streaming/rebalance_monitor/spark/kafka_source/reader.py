@@ -8,10 +8,11 @@ as Arrow batches (the source's rows) or, for the decoder, as record tuples. A ra
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from typing import Iterator
 
-from .clients import RecordsGone, open_range_client
-from .columns import Columns, arrow_schema, header_list
+from .clients import open_range_client
+from .columns import Columns, arrow_schema
 from .offsets import DataLossError
 from .options import SourceOptions
 
@@ -32,29 +33,25 @@ def read_range(opts: SourceOptions, client: str, r, as_records: bool = False) ->
         nxt = r.start
         cols = Columns(opts.include_headers)
         last_progress = time.monotonic()
-        want_headers = opts.include_headers
         while nxt < r.end:
             before = nxt
-            keys, values, offsets, ts, ts_types = cols.keys, cols.values, cols.offsets, cols.ts, cols.ts_types
-            try:
-                for off, key, value, ts_ms, ts_type, headers in c.records(min(MAX_POLL_RECORDS, max(1, r.end - nxt))):
-                    if off >= r.end:
-                        nxt = r.end
-                        break
-                    if off < nxt:
-                        continue
-                    keys.append(key)
-                    values.append(value)
-                    offsets.append(off)
-                    ts.append(ts_ms)
-                    ts_types.append(ts_type)
-                    if want_headers:
-                        cols.headers.append(header_list(headers))
-                    nxt = off + 1
-            except RecordsGone as gone:
+            polled = c.poll(min(MAX_POLL_RECORDS, max(1, r.end - nxt)))
+            offsets = polled.offsets
+            if offsets:
+                # a partition's records come in offset order: keep those in [nxt, end)
+                lo = bisect_left(offsets, nxt) if offsets[0] < nxt else 0
+                hi = len(offsets)
+                if offsets[-1] >= r.end:
+                    hi = bisect_left(offsets, r.end)
+                if lo < hi:
+                    cols.extend(polled, lo, hi)
+                    nxt = offsets[hi - 1] + 1
+                if hi < len(offsets):
+                    nxt = r.end
+            if polled.gone is not None and nxt < r.end:
                 raise DataLossError(
-                    f"records {r.topic}-{r.partition} from offset {nxt} are no longer available ({gone}); "
-                    "set failOnDataLoss=false to skip them") from gone.__cause__
+                    f"records {r.topic}-{r.partition} from offset {nxt} are no longer available ({polled.gone}); "
+                    "set failOnDataLoss=false to skip them") from polled.gone.__cause__
             if len(cols) >= opts.arrow_batch_rows:
                 yield _chunk(cols, r, schema, as_records)
                 cols = Columns(opts.include_headers)
