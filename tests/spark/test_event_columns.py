@@ -29,8 +29,9 @@ def _roundtrip(value: bytes):
 
 
 def _rebuilt(hot):
-    etype, ts, group, member, num, err, inst, client, host = hot
-    return hot_event(etype, ts, group, member, num, err, inst, client, host)
+    etype, ts, group, member, num, err, inst, client, host, offsets = hot
+    # (the decode stage packs the columns as JSON: a commit's offsets arrive as the lists they were)
+    return hot_event(etype, ts, group, member, num, err, inst, client, host, json.loads(json.dumps(offsets)))
 
 
 COMMON_FORMS = [
@@ -45,6 +46,11 @@ COMMON_FORMS = [
      "error": "REBALANCE_IN_PROGRESS"},
     {"v": 1, "type": "poll", "ts": 1_700_000_000_000, "group": "g", "member_id": "", "group_instance_id": "i-1",
      "client_id": None, "host": "h", "records": 0},
+    # commits: the benchmark form, and what the instrumentation sends (identity fields, the generation)
+    {"v": 1, "type": "commit", "ts": 1_700_000_000_000, "group": "g", "member_id": "m",
+     "offsets": [["orders", 0, 17], ["orders", 3, 0]]},
+    {"v": 1, "type": "commit", "ts": 1_700_000_000_000, "group": "g", "member_id": "consumer-1-abc",
+     "group_instance_id": None, "client_id": "consumer-1", "host": "/127.0.0.1", "offsets": [], "generation": 4},
 ]
 
 
@@ -63,6 +69,15 @@ def test_anything_doubtful_goes_to_the_parser():
         {**base, "extra": 1}, {k: v for k, v in base.items() if k != "error"}, {**base, "host": 5},
         {**base, "type": "join"},
     ]
+    commit = dict(COMMON_FORMS[5])
+    doubtful += [
+        {**commit, "offsets": None}, {**commit, "offsets": [["t", -1, 3]]}, {**commit, "offsets": [["t", 1]]},
+        {**commit, "offsets": [["t", 1, 2, 3]]}, {**commit, "offsets": [[1, 1, 2]]},
+        {**commit, "offsets": [["t", True, 2]]}, {**commit, "offsets": [["t", 1, 2.0]]},
+        {**commit, "offsets": [["t", 1, 2 ** 60]]}, {**commit, "offsets": {"t": 1}},
+        {**commit, "generation": "4"}, {**commit, "member_id": None},
+        {k: v for k, v in commit.items() if k != "offsets"}, {k: v for k, v in commit.items() if k != "member_id"},
+    ]
     for obj in doubtful:
         hot, ev = _roundtrip(json.dumps(obj).encode())
         assert hot is None, obj
@@ -78,14 +93,19 @@ def test_anything_doubtful_goes_to_the_parser():
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2 ** 64), max_value=2 ** 64),
                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5))
 _keys = st.sampled_from(["v", "type", "ts", "group", "member_id", "generation", "error", "records",
-                         "group_instance_id", "client_id", "host", "other"])
+                         "group_instance_id", "client_id", "host", "offsets", "other"])
+_offset_items = st.lists(st.one_of(_scalars, st.lists(_scalars, max_size=4),
+                                   st.tuples(st.text(max_size=3), st.integers(-3, 2 ** 54), st.integers(-3, 2 ** 54))
+                                   .map(list)), max_size=3)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(base=st.sampled_from(COMMON_FORMS), changes=st.dictionaries(_keys, _scalars, max_size=3),
-       drop=st.lists(_keys, max_size=2))
-def test_fast_path_never_disagrees_with_the_parser(base, changes, drop):
+       drop=st.lists(_keys, max_size=2), offsets=st.one_of(st.none(), _offset_items))
+def test_fast_path_never_disagrees_with_the_parser(base, changes, drop, offsets):
     obj = {**base, **changes}
+    if offsets is not None and base["type"] == "commit":
+        obj["offsets"] = offsets
     for k in drop:
         obj.pop(k, None)
     hot, ev = _roundtrip(json.dumps(obj).encode())
@@ -119,17 +139,18 @@ def test_decode_stage_rows_match_decode_record():
         expected_rejects += rejs
     assert len(events) == len(expected_events) and len(dead) == len(expected_rejects)
     assert sorted(json.loads(d["payload"])["reason"] for d in dead) == sorted(r.reason for r in expected_rejects)
-    assert [json.loads(d["payload"])["offset"] for d in dead] == [5, 6, 8, 9]
+    k = len(COMMON_FORMS)  # then garbage, a list, a join, a heartbeat without its fields, no value
+    assert [json.loads(d["payload"])["offset"] for d in dead] == [k, k + 1, k + 3, k + 4]
     rebuilt = []
     for r in events:
         if r["etype"] is not None:
             rebuilt.append(hot_event(r["etype"], r["ts"], "g", r["member"], r["num"], r["err"], r["inst"],
-                                     r["client"], r["host"]))
+                                     r["client"], r["host"], r["payload"]))
         else:
             rebuilt.append(parse_event(r["payload"]))
     assert rebuilt == expected_events
     assert sum(r["etype"] is not None for r in events) == len(COMMON_FORMS)
-    assert [r["ord"] for r in events] == [(1 << 40) | o for o in (0, 1, 2, 3, 4, 7)]  # source order
+    assert [r["ord"] for r in events] == [(1 << 40) | o for o in [*range(k), k + 2]]  # source order
     assert len(ticks) == 1 and ticks[0]["ts"] == max(e.ts for e in expected_events)
     assert ticks[0]["num"] == NOW and ticks[0]["et"] is not None and ticks[0]["ord"] == n  # records read
     assert all(r["et"] is None for r in packs + dead)

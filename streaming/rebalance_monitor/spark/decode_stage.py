@@ -16,8 +16,8 @@ spark/processor.py), or `CLUSTER_SHARD` for what concerns no group's state:
   tick rows carry event time, so they alone move the watermark, and Spark never drops events as late:
   lateness is the processor's call.
 
-A packed event is a heartbeat or poll in columns (`etype` set, see `event_columns`), or any other event as
-its canonical JSON text (`payload`).
+A packed event is a heartbeat, poll or commit in columns (`etype` set, see `event_columns`; a commit's offsets in
+`payload`, as a list), or any other event as its canonical JSON text (`payload`).
 """
 from __future__ import annotations
 
@@ -192,8 +192,8 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
         if source == "events":
             hot = hot_fields(value, max_bytes, now, max_future_ms)
             if hot is not None and hot[2]:  # (a heartbeat or poll without a group takes the full path)
-                etype, ts, group, member, num, err, inst, client, host = hot
-                row = (ts, order, etype, member, num, err, inst, client, host, None)
+                etype, ts, group, member, num, err, inst, client, host, offsets = hot
+                row = (ts, order, etype, member, num, err, inst, client, host, offsets)
                 rows = groups.get(group)
                 if rows is None:
                     groups[group] = [row]

@@ -35,7 +35,7 @@ from ..core.runner import ClusterLog, GroupRunner
 from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
-from ..event_columns import HEARTBEAT, hot_event
+from ..event_columns import BEATS, HEARTBEAT, hot_event
 from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from .gc_pause import gc_paused
 from .runner_cache import RunnerCache, new_token, process_cache
@@ -65,11 +65,12 @@ def _record_rows(records: list[dict]) -> list[tuple]:
 
 class JobItems:
     """The job's pending items (core/runner.py, codec): canonical JSON text, or the columns of a heartbeat /
-    poll `[etype, member, num, err, inst, client, host]`."""
+    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets)."""
 
     @staticmethod
     def beat(monitor, item, ts: int) -> bool:
-        return type(item) is not str and monitor.process_beat(item[0] == HEARTBEAT, ts, *item[1:])
+        return type(item) is not str and item[0] in BEATS and monitor.process_beat(item[0] == HEARTBEAT, ts,
+                                                                                     *item[1:8])
 
     @staticmethod
     def event(item, ts: int, group: str):
@@ -105,20 +106,24 @@ class _NewRows:
         if etype is None:
             return parse_event(self.payload[i])
         return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
-                         self.host[i])
+                         self.host[i], self.payload[i])
 
     def beat(self, g, i: int, ts: int) -> bool:
         """Apply event i through the monitor's heartbeat / poll fast path; False if it does not apply."""
         etype = self.etype[i]
-        return etype is not None and g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i],
-                                                    self.err[i], self.inst[i], self.client[i], self.host[i])
+        return etype in BEATS and g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i],
+                                                 self.err[i], self.inst[i], self.client[i], self.host[i])
 
     def item(self, i: int):
-        """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll."""
+        """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll (and a commit's
+        offsets)."""
         etype = self.etype[i]
         if etype is None:
             return self.payload[i]
-        return [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
+        item = [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
+        if etype not in BEATS:
+            item.append(self.payload[i])
+        return item
 
 
 def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = "") -> tuple:
