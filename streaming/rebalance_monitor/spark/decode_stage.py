@@ -7,6 +7,7 @@ spark/processor.py), or `CLUSTER_SHARD` for what concerns no group's state:
   its newest event time, `num` the Kafka timestamp of that event's record;
 - `cluster`: a cluster-wide event (group "") that reaches groups, once per shard it concerns (a coordinator
   move: the shard of its partition; partition counts: every shard), as canonical JSON text in `payload`;
+- `wake`: a wake-up record's marker (`wake_marker`), once per shard;
 - `record` (CLUSTER_SHARD): a record passed through (a cluster-wide `end_offsets`);
 - `dead_letter` (CLUSTER_SHARD): one per rejected record (group "", the dead-letter record as JSON in `payload`);
 - `tick` (CLUSTER_SHARD): one per input batch, `et` its highest event time, `num` the Kafka timestamp of the
@@ -48,6 +49,20 @@ _ARROW_SCHEMA = pa.schema([
 # The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
 # batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
 WAKE_KEY = b"rebalance-monitor/wake"
+
+
+def wake_marker(value, topic: str, partition: int) -> str | None:
+    """The marker a wake-up record carries ({"start", "n"}: the job's start and how many it wrote, see
+    `job.wake_input`) with the record's topic and partition, as JSON text; None for a bare wake-up."""
+    try:
+        note = orjson.loads(value) if value else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(note, dict) or type(note.get("start")) is not int or type(note.get("n")) is not int:
+        return None
+    return orjson.dumps({"start": note["start"], "n": note["n"], "tp": f"{topic}:{partition}"}).decode()
+
+
 # the key of the rows that concern no group's state (clock rows, dead letters, records passed through)
 CLUSTER_SHARD = -1
 # the columns of a pack, in order
@@ -208,6 +223,9 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
         out.batch_max, out.batch_max_append = top, top_append
         if key == WAKE_KEY:
             n -= 1  # not an input record
+            marker = wake_marker(value, topic, partition)
+            if marker is not None:  # every shard counts the markers of the job's start (spark/processor.py)
+                out.cluster.extend((shard, 0, order, "wake", marker) for shard in range(out.shards))
             continue
         _decode_slow(out, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
                      max_future_ms, topic_names)
@@ -254,7 +272,7 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
                 if out.records >= pack_records:
                     yield out.to_batch()
                     out = _Rows(keep, shards)
-            if out.records:
+            if out.records or out.cluster:  # (wake-up records alone count as no record read)
                 yield out.to_batch()
 
     return decode

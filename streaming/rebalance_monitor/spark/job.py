@@ -61,6 +61,7 @@ class MonitorJob:
         self.updater = updater
         self.on_records = on_records
         self.query = None
+        self._started_ms: int | None = None  # the start the processor counts idle time from (build)
         self.stats = JobStats()
         self.sinks = None
         self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
@@ -167,6 +168,7 @@ class MonitorJob:
                                    drain=drain,
                                    horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay),
                                    cache_bytes=cfg.state.runner_cache_mb << 20)
+        self._started_ms = processor.clock.started_ms  # what the wake-up records carry (wake_input)
         # keyed by the group's __consumer_offsets partition (spark/processor.py)
         return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 
@@ -195,29 +197,45 @@ class MonitorJob:
         return self.query
 
     def wake_input(self, timeout_s: float = 30.0) -> bool:
-        """Write one record that the decoder drops (key `WAKE_KEY`) to the first events topic, or else the
-        coordinator-log topic: Spark runs no batch after a restart until its input has a new record, and in
-        processing-time mode it runs one at every trigger from then on, so timers fire on a quiet input.
-        False if there is no such topic or the write failed (the first real record then does it)."""
+        """Write wake-up records (key `WAKE_KEY`) to the input: Spark runs no batch after a restart until its input
+        has a new record, and in processing-time mode it runs one at every trigger from then on, so timers fire on
+        a quiet input.
+
+        Unless the job reads `__consumer_offsets` (where it cannot write), one record goes to every partition of
+        every events and coordinator-log topic, each carrying the job's start and how many were written: once the
+        decoder has read them all, the input as it stood at the start has been read, a backlog included, and the
+        groups' clocks count again the idle time from before the start (spark/processor.py, "caught up").
+        Otherwise one record goes to the first topic, as the wake-up alone. False if there is no topic to write
+        or a write failed (the first real record then wakes the query, and the clocks keep waiting for the input
+        after the start)."""
         from .sinks import KafkaTopicWriter
 
         cfg = self.cfg
-        topics = cfg.events_topics() or ([cfg.kafka.coordinator_log_topic] if cfg.kafka.coordinator_log_topic else [])
+        coordinator = [cfg.kafka.coordinator_log_topic] if cfg.kafka.coordinator_log_topic else []
+        topics = cfg.events_topics() + coordinator
         if not topics:
             log.info("no events or coordinator-log topic to wake: after a restart, timers wait for the first record")
             return False
-        writer = None
+        markers = not cfg.kafka.offsets_topic and self._started_ms is not None
+        writers: dict = {}
         try:
-            writer = KafkaTopicWriter(topics[0], cfg.kafka.connection())
-            writer.send([(WAKE_KEY.decode(), "")], timeout_s=timeout_s)
+            for topic in topics if markers else topics[:1]:
+                writers[topic] = KafkaTopicWriter(topic, cfg.kafka.connection())
+            if markers:
+                parts = {topic: w.partitions(timeout_s) for topic, w in writers.items()}
+                value = json.dumps({"start": self._started_ms, "n": sum(len(p) for p in parts.values())})
+                for topic, w in writers.items():
+                    w.send([(WAKE_KEY.decode(), value, p) for p in parts[topic]], timeout_s=timeout_s)
+            else:
+                writers[topics[0]].send([(WAKE_KEY.decode(), "")], timeout_s=timeout_s)
             return True
         except Exception as exc:  # noqa: BLE001 - the first real record wakes the query instead
-            log.warning("could not write the wake-up record to %s (%s): after a restart, timers wait for the "
-                        "first input record", topics[0], exc)
+            log.warning("could not write the wake-up records to %s (%s): after a restart, timers wait for the "
+                        "first input record", ", ".join(writers) or topics[0], exc)
             return False
         finally:
-            if writer is not None:
-                writer.close()
+            for w in writers.values():
+                w.close()
 
     def read_available(self, timeout_s: float | None = None, whole_input: bool = False) -> None:
         """Process what the input holds now, then stop (the first part of `run --once`): until a batch has

@@ -39,6 +39,7 @@ from ..event_columns import BEATS, HEARTBEAT, hot_event
 from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from .gc_pause import gc_paused
 from .runner_cache import RunnerCache, new_token, process_cache
+from .start_marks import StartMarks
 
 OUTPUT_SCHEMA = "kind string, group string, ts long, payload string"
 GROUP_KEY_SCHEMA = "group string"
@@ -132,16 +133,18 @@ def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = ""
 
 
 class _Shard:
-    """A shard's own state: its cluster log, each group's next wake-up (wall clock), the registered timer and the
-    token of the run that wrote it (spark/runner_cache.py)."""
+    """A shard's own state: its cluster log, each group's next wake-up (wall clock), the registered timer, the
+    token of the run that wrote it (spark/runner_cache.py) and the job's start markers (spark/start_marks.py)."""
 
-    __slots__ = ("cluster", "wakes", "timer", "token")
+    __slots__ = ("cluster", "wakes", "timer", "token", "marks")
 
-    def __init__(self, cluster: ClusterLog, wakes: dict, timer: int | None, token: int | None = None):
+    def __init__(self, cluster: ClusterLog, wakes: dict, timer: int | None, token: int | None = None,
+                 marks: StartMarks | None = None):
         self.cluster = cluster
         self.wakes = wakes
         self.timer = timer
         self.token = token
+        self.marks = marks if marks is not None else StartMarks()
 
 
 class GroupProcessor(StatefulProcessor):
@@ -161,6 +164,9 @@ class GroupProcessor(StatefulProcessor):
         started = int(time.time() * 1000) if started_ms is None else started_ms
         self.clock = LiveClock(release_delay_ms, started, follow_wall=follow_wall, follow_watermark=follow_watermark,
                                flush_to_ms=flush_to_ms, drain=drain, horizon_ms=horizon_ms)
+        # once a shard has read the input as it stood at the start (spark/start_marks.py), no start to wait for
+        self.read_clock = LiveClock(release_delay_ms, 0, follow_wall=follow_wall, follow_watermark=follow_watermark,
+                                    flush_to_ms=flush_to_ms, drain=drain, horizon_ms=horizon_ms)
         self.visit_every_batch = visit_every_batch
         self._batch = None  # (batch time, watermark) of the batch under way
         self._ran: set = set()  # shards that already ran in this batch
@@ -190,7 +196,8 @@ class GroupProcessor(StatefulProcessor):
         if value is None:
             return _Shard(ClusterLog(), {}, None)
         snap = loads_json(value[0])
-        return _Shard(ClusterLog.from_state(snap["c"]), snap["w"], snap["t"], snap.get("k"))
+        return _Shard(ClusterLog.from_state(snap["c"]), snap["w"], snap["t"], snap.get("k"),
+                      StartMarks.from_state(snap.get("s")))
 
     def _save_shard(self, st: _Shard, wall_ms: int) -> bool:
         """Keep the shard's state under a new token, and its one timer at the earliest wake-up of its groups;
@@ -208,11 +215,12 @@ class GroupProcessor(StatefulProcessor):
             self.shard.clear()
             return False
         st.token = new_token()
-        self.shard.update((dumps({"c": st.cluster.to_state(), "w": st.wakes, "t": timer, "k": st.token}),))
+        self.shard.update((dumps({"c": st.cluster.to_state(), "w": st.wakes, "t": timer, "k": st.token,
+                                  "s": st.marks.to_state()}),))
         return True
 
     def _run_group(self, group: str, new: _NewRows | None, st: _Shard, watermark: int, wall_ms: int,
-                   cached: dict, kept: dict) -> list[tuple]:
+                   cached: dict, kept: dict, clock: LiveClock) -> list[tuple]:
         """Run one group at this batch (its new rows, if any); returns its output rows. The group's runner comes
         from `cached` (the worker's runners, valid for this shard) or the state store; once written back, it
         goes into `kept`."""
@@ -232,7 +240,7 @@ class GroupProcessor(StatefulProcessor):
             for ts, _, i in late:
                 out.append(dead_letter_row(group, ts, REASON_LATE, JobItems.raw(new.item(i), ts, group),
                                            f"ts {ts} is behind what the group already processed ({frontier})"))
-        release = self.clock.release_point(runner, watermark, wall_ms, new is not None,
+        release = clock.release_point(runner, watermark, wall_ms, new is not None,
                                            new.appended_ms if new is not None else None)
         records = runner.run(release, JobItems, st.cluster, new)
         g = runner.monitor
@@ -249,7 +257,7 @@ class GroupProcessor(StatefulProcessor):
             if self.visit_every_batch:
                 st.wakes[group] = wall_ms + 1
             else:
-                st.wakes[group] = self.clock.wake_wall_ms(runner, runner.due_ms(st.cluster), release, wall_ms)
+                st.wakes[group] = clock.wake_wall_ms(runner, runner.due_ms(st.cluster), release, wall_ms)
         return out
 
     def _run_shard(self, shard, new_rows, timer_values) -> list[tuple]:
@@ -260,20 +268,26 @@ class GroupProcessor(StatefulProcessor):
         st = self._load_shard()
         cached = self.cache.take(shard, st.token)
         groups: dict = {}
+        every = False  # every group of the shard runs (cluster-wide events, or the input read as of the start)
         if new_rows is not None:
             groups = new_rows.groups
             for ts, _, text in new_rows.cluster:
                 st.cluster.add(ts, text)
             if new_rows.cluster:
                 st.cluster.trim(self.settings.group_idle_ttl_ms)
+            was = st.marks.caught_up(self.clock.started_ms)
+            for marker in new_rows.marks:
+                st.marks.note(marker, self.clock.started_ms)
+            every = bool(new_rows.cluster) or (not was and st.marks.caught_up(self.clock.started_ms))
         run = dict.fromkeys(groups)
         for group, at in st.wakes.items():
-            if at <= wall_ms or (new_rows is not None and new_rows.cluster):
+            if at <= wall_ms or every:
                 run.setdefault(group, None)
+        clock = self.read_clock if st.marks.caught_up(self.clock.started_ms) else self.clock
         out: list[tuple] = []
         kept: dict = {}
         for group in run:
-            out.extend(self._run_group(group, groups.get(group), st, watermark, wall_ms, cached, kept))
+            out.extend(self._run_group(group, groups.get(group), st, watermark, wall_ms, cached, kept, clock))
         if self._save_shard(st, wall_ms):
             for group, hit in cached.items():  # groups that did not run: as the state store still has them
                 if group in st.wakes:
@@ -308,12 +322,14 @@ class GroupProcessor(StatefulProcessor):
 
 
 class _ShardRows:
-    """A shard's rows of one batch: each group's packed events (`groups`: group -> `_NewRows`) and the
-    cluster-wide events that reach the shard (`cluster`: (ts, order, JSON text), sorted)."""
+    """A shard's rows of one batch: each group's packed events (`groups`: group -> `_NewRows`), the
+    cluster-wide events that reach the shard (`cluster`: (ts, order, JSON text), sorted) and the job's start
+    markers read (`marks`, spark/start_marks.py)."""
 
     def __init__(self, rows):
         packs: dict[str, list] = {}
         self.cluster: list[tuple] = []
+        self.marks: list[str] = []
         for row in rows:
             kind = row.kind
             if kind == "events":
@@ -322,6 +338,8 @@ class _ShardRows:
                                                         row.packed))
             elif kind == "cluster":
                 self.cluster.append((row.ts, row.ord, row.payload))
+            elif kind == "wake":
+                self.marks.append(row.payload)
         self.cluster.sort()
         self.groups = {group: _NewRows(p) for group, p in packs.items()}
 

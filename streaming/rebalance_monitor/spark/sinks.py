@@ -56,18 +56,33 @@ class KafkaTopicWriter:
             self._producer = KafkaProducer(**connection.kafka_python(), linger_ms=50)
             self._kind = "kafka-python"
 
-    def send(self, items: list[tuple[str, str]], timeout_s: float = 30.0) -> None:
-        """Produce (key, value) pairs and wait for them; raises if they could not all be delivered."""
+    def partitions(self, timeout_s: float = 30.0) -> list[int]:
+        """The topic's partitions (raises when the topic is unknown)."""
+        if self._kind == "confluent":
+            meta = self._producer.list_topics(self.topic, timeout=timeout_s).topics.get(self.topic)
+            if meta is None or meta.error is not None or not meta.partitions:
+                raise RuntimeError(f"no partitions of {self.topic}: {getattr(meta, 'error', None)}")
+            return sorted(meta.partitions)
+        parts = self._producer.partitions_for(self.topic)
+        if not parts:
+            raise RuntimeError(f"no partitions of {self.topic}")
+        return sorted(parts)
+
+    def send(self, items: list[tuple], timeout_s: float = 30.0) -> None:
+        """Produce (key, value) pairs, or (key, value, partition) triples, and wait for them; raises if they
+        could not all be delivered."""
         errors = []
         if self._kind == "confluent":
             def on_delivery(err, _msg):
                 if err is not None:
                     errors.append(err)
 
-            for key, value in items:
+            for key, value, *at in items:
+                extra = {"partition": at[0]} if at else {}
                 while True:
                     try:
-                        self._producer.produce(self.topic, value.encode(), key.encode(), on_delivery=on_delivery)
+                        self._producer.produce(self.topic, value.encode(), key.encode(), on_delivery=on_delivery,
+                                               **extra)
                         break
                     except BufferError:
                         self._producer.poll(0.1)
@@ -75,7 +90,8 @@ class KafkaTopicWriter:
             if left:
                 errors.append(f"{left} messages not delivered within {timeout_s}s")
         else:
-            futures = [self._producer.send(self.topic, value=v.encode(), key=k.encode()) for k, v in items]
+            futures = [self._producer.send(self.topic, value=v.encode(), key=k.encode(),
+                                           partition=at[0] if at else None) for k, v, *at in items]
             self._producer.flush(timeout_s)
             for fut in futures:
                 if fut.failed():
