@@ -10,6 +10,7 @@
 
 Usage: python bench/bench_job.py [--events 3000000] [--per-trigger 500000] [--groups 500] [--members 20] [--partitions 4]
        python bench/bench_job.py --latency-only [--samples 3]   (parts 3 and 4 only: about three minutes, light on CPU)
+       python bench/bench_job.py --throughput-only --jit full   (parts 1 and 2, the JVMs' compiler as the JVM's default)
 """
 from __future__ import annotations
 
@@ -69,10 +70,14 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
         "sinks.dead_letter.path": os.path.join(work, f"d-{topic}"), "spark.trigger_interval": trigger, **extra})
 
 
-def tree_cpu_s() -> float:
-    """CPU seconds used so far by this process's live descendants (the JVM and its Python workers), the
-    broker (Apache Kafka's JVM) excepted."""
-    return sum(p.cpu_s for p in descendants() if b"kafka.Kafka" not in p.cmd)
+def tree_cpu_s() -> dict[str, float]:
+    """CPU seconds used so far by this process's live descendants, the broker (Apache Kafka's JVM) excepted:
+    {"jvm": Spark's JVM, "python": its Python workers}."""
+    out = {"jvm": 0.0, "python": 0.0}
+    for p in descendants():
+        if b"kafka.Kafka" not in p.cmd:
+            out["jvm" if b"java" in p.cmd.split(b"\0")[0] else "python"] += p.cpu_s
+    return out
 
 
 def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> dict:
@@ -103,7 +108,8 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
     while time.time() < deadline and job.stats.records_read < n:
         time.sleep(0.5)
     wall = time.perf_counter() - t0
-    cpu = tree_cpu_s() - cpu0
+    cpu1, read_all = tree_cpu_s(), job.stats.records_read
+    cpu = {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1}
     for p in q.recentProgress:
         batches[p["batchId"]] = p
     job.stop()
@@ -113,7 +119,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
     steady = data[1:] or data
     rows = sum(r for _, r in steady)
     secs = sum(p["durationMs"]["triggerExecution"] for p, _ in steady) / 1000.0
-    return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall, "cpu_s": cpu,
+    return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall, "cpu_s": cpu, "read": read_all,
             "steady_rate": rows / secs if secs else float("nan"),
             "first": (data[0][1], data[0][0]["durationMs"]["triggerExecution"] / 1000.0) if data else None,
             "per_batch": [(r, p["durationMs"]["triggerExecution"] / 1000.0,
@@ -196,6 +202,9 @@ def main() -> None:
     ap.add_argument("--per-trigger", type=int, default=500_000, help="maxOffsetsPerTrigger (100,000/s x 5 s)")
     ap.add_argument("--shuffle-partitions", type=int, default=2, help="state partitions (one per core here)")
     ap.add_argument("--latency-only", action="store_true", help="skip the throughput part (1 and 2)")
+    ap.add_argument("--throughput-only", action="store_true", help="skip the latency part (3 and 4)")
+    ap.add_argument("--jit", choices=("quick", "full"), default="quick",
+                    help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
     ap.add_argument("--samples", type=int, default=3, help="groups with a 10 s session in the latency part")
     ap.add_argument("--variants", default="plain,restart,connector",
                     help="latency variants: plain (Python source), restart (driver restart), connector (Spark's)")
@@ -204,7 +213,8 @@ def main() -> None:
     with Broker(log_path=os.path.join(work, "broker.log")) as broker:
         if args.latency_only:
             spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                                  shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants))
+                                  shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants),
+                                  jit=args.jit)
             for variant in args.variants.split(","):
                 report_latency(variant, *latency(spark, broker, work, args.samples, variant))
             spark.stop()
@@ -219,7 +229,8 @@ def main() -> None:
         tuned = drain_plain(broker.bootstrap, topic, args.partitions, len(values),
                             **{"fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS})
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants))
+                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants),
+                              jit=args.jit)
         r = job_throughput(spark, broker.bootstrap, topic, work, len(values), args.per_trigger)
         print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
         print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
@@ -229,11 +240,14 @@ def main() -> None:
               "tuned one; batches after the first)")
         print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first batch "
               f"{r['first'][0]:,} rows in {r['first'][1]:.1f} s")
-        print(f"  CPU of the job's processes (JVM + Python workers) over the whole run, start-up included: "
-              f"{r['cpu_s']:.1f} s = {r['cpu_s'] / r['rows'] * 1e6:.1f} us/event (machine load {os.getloadavg()[0]:.1f})")
+        cpu, read = sum(r["cpu_s"].values()), r["read"]
+        print(f"  CPU of the job's processes over the whole run, start-up included: {cpu:.1f} s = "
+              f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['jvm'] / read * 1e6:.1f}, Python workers "
+              f"{r['cpu_s']['python'] / read * 1e6:.1f}; spark.jit={args.jit}; machine load "
+              f"{os.getloadavg()[0]:.1f})")
         print("  per batch (rows, s, of which planning s): " +
               ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]))
-        for variant in args.variants.split(","):
+        for variant in [] if args.throughput_only else args.variants.split(","):
             report_latency(variant, *latency(spark, broker, work, variant=variant))
         spark.stop()
 

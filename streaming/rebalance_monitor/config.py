@@ -83,6 +83,9 @@ class SparkConfig:
     # A directory of jars for the driver and executors (e.g. var/spark-jars, where scripts/fetch_spark_jars.sh
     # puts Spark's Kafka connector): added as spark.jars, so no Ivy or network at start-up.
     jars_dir: str | None = None
+    # The JVMs' just-in-time compiler (spark/session.py, JIT_OPTIONS): "quick" stops at its first tier (C1),
+    # "full" is the JVM's default (C1, then C2 for hot code).
+    jit: str = choice("quick", "full", default="quick")
     conf: dict = field(default_factory=dict)
 
 

@@ -265,15 +265,18 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
         out = _Rows(keep, shards)
         names = topic_names_of(topic_ids) if "offsets-topic" in topic_sources.values() else None
         # the rows of up to pack_records records stay alive until packed: a collector running meanwhile would
-        # walk them again and again (spark/gc_pause.py)
+        # walk them again and again (spark/gc_pause.py). They are let go before each batch is handed on, so
+        # that they are freed, not walked by the collection that follows the pause.
         with gc_paused():
             for records in chunks:
                 decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
                 if out.records >= pack_records:
-                    yield out.to_batch()
-                    out = _Rows(keep, shards)
-            if out.records or out.cluster:  # (wake-up records alone count as no record read)
-                yield out.to_batch()
+                    batch, out = out.to_batch(), _Rows(keep, shards)
+                    yield batch
+            last = out.to_batch() if out.records or out.cluster else None  # (wake-up records alone: none read)
+            out = batch = None
+            if last is not None:
+                yield last
 
     return decode
 

@@ -17,12 +17,22 @@ log = logging.getLogger(__name__)
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
+# `spark.jit`: the JVM options of the driver and the executors for each choice. The JVM's default tiered
+# compilation keeps its optimising compiler (C2) busy for minutes after every start: Spark plans, codegens and
+# runs new code at every micro-batch, and the job's JVM mostly moves bytes between Kafka, the shuffle, RocksDB
+# and the Python workers, where C2's code gains little. Measured on the job's benchmark (bench/bench_job.py,
+# 2 cores): compiler threads 2.5-6 s of CPU per 3 million events, a third to half of the JVM's CPU, against
+# 0.2 s with C1 alone (docs/operations.md, "How the job spends its time").
+JIT_OPTIONS = {"quick": "-XX:TieredStopAtLevel=1", "full": ""}
+JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+
 
 def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = None,
                  shuffle_partitions: int = 4, extra_conf: Mapping[str, Any] | None = None,
-                 jars: Sequence[str] = ()) -> dict[str, str]:
-    """The Spark settings `build_session` applies (extra_conf wins over the defaults). `jars`: files for the
-    driver's and executors' class path (spark.jars: Spark ships them to executors itself)."""
+                 jars: Sequence[str] = (), jit: str = "quick") -> dict[str, str]:
+    """The Spark settings `build_session` applies (extra_conf wins over the defaults; its JVM options come after
+    the job's, so that an option given there wins too). `jars`: files for the driver's and executors' class path
+    (spark.jars: Spark ships them to executors itself). `jit`: a key of JIT_OPTIONS."""
     conf: dict[str, str] = {
         "spark.app.name": app_name,
         # transformWithStateInPandas needs the RocksDB state store.
@@ -45,23 +55,29 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
         conf["spark.local.dir"] = local_dir
         conf["spark.sql.warehouse.dir"] = os.path.join(local_dir, "warehouse")
         conf["spark.driver.extraJavaOptions"] = f"-Djava.io.tmpdir={local_dir} -Dderby.system.home={local_dir}"
+    if JIT_OPTIONS[jit]:
+        for key in JAVA_OPTION_KEYS:
+            conf[key] = " ".join(filter(None, (JIT_OPTIONS[jit], conf.get(key))))
     for key, value in (extra_conf or {}).items():
-        conf[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        value = str(value).lower() if isinstance(value, bool) else str(value)
+        conf[key] = " ".join(filter(None, (conf.get(key), value))) if key in JAVA_OPTION_KEYS else value
     return conf
 
 
 def build_session(master: str | None = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
-                  shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = ()):
+                  shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = (),
+                  jit: str = "quick"):
     """Start (or return the running) SparkSession with the job's settings.
 
     RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
-    session time zone UTC, and the Python Kafka source registered as format "rmkafka".
+    session time zone UTC, the JVMs' compiler as `jit` says (JIT_OPTIONS), and the Python Kafka source
+    registered as format "rmkafka".
     With a local master the driver binds to the loopback address. `master=None` keeps the master spark-submit
     (or the Spark operator) set, instead of overriding it.
     """
     from pyspark.sql import SparkSession
 
-    conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf, jars)
+    conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf, jars, jit)
     if master is not None and master.startswith("local"):
         conf.setdefault("spark.driver.host", "127.0.0.1")
         conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
@@ -73,10 +89,34 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     quiet_loggers(spark)
+    check_driver_jit(spark, jit)
     register_sources(spark)
     log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, spark.sparkContext.master,
              spark.version, shuffle_partitions)
     return spark
+
+
+def driver_java_options(spark) -> list[str]:
+    """The options the driver's JVM was started with."""
+    return list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+
+
+def check_driver_jit(spark, jit: str) -> bool:
+    """True if the driver's JVM runs with `jit`'s options; else log how to give them. A JVM started before the
+    session was built (spark-submit in client mode, the Spark operator's driver pod) took its options at its
+    start: `spark-submit --driver-java-options`."""
+    want = JIT_OPTIONS[jit]
+    if not want:
+        return True
+    try:
+        if want in driver_java_options(spark):
+            return True
+    except Exception as exc:  # noqa: BLE001 - a start-up hint, never a reason to fail
+        log.debug("could not read the driver JVM's options: %s", exc)
+        return False
+    log.info("spark.jit=%s: the driver's JVM was started without %s (give spark-submit --driver-java-options=%s; "
+             "executors take it from spark.executor.extraJavaOptions)", jit, want, want)
+    return False
 
 
 # Loggers whose WARN lines are part of the job's normal work: the state server warns on every read of a group's

@@ -108,8 +108,12 @@ class StandaloneCluster:
     def submit(self, args: list[str], *, jars: list[str] = (), conf: dict | None = None,
                log_path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> subprocess.Popen:
         """`spark-submit --master <this cluster> --deploy-mode client [--jars ...] ARGS` as its own process
-        group (the driver: spark-submit's JVM and the Python program it runs)."""
+        group (the driver: spark-submit's JVM and the Python program it runs). The driver's JVM starts with the
+        default `spark.jit` options, as docs/operations.md tells spark-submit users to do."""
+        from ..spark.session import JIT_OPTIONS
+
         cmd = [str(spark_home() / "bin" / "spark-submit"), "--master", self.master_url, "--deploy-mode", "client",
+               "--driver-java-options", JIT_OPTIONS["quick"],
                "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
                "--conf", f"spark.pyspark.python={sys.executable}", "--conf", "spark.ui.enabled=false"]
         if jars:
