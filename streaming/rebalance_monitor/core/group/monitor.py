@@ -157,11 +157,16 @@ class GroupMonitor:
 
     def next_timer_ms(self) -> int | None:
         """The earliest time at which `advance_to` may produce something."""
-        cands = [self.timer_ms, self.storm.end_deadline()]
+        # (runs once or twice per run of the group: no lists)
+        best = self.timer_ms
+        end = self.storm.end_deadline()
+        if end is not None and (best is None or end < best):
+            best = end
         if self.rebalance is not None:
-            cands.append(self.rebalance.settle_deadline(self.settings.settle_ms))
-        cands = [c for c in cands if c is not None]
-        return min(cands) if cands else None
+            settle = self.rebalance.settle_deadline(self.settings.settle_ms)
+            if settle is not None and (best is None or settle < best):
+                best = settle
+        return best
 
     def is_idle(self, now_ms: int) -> bool:
         """True when the group can be dropped from state: no event for the idle TTL and nothing pending."""
