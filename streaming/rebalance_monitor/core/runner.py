@@ -203,24 +203,6 @@ class GroupRunner:
         pending = self.pending
         group = g.group
         process = g.process
-        if not todo and not keys:
-            # pending events alone (replay's every run, the job's runs on a timer): the loop below, one head
-            n = 0
-            beat, event = codec.beat, codec.event
-            for ts, _, item in pending:
-                if ts > release_ms:
-                    break
-                n += 1
-                if beat(g, item, ts):
-                    continue
-                ev = event(item, ts, group)
-                if type(ev) is not Rejected:
-                    records.extend(process(ev))
-            if n:
-                del pending[:n]
-            if release_ms > 0:
-                records.extend(g.advance_to(release_ms))
-            return records
         pi = ki = ci = 0
         n_pending, n_keys, n_todo = len(pending), len(keys), len(todo)
         while True:
