@@ -29,7 +29,7 @@ import yaml
 
 from bench_core import workload
 from bench_job import drain_plain, produce
-from proc_tree import process_table
+from proc_tree import kind_of, process_table
 
 from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS
 from rebalance_monitor.testing.broker import Broker
@@ -37,19 +37,6 @@ from rebalance_monitor.testing.spark_cluster import StandaloneCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 JARS = sorted((ROOT / "var" / "spark-jars").glob("*.jar"))
-KINDS = (("executor JVM", b"CoarseGrainedExecutorBackend"), ("driver JVM", b"org.apache.spark.deploy.SparkSubmit"),
-         ("cluster daemons", b"org.apache.spark.deploy."), ("Python workers", b"pyspark.daemon"),
-         ("Python workers", b"pyspark.worker"), ("driver Python", b"rebalance_monitor"),
-         ("driver Python", b"spark_main.py"))
-
-
-def kind_of(cmd: bytes) -> str | None:
-    for name, needle in KINDS:
-        if needle in cmd:
-            return name
-    return None
-
-
 class CpuSampler:
     """CPU seconds per process kind of a set of process trees, sampled every 0.5 s (Python workers come and go:
     each one's last sample counts)."""

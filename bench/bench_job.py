@@ -21,7 +21,7 @@ import tempfile
 import time
 
 from bench_core import workload
-from proc_tree import descendants
+from proc_tree import descendants, kind_of
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
@@ -71,12 +71,13 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
 
 
 def tree_cpu_s() -> dict[str, float]:
-    """CPU seconds used so far by this process's live descendants, the broker (Apache Kafka's JVM) excepted:
-    {"jvm": Spark's JVM, "python": its Python workers}."""
-    out = {"jvm": 0.0, "python": 0.0}
+    """CPU seconds used so far by this process's live descendants of a Spark job, by kind (proc_tree.KINDS: in
+    local mode the driver JVM, where the tasks run, and the Python workers); the broker is none."""
+    out = {"driver JVM": 0.0, "Python workers": 0.0}
     for p in descendants():
-        if b"kafka.Kafka" not in p.cmd:
-            out["jvm" if b"java" in p.cmd.split(b"\0")[0] else "python"] += p.cpu_s
+        kind = kind_of(p.cmd)
+        if kind is not None:
+            out[kind] = out.get(kind, 0.0) + p.cpu_s
     return out
 
 
@@ -242,8 +243,8 @@ def main() -> None:
               f"{r['first'][0]:,} rows in {r['first'][1]:.1f} s")
         cpu, read = sum(r["cpu_s"].values()), r["read"]
         print(f"  CPU of the job's processes over the whole run, start-up included: {cpu:.1f} s = "
-              f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['jvm'] / read * 1e6:.1f}, Python workers "
-              f"{r['cpu_s']['python'] / read * 1e6:.1f}; spark.jit={args.jit}; machine load "
+              f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['driver JVM'] / read * 1e6:.1f}, Python workers "
+              f"{r['cpu_s']['Python workers'] / read * 1e6:.1f}; spark.jit={args.jit}; machine load "
               f"{os.getloadavg()[0]:.1f})")
         print("  per batch (rows, s, of which planning s): " +
               ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]))

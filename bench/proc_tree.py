@@ -43,3 +43,17 @@ def descendants(root: int | None = None) -> list[Proc]:
         frontier = {p.pid for p in table.values() if p.ppid in frontier and p.pid not in mine}
         mine |= frontier
     return [table[p] for p in mine]
+
+
+KINDS = (("executor JVM", b"CoarseGrainedExecutorBackend"), ("driver JVM", b"org.apache.spark.deploy.SparkSubmit"),
+         ("cluster daemons", b"org.apache.spark.deploy."), ("Python workers", b"pyspark.daemon"),
+         ("Python workers", b"pyspark.worker"), ("driver Python", b"rebalance_monitor"),
+         ("driver Python", b"spark_main.py"))
+
+
+def kind_of(cmd: bytes) -> str | None:
+    """The kind of a Spark job's process (KINDS) by its command line; None for any other."""
+    for name, needle in KINDS:
+        if needle in cmd:
+            return name
+    return None
