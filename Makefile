@@ -6,8 +6,10 @@ PY := .venv/bin/python
 bootstrap:
 	@scripts/bootstrap.sh
 
+# The whole suite, then the inputs' tests again in the base install (pip install ., no extras: kafka-python only).
 test: bootstrap
 	$(PY) -m pytest -q --durations=30
+	scripts/test_base_install.sh
 
 # Pure-logic tests only (no broker, Spark or Prometheus).
 test-fast: bootstrap

@@ -202,6 +202,7 @@ class MonitorConfig:
             expected_assignment=self.core.expected_assignment,
             expected_assignment_max_work=self.core.expected_assignment_max_work,
             offsets_partitions=self.kafka.offsets_topic_partitions,
+            member_list_input=bool(self.kafka.offsets_topic),
         )
 
     def group_filter(self):

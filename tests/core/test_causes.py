@@ -230,3 +230,20 @@ def test_rule(case, rule, inputs, expected):
 
 def test_every_rule_has_a_row():
     assert {rule.__name__ for rule in C.RULES} == {row[1].__name__ for row in ROWS}
+
+
+@pytest.mark.parametrize("last_commit, gone, session, rebalance, cause", [
+    (None, 10_000, 10_000, 300_000, C.UNKNOWN),            # never committed: cannot tell
+    (9_000, 10_000, 10_000, 300_000, C.MEMBER_LEFT),       # committed until the rebalance
+    (0, 12_000, 10_000, 300_000, C.SESSION_TIMEOUT),       # commits stopped a session timeout before
+    (0, 8_500, 10_000, 300_000, C.SESSION_TIMEOUT),        # ... about one (80%)
+    (0, 7_000, 10_000, 300_000, C.UNKNOWN),                # in between: neither
+    (0, 290_000, 10_000, 300_000, C.POLL_TIMEOUT),         # about max.poll.interval.ms, well above the session
+    (0, 12_000, 10_000, 12_000, C.SESSION_TIMEOUT),        # poll interval close to the session: a session timeout
+    (9_000, 10_000, None, None, C.UNKNOWN),                # timeouts unknown
+])
+def test_cause_of_departure(last_commit, gone, session, rebalance, cause):
+    found = C.cause_of_departure(last_commit, gone, session, rebalance, generation=4)
+    assert found.cause == cause
+    if cause != C.UNKNOWN:
+        assert found.reason.startswith("inferred: ") and "generation 4" in found.reason

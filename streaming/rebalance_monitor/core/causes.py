@@ -9,7 +9,7 @@ model is Burrow's evaluator rules), and each is one row or more of the table in 
   `cause_of_deferred_rejoin`, `cause_of_static_rejoin`, `cause_of_answered_rejoin`, `cause_of_heartbeat_error`,
   `error_means_coordinator_moved`, `cause_of_leave`;
 - coordinator feed: `cause_of_coordinator_rebalance`, `cause_of_removal`, `removal_is_silent_static_restart`,
-  `causes_of_member_list`;
+  `causes_of_member_list`, `cause_of_departure` (`__consumer_offsets` alone: inferred from commits);
 - the group's own view: `cause_of_timeout`, `cause_of_missing_rejoin`, `cause_of_partition_counts`,
   `coordinator_moved_recently`.
 
@@ -259,6 +259,42 @@ def causes_of_member_list(previous: Collection[str], listed: Collection[str], jo
         (mid, UNKNOWN, f"absent from generation {generation}") for mid in sorted(set(previous) - set(listed))]
     out += [(mid, MEMBER_JOINED, None) for mid in sorted(set(listed) - set(previous)) if mid not in joined]
     return out
+
+
+# --- __consumer_offsets alone: why a member went, from its partitions' commits ----------------------------
+# A member's partitions committed this close to the generation without it: it committed until the rebalance
+# (a graceful leave commits on close); this share of its session timeout at least: it crashed or hung.
+LEFT_MAX_GAP_SHARE = 0.5
+TIMEOUT_MIN_GAP_SHARE = 0.8
+INFERRED = "inferred"  # a cause entry's `cause_source` when a rule inferred it from indirect evidence
+
+
+def cause_of_departure(last_commit_ms: int | None, gone_ms: int, session_timeout_ms: int | None,
+                       rebalance_timeout_ms: int | None, generation: int | None = None) -> Found:
+    """A member left the group and the coordinator did not say why (`__consumer_offsets` alone: it is absent
+    from a generation's member list, or its KIP-848 record was deleted at `gone_ms`). The commits of the
+    partitions it owned tell: commits that stopped about one session timeout before (or, with a rebalance
+    timeout well above the session timeout, about one poll interval before) mean it crashed or hung (it
+    stopped polling); commits until the rebalance mean it left. The reason holds the evidence. A member that
+    never committed (or commits rarely) cannot be told: `unknown`."""
+    where = f"generation {generation}" if generation is not None else "the group"
+    if last_commit_ms is None:
+        return Found(UNKNOWN, f"absent from {where}; no commit of its partitions seen, so a crash cannot be told "
+                              "from a leave")
+    gap = gone_ms - last_commit_ms
+    evidence = f"its partitions were last committed {gap} ms before it was gone from {where}"
+    if session_timeout_ms and rebalance_timeout_ms and rebalance_timeout_ms > 1.5 * session_timeout_ms \
+            and gap >= TIMEOUT_MIN_GAP_SHARE * rebalance_timeout_ms:
+        return Found(POLL_TIMEOUT, f"inferred: {evidence}, about its max.poll.interval.ms ({rebalance_timeout_ms} "
+                                   "ms): it stopped polling")
+    if session_timeout_ms and gap >= TIMEOUT_MIN_GAP_SHARE * session_timeout_ms:
+        return Found(SESSION_TIMEOUT, f"inferred: {evidence}, at least about its session timeout "
+                                      f"({session_timeout_ms} ms): it crashed or hung")
+    limit = session_timeout_ms or rebalance_timeout_ms
+    if limit and 0 <= gap <= LEFT_MAX_GAP_SHARE * limit:
+        return Found(MEMBER_LEFT, f"inferred: {evidence}: it committed until the rebalance, so it left")
+    return Found(UNKNOWN, f"{evidence}, which tells neither a leave nor a timeout"
+                          + ("" if limit else " (its timeouts are unknown)"))
 
 
 # --- the group's own view --------------------------------------------------------------------------

@@ -16,7 +16,7 @@ class Member:
         "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848",
+        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "last_commit_ms",
     )
 
     def __init__(self, member_id: str):
@@ -48,6 +48,9 @@ class Member:
         # generation): the cause to give the round if the coordinator starts one for it instead
         self.rejoin_cause: str | None = None
         self.kip848 = False  # a KIP-848 member: it never rejoins; its syncs carry its member epoch
+        # the latest commit (in `__consumer_offsets`) of a partition the member owned: the evidence of
+        # causes.cause_of_departure when the coordinator does not say why the member went
+        self.last_commit_ms: int | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:

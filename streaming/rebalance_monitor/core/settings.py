@@ -32,3 +32,7 @@ class CoreSettings:
     expected_assignment_max_work: int = 50_000_000
     # offsets.topic.num.partitions of the cluster: where each group's coordinator lives.
     offsets_partitions: int = 50
+    # The job reads `__consumer_offsets` as well: a classic generation the coordinator's log proved waits (up to
+    # `settle_ms`) for that generation's member list there, so that its record carries the union of what both
+    # inputs know (the log's reasons; the protocol, assignments, client ids, hosts and timeouts of the list).
+    member_list_input: bool = False

@@ -21,6 +21,18 @@ log = logging.getLogger("rebalance_monitor.spark.kafka_source")
 _SPARK_ONLY_OPTIONS_DROPPED = ("client", "verifyendoffsets", "arrowbatchrows", "decode")
 
 
+DEPRECATED_OFFSET_FETCHING = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
+
+
+def reads_internal_topic(spark_opts: Mapping[str, Any]) -> str | None:
+    """The first of Kafka's internal topics (`__consumer_offsets`, `__transaction_state`, ...) the connector's
+    options subscribe to or assign, or None."""
+    named = [t.strip() for t in str(spark_opts.get("subscribe") or "").split(",")]
+    assign = str(spark_opts.get("assign") or "")
+    named += [t for t in ("__consumer_offsets", "__transaction_state", "__share_group_state") if t in assign]
+    return next((t for t in named if t.startswith("__")), None)
+
+
 class ConnectorMissing(RuntimeError):
     """kafka.connector: spark, and Spark's Kafka connector is not on the classpath."""
 
@@ -56,6 +68,14 @@ def kafka_stream(spark, options: Mapping[str, Any], prefer: str = "auto"):
     if use_spark:
         spark_opts = spark_connector_options(options)
         log.info("Kafka source: format 'kafka' (%s); options %s", why, redacted(spark_opts))
+        internal = reads_internal_topic(spark_opts)
+        if internal:
+            # Spark's offset reader through the Admin client (its default since 3.4) lists no offsets of Kafka's
+            # internal topics: it read nothing of `__consumer_offsets` (seen with Spark 4.2 and Kafka 4.4); the
+            # consumer-based reader it keeps reads them
+            spark.conf.set(DEPRECATED_OFFSET_FETCHING, "true")
+            log.info("Kafka source: %s is an internal topic: Spark's consumer-based offset reader (%s=true)",
+                     internal, DEPRECATED_OFFSET_FETCHING)
         return spark.readStream.format("kafka").options(**spark_opts).load()
     lowered = {str(k).lower(): v for k, v in options.items()}
     client, reason = resolve_client(str(lowered.get("client", "auto")))

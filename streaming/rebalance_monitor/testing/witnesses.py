@@ -75,6 +75,35 @@ def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None, 
     return [r for r in out if groups is None or r.get("group") in groups]
 
 
+def reconstruct_together(captured: dict, sources, groups: set[str] | None = None, topic_names=None) -> list[dict]:
+    """What the core makes of several inputs read together (as the job reads them: one event stream in time
+    order), e.g. ("coordinator-log", "offsets-topic"); `captured` as `load_captured` gives it. The configuration
+    says whether `__consumer_offsets` is among them, as the job's does (core settings `member_list_input`)."""
+    from rebalance_monitor.config import load_config
+    from rebalance_monitor.core.reconstruct import Reconstructor
+    from rebalance_monitor.decode import decode_record
+
+    overrides = {"kafka.offsets_topic_partitions": 10}
+    if "offsets-topic" in sources:
+        overrides["kafka.offsets_topic"] = "__consumer_offsets"
+    cfg = load_config(env={}, overrides=overrides)
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
+                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
+    events = []
+    for source in sources:
+        for key, value, ts in captured[source]:
+            evs, _rejects = decode_record(source, value, key=key, ts_ms=ts,
+                                          topic_names=topic_names if source == "offsets-topic" else None)
+            events.extend(evs)
+    events.sort(key=lambda e: e.ts)
+    out: list[dict] = []
+    for ev in events:
+        if groups is None or not ev.group or ev.group in groups:
+            out.extend(recon.feed(ev))
+    out.extend(recon.finish())
+    return [r for r in out if groups is None or r.get("group") in groups]
+
+
 def load_captured(directory) -> dict[str, list[tuple[bytes | None, bytes | None, int | None]]]:
     """What scripts/capture_witnesses.py saved of real brokers and clients (tests/witnesses/data/<version>/):
     (key, value, timestamp ms or None) per witness, in the order they were recorded."""

@@ -272,6 +272,12 @@ def on_leave(g, ev: Leave, out: list) -> None:
 
 def on_commit(g, ev: Commit, out: list) -> None:
     out.append(records.offsets_committed(g.group, ev.ts, member_id=ev.member_id or None, offsets=ev.offsets))
+    if not ev.member_id and g.owners:
+        # `__consumer_offsets` names no committer: the commit is a sign of life of the partitions' owner
+        owners = {g.owners.get((tp[0], tp[1])) for tp in ev.offsets}
+        for m in g.members.values():
+            if m.owner_key in owners and (m.last_commit_ms is None or ev.ts > m.last_commit_ms):
+                m.last_commit_ms = ev.ts
 
 
 def on_revoked(g, ev, out: list) -> None:

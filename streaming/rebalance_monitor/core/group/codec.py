@@ -28,8 +28,10 @@ MEMBER_FIELDS = (
     "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-    "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848",
+    "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "last_commit_ms",
 )
+# fields added to the end of a member's list within version 1: a snapshot written before them loads with None
+MEMBER_OPTIONAL_TAIL = ("last_commit_ms",)
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (
     "started_ms", "from_generation", "causes", "joined", "anonymous_joins", "synced", "generation", "protocol",
@@ -100,6 +102,8 @@ def member_to_state(m: Member) -> list:
 
 
 def member_from_state(values: list) -> Member:
+    if len(values) < len(MEMBER_FIELDS) and len(values) >= len(MEMBER_FIELDS) - len(MEMBER_OPTIONAL_TAIL):
+        values = list(values) + [None] * (len(MEMBER_FIELDS) - len(values))
     _check_length(values, MEMBER_FIELDS, "member")
     m = Member.__new__(Member)
     for name, value in zip(MEMBER_FIELDS, values):

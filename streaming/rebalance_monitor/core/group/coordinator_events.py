@@ -88,7 +88,13 @@ def on_member_removed(g, ev: MemberRemoved, out: list) -> None:
         deadline = m.poll_deadline() or ev.ts
         timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, trigger=False, reason=ev.reason)
     else:
+        known = m.member_id in g.members
         M.remove(g, ev.member_id, ev.ts)
+        if known:  # a KIP-848 member's record deleted in __consumer_offsets, for no reason it says
+            cause, who, reason = _departure(g, m, cause, ev.reason, ev.ts, None, out)
+            deadlines.recompute(g)
+            R.trigger(g, cause, ev.ts, out, who=who, reason=reason)
+            return
     deadlines.recompute(g)
     R.trigger(g, cause, ev.ts, out, who=m.describe(), reason=ev.reason)
 
@@ -115,20 +121,25 @@ def on_generation_completed(g, ev: GenerationCompleted, out: list) -> None:
     if r.last_sync_ms is None or ev.ts > r.last_sync_ms:
         r.last_sync_ms = ev.ts
     if ev.members is not None:
-        _take_member_list(g, r, ev, gen)
+        _take_member_list(g, r, ev, gen, out)
     g.state = COMPLETING
     R.maybe_complete(g, out)
     if g.rebalance is r and R.coordinator_completes(g, r):
         R.complete(g, ev.ts, out)
 
 
-def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int) -> None:
+def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int, out: list) -> None:
     """The coordinator listed the generation's members: the group is those; the ones it dropped or added
     unseen are causes of the round."""
     g.membership_known = True
     previous = set(g.members)
     r.coordinator_members = [M.apply_member_info(g, info, ev.ts, gen) for info in ev.members]
     listed = {i["member_id"] for i in r.coordinator_members}
+    for cause in r.causes:  # causes named before the list (the log names members by id alone) get their identity
+        m = g.members.get(cause.get("member_id")) if cause.get("member_id") in listed else None
+        if m is not None:
+            for k, v in m.describe().items():
+                cause.setdefault(k, v)
     for mid, cause, reason in C.causes_of_member_list(previous, listed, r.joined, gen):
         if cause == C.MEMBER_JOINED:
             m = g.members.get(mid)
@@ -136,8 +147,34 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int) -> N
                 r.add_cause(cause, m.describe(), reason)
         elif mid in g.members:
             gone = M.remove(g, mid, ev.ts)
-            r.add_cause(cause, gone.describe(), reason)
+            r.add_cause(*_departure(g, gone, cause, reason, ev.ts, gen, out))
     deadlines.recompute(g)
+
+
+def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: int | None,
+               out: list) -> tuple[str, dict, str | None]:
+    """A member went, for `cause`. When the coordinator did not say why (`unknown`) and no client reports, the
+    commits of its partitions in `__consumer_offsets` tell (causes.cause_of_departure): the cause, marked
+    `cause_source: inferred`, with its evidence as the reason; an inferred timeout is counted and reported as a
+    `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
+    who = gone.describe()
+    if cause != C.UNKNOWN or g.client_feed:
+        return cause, who, reason
+    found = C.cause_of_departure(gone.last_commit_ms, ts, gone.session_timeout_ms, gone.rebalance_timeout_ms, gen)
+    if found.cause != C.UNKNOWN:
+        who["cause_source"] = C.INFERRED
+    if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
+        kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
+        limit = gone.session_timeout_ms if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
+        rec = records.member_timeout(
+            g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=gone.last_commit_ms,
+            deadline_ms=gone.last_commit_ms + limit,
+            identity=((key, getattr(gone, key)) for key in ("client_id", "host", "group_instance_id")))
+        rec["cause_source"] = C.INFERRED
+        out.append(rec)
+        g.count(f"timeouts_{kind}")
+        g.count("timeouts_inferred")
+    return found.cause, who, found.reason
 
 
 def on_group_empty(g, ev: GroupEmpty, out: list) -> None:

@@ -68,6 +68,14 @@ def proven_whole(r: Rebalance) -> bool:
     return r.leader is not None or r.coordinator_members is not None or r.protocol is not None
 
 
+def awaits_member_list(g, r: Rebalance) -> bool:
+    """The coordinator's log proved a classic generation whose member list `__consumer_offsets` also carries
+    (settings.member_list_input) and that list has not come yet: the generation waits for it (or the settle
+    timer), so that its record does not keep the log's gaps (protocol, assignments, client ids, hosts)."""
+    return (g.settings.member_list_input and r.coordinator_members is None and not g.client_feed
+            and not any(m.kip848 for m in g.members.values()))
+
+
 def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, reason: str | None = None) -> None:
     """Something that starts (or joins in) a rebalance happened at `at`, for `cause`."""
     r = g.rebalance
@@ -168,7 +176,7 @@ def maybe_complete(g, out: list) -> None:
             return  # someone joined before getting a member id and has not shown up with one yet
     if expected and expected.issubset(r.synced):
         complete(g, r.last_sync_ms or r.formed_ms, out)
-    elif r.coordinator_confirmed and not g.client_feed and proven_whole(r):
+    elif r.coordinator_confirmed and not g.client_feed and proven_whole(r) and not awaits_member_list(g, r):
         # the latest proof: a log's `Assignment received` after its `Stabilized` (the group is Stable then)
         complete(g, r.last_sync_ms or r.formed_ms, out)
 
@@ -282,5 +290,6 @@ def coordinator_completes(g, r: Rebalance) -> bool:
     """The coordinator's word alone completes the generation: broker log lines that proved it whole, or a member
     list with every member's assignment."""
     return r.coordinator_confirmed and (
-        (not g.client_feed and proven_whole(r)) or (r.coordinator_members is not None and all(
+        (not g.client_feed and proven_whole(r) and not awaits_member_list(g, r))
+        or (r.coordinator_members is not None and all(
             i.get("assignment") is not None for i in r.coordinator_members)))

@@ -198,6 +198,10 @@ class KafkaPythonMetadata(Metadata):
 
     def partitions(self):
         topics = self.consumer.topics()  # refreshes metadata of all topics
+        # `topics()` leaves internal topics out whatever the consumer's exclude_internal_topics says: a topic named
+        # in `subscribe` (`__consumer_offsets`) is looked up by name, as Spark's connector and librdkafka read it
+        # (a pattern leaves internal topics out, as Java's consumer does by default)
+        topics = set(topics) | set(self.opts.topics or ())
         all_tps = {}
         for t in topics:
             parts = self.consumer.partitions_for_topic(t)

@@ -150,4 +150,8 @@ class SourceOptions:
         conf = self.connection.kafka_python()
         conf["group_id"] = None
         conf["enable_auto_commit"] = False
+        # kafka-python leaves internal topics out of its metadata by default (`__consumer_offsets` was never
+        # read with the base install); metadata.KafkaPythonMetadata.partitions looks named topics up as well
+        conf["exclude_internal_topics"] = False
+        conf["allow_auto_create_topics"] = False  # a subscribed topic looked up before it exists is not created
         return conf

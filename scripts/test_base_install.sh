@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The inputs' tests in the base install, as many users have it: `pip install .` without extras (no confluent-kafka:
+# the Python source reads with kafka-python), in a virtualenv of its own (.venv-base, at requirements.lock's
+# versions), plus pytest to run them. A missing extra can then never hide a broken input again (issue 27).
+# Usage: scripts/test_base_install.sh [pytest args]   (make test runs it after the main suite)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV="$ROOT/.venv-base"
+PY=${PYTHON:-python3}
+log() { printf '[base-install] %s\n' "$*" >&2; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.base-stamp"
+digest=$(cat pyproject.toml requirements.lock $(git ls-files streaming | sort) 2>/dev/null | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  log "installing the package without extras into $VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+  # a real (not editable) install of the package, as `pip install .` gives users
+  "$VENV/bin/python" -m pip install -q -c requirements.lock . pytest
+  echo "$digest" > "$stamp"
+fi
+if "$VENV/bin/python" -c "import confluent_kafka" 2>/dev/null; then
+  log "confluent-kafka is importable in $VENV: this is not the base install"
+  exit 1
+fi
+# run from the tests' own directory so that `rebalance_monitor` is the installed package, not streaming/
+cd "$ROOT"
+export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the checkout: Kafka's jars are here
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" \
+  tests/inputs/test_inputs_each_reader.py tests/inputs/test_inputs_integration.py \
+  tests/witnesses/test_witnesses_real_data.py "$@"
