@@ -117,6 +117,13 @@ def test_fuzz_random_input(value):
     ("Removing Set(m1, m2) on pending sync request expiration", "m1"),
     ("Updating metadata for member zz during Stable; client reason: Adding new member q with group instance id x",
      "zz"),
+    ("Updating metadata for member connect-1-bdf1", "connect-1-bdf1"),  # 2.2-2.6: a Connect worker's rejoin
+    ("Updating metadata for static member s-1 with instance id Some(i)", "s-1"),
+    ("leader a (b) re-joining group during Stable", "a (b)"),
+    ("Adding new member c@h (github.com/segmentio/kafka-go)-f486 with group instanceid None",
+     "c@h (github.com/segmentio/kafka-go)-f486"),
+    ("Adding new member consumer-1-5b1e", "consumer-1-5b1e"),  # 2.2
+    ("Member s-StreamThread-2-consumer-9 is joining group during Stable; client reason: x", "s-StreamThread-2-consumer-9"),
     ("group epoch bumped to 3", None),
     ("", None),
     (None, None),
