@@ -90,6 +90,37 @@ def test_no_real_line_is_dropped_without_a_reason():
         assert d.events or d.record_type or d.rejected_reason, case["line"]
 
 
+def _replay(source: str) -> list[dict]:
+    """The records of the real lines of one report, replayed in their time order through the core."""
+    from rebalance_monitor.core.reconstruct import Reconstructor
+
+    events = [e for c in CASES if c["source"] == source for e in decode_log_record(c["line"]).events]
+    events.sort(key=lambda e: e["ts"])
+    recon = Reconstructor()
+    return [r for e in events for r in recon.feed(parse_event(e))] + recon.finish()
+
+
+def test_a_2x_connect_rebalance_loop_reports_its_generation_with_the_worker_it_names():
+    """Strimzi's Kafka Connect loop (2.x): `Updating metadata for member M` is the only cause; `Assignment
+    received` names no leader before 3.0, and the next rebalance starts 3 ms later. The generation is still
+    reported (its second line, logged after `Stabilized`, proves it Stable), with the worker as its member."""
+    worker = "connect-1-bdf1c132-3311-493a-894a-5fffcac41ec7"
+    gens = [r for r in _replay("https://github.com/strimzi/strimzi-kafka-operator/issues/3225")
+            if r["kind"] == "generation"]
+    assert [(g["generation"], g["members"], [(c["cause"], c["member_id"]) for c in g["causes"]]) for g in gens] == [
+        (311127280, [worker], [("subscription_change", worker)])]
+
+
+def test_a_2x_rebalance_loop_of_an_erlang_client_reports_each_generation_it_proved():
+    """kaffe (Erlang brod) on 2.3: Stabilized, Assignment received and the next `Adding new member` within
+    milliseconds. Generation 15 was proven Stable by its two lines, with the member its reason added; 16 only
+    formed (Stabilized) before the report's excerpt ends: it waits for its proof or the settle time."""
+    erl = "nonode@nohost/<0.1083.0>-9db8b1f9-17b1-43d3-ab18-0f8daecff052"
+    gens = [r for r in _replay("https://github.com/spreedly/kaffe/issues/92") if r["kind"] == "generation"]
+    assert [(g["generation"], g["members"], [(c["cause"], c["member_id"]) for c in g["causes"]], g["completed_ms"])
+            for g in gens] == [(15, [erl], [("member_joined", erl)], 1563873176391)]
+
+
 def score() -> str:
     out = []
     for label, subset in (("real", [c for c in CASES if c["real"]]), ("synthesised", [c for c in CASES if not c["real"]])):
