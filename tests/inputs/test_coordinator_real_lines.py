@@ -82,6 +82,23 @@ def test_an_undecodable_coordinator_line_is_a_dead_letter_with_its_reason_never_
     assert [r.reason for r in decode_record("coordinator-log", bad)[1]] == [UNPARSED]
 
 
+def test_the_job_s_decode_stage_dead_letters_each_undecodable_line_with_its_reason_and_origin():
+    """Through the Spark job's own decode stage (`spark/decode_stage.decode_records`, run here without Spark): each
+    real line a decoder cannot read becomes one dead-letter record naming its reason and its Kafka origin; the
+    others give events or counted nothing, never a dead letter."""
+    from rebalance_monitor.spark.decode_stage import _Rows, decode_records
+
+    out = _Rows()
+    recs = [("broker-logs", 0, i, 1_700_000_000_000 + i, None, c["line"].encode()) for i, c in enumerate(CASES)]
+    decode_records(out, recs, {"broker-logs": "coordinator-log"}, 1 << 20, 10 ** 13)
+    dead = [json.loads(d[3]) for d in out.dead]
+    expected = [i for i, c in enumerate(CASES) if c.get("rejected")]
+    assert [(d["reason"], d["topic"], d["offset"]) for d in dead] == [(CASES[i]["rejected"], "broker-logs", i) for i in expected]
+    assert all("group***" in d["raw"] for d in dead)
+    events = sum(len(rows) for rows in out.groups.values()) + len(out.cluster)
+    assert events == sum(len(c["events"]) for c in CASES)
+
+
 def test_no_real_line_is_dropped_without_a_reason():
     """Each real line gives events, a counted kind (`record_type`), or a dead-letter reason: never nothing."""
     for case in CASES:
