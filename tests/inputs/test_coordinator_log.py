@@ -126,7 +126,8 @@ def test_fuzz_random_input(value):
     ("Adding new member c@h (github.com/segmentio/kafka-go)-f486 with group instanceid None",
      "c@h (github.com/segmentio/kafka-go)-f486"),
     ("Adding new member consumer-1-5b1e", "consumer-1-5b1e"),  # 2.2
-    ("Member s-StreamThread-2-consumer-9 is joining group during Stable; client reason: x", "s-StreamThread-2-consumer-9"),
+    ("Member s-StreamThread-2-consumer-9 is joining group during Stable; client reason: x",
+     "s-StreamThread-2-consumer-9"),
     ("group epoch bumped to 3", None),
     ("", None),
     (None, None),

@@ -93,7 +93,8 @@ def test_the_job_s_decode_stage_dead_letters_each_undecodable_line_with_its_reas
     decode_records(out, recs, {"broker-logs": "coordinator-log"}, 1 << 20, 10 ** 13)
     dead = [json.loads(d[3]) for d in out.dead]
     expected = [i for i, c in enumerate(CASES) if c.get("rejected")]
-    assert [(d["reason"], d["topic"], d["offset"]) for d in dead] == [(CASES[i]["rejected"], "broker-logs", i) for i in expected]
+    assert [(d["reason"], d["topic"], d["offset"]) for d in dead] == [
+        (CASES[i]["rejected"], "broker-logs", i) for i in expected]
     assert all("group***" in d["raw"] for d in dead)
     events = sum(len(rows) for rows in out.groups.values()) + len(out.cluster)
     assert events == sum(len(c["events"]) for c in CASES)
@@ -140,7 +141,8 @@ def test_a_2x_rebalance_loop_of_an_erlang_client_reports_each_generation_it_prov
 
 def score() -> str:
     out = []
-    for label, subset in (("real", [c for c in CASES if c["real"]]), ("synthesised", [c for c in CASES if not c["real"]])):
+    real = [c for c in CASES if c["real"]]
+    for label, subset in (("real", real), ("synthesised", [c for c in CASES if not c["real"]])):
         bad = [(c, mismatches(c)) for c in subset]
         bad = [(c, w) for c, w in bad if w]
         out.append(f"{label}: {len(subset) - len(bad)}/{len(subset)} decoded fully right "

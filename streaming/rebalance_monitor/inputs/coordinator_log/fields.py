@@ -67,7 +67,8 @@ def reason_member(reason: str | None) -> str | None:
     """The member a coordinator's rebalance reason names: `Adding new member M with group instance id I`,
     `Leader M re-joining group during Stable`, `Updating metadata for member M during S`, `Member M joining group
     during S`, `Removing member M on LeaveGroup`, `explicit `LeaveGroup` request for (M) members` (the first when
-    several), ... — None when the reason names no member. The client's part (`; client reason: ...`) is never searched."""
+    several), ... — None when the reason names no member. The client's part (`; client reason: ...`) is never
+    searched."""
     if not reason:
         return None
     own = reason.split("; client reason: ", 1)[0]
