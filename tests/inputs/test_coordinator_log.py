@@ -16,6 +16,8 @@ from rebalance_monitor.inputs.coordinator_log import UNPARSED, decode_log_record
 DATA = os.path.join(os.path.dirname(__file__), "data", "coordinator_lines.jsonl")
 with open(DATA, encoding="utf-8") as fh:
     CASES = [json.loads(line) for line in fh if line.strip()]
+with open(os.path.join(os.path.dirname(__file__), "data", "coordinator_real_lines.jsonl"), encoding="utf-8") as fh:
+    REAL_LINES = [json.loads(line)["line"] for line in fh if line.strip()]
 
 
 def _check_canonical(events):
@@ -90,7 +92,8 @@ def test_non_coordinator_and_garbage_inputs_are_skipped():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.sampled_from([c["line"] for c in CASES]), st.integers(0, 400), st.integers(0, 400), st.text(max_size=12))
+@given(st.sampled_from([c["line"] for c in CASES] + REAL_LINES), st.integers(0, 400), st.integers(0, 400),
+       st.text(max_size=12))
 def test_fuzz_mutated_lines(line, start, length, insert):
     mutated = line[:start] + insert + line[start + length:]
     d = decode_log_record(mutated, record_ts_ms=1)
@@ -117,6 +120,14 @@ def test_fuzz_random_input(value):
     ("Removing Set(m1, m2) on pending sync request expiration", "m1"),
     ("Updating metadata for member zz during Stable; client reason: Adding new member q with group instance id x",
      "zz"),
+    ("Updating metadata for member connect-1-bdf1", "connect-1-bdf1"),  # 2.2-2.6: a Connect worker's rejoin
+    ("Updating metadata for static member s-1 with instance id Some(i)", "s-1"),
+    ("leader a (b) re-joining group during Stable", "a (b)"),
+    ("Adding new member c@h (github.com/segmentio/kafka-go)-f486 with group instanceid None",
+     "c@h (github.com/segmentio/kafka-go)-f486"),
+    ("Adding new member consumer-1-5b1e", "consumer-1-5b1e"),  # 2.2
+    ("Member s-StreamThread-2-consumer-9 is joining group during Stable; client reason: x",
+     "s-StreamThread-2-consumer-9"),
     ("group epoch bumped to 3", None),
     ("", None),
     (None, None),

@@ -58,6 +58,10 @@ def on_join(g, ev: Join, out: list) -> None:
         r.joined[m.member_id] = ev.ts
 
 
+# Rebalance causes whose member is rejoining: it is in the group and stays in the generation being formed.
+REJOIN_CAUSES = (C.LEADER_REJOIN, C.SUBSCRIPTION_CHANGE)
+
+
 def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     g.coordinator_feed = True
     if g.generation is None and ev.generation >= 0:
@@ -66,7 +70,18 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     if ev.member_id:
         m = g.members.get(ev.member_id)
         who = m.describe() if m is not None else {"member_id": ev.member_id}
-    R.trigger(g, C.cause_of_coordinator_rebalance(ev.reason), ev.ts, out, who=who, reason=ev.reason)
+    cause = C.cause_of_coordinator_rebalance(ev.reason)
+    R.trigger(g, cause, ev.ts, out, who=who, reason=ev.reason)
+    if ev.member_id and cause in REJOIN_CAUSES and not g.client_feed and ev.member_id not in g.members \
+            and ev.member_id not in g.removed:
+        # Broker log lines only, which started after this member joined (a Kafka Connect worker's `Updating
+        # metadata for member M`, a Streams leader's `Leader M re-joining`): its rejoin makes it a member
+        m = M.create(g, ev.member_id, ev.ts)
+        if m is not None:
+            m.session_alive(ev.ts)
+            r = g.rebalance
+            if r is not None:
+                r.joined[m.member_id] = ev.ts
 
 
 def on_member_removed(g, ev: MemberRemoved, out: list) -> None:

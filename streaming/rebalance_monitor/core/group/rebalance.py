@@ -64,8 +64,11 @@ class Rebalance:
 def proven_whole(r: Rebalance) -> bool:
     """The coordinator's word on a generation is complete: it named the leader, the members or the assignor.
     A broker log's `Stabilized` line alone proves only that the generation formed: its `Assignment received`
-    line (with the leader) normally follows within milliseconds, else the settle timer completes it."""
-    return r.leader is not None or r.coordinator_members is not None or r.protocol is not None
+    line normally follows within milliseconds, else the settle timer completes it. That line names the leader
+    from 3.0; before (2.2-2.8) it names none, and proves the generation Stable as the second line on it, logged
+    later than the first (a line shipped twice carries the same time, and proves nothing more)."""
+    return r.leader is not None or r.coordinator_members is not None or r.protocol is not None or (
+        r.formed_ms is not None and r.last_sync_ms is not None and r.last_sync_ms > r.formed_ms)
 
 
 def awaits_member_list(g, r: Rebalance) -> bool:

@@ -29,8 +29,10 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
   proof of one generation as a duplicate).
 * `Pending dynamic member with id M joins group G ... Adding to the group now`, the static member's
   `Created a new member id M for this member and added to the group`, and a rebalance reason `Adding new
-  member M with group instance id I` -> `join` of M (no protocols or topics); every rebalance reason's member
-  (`Leader M re-joining`, `Removing member M on ...`, ...) -> `member_id` of `rebalance_started`.
+  member M[ with group instance[ ]id I]` (2.2 / 2.3-2.4 / 2.5+) -> `join` of M (no protocols or topics); every
+  rebalance reason's member (`[Ll]eader M re-joining`, `Updating metadata for member M`, `Removing member M on
+  ...`, ...) -> `member_id` of `rebalance_started`. A classic member id is the client id (any characters:
+  kafka-go's has spaces and parentheses) and a UUID: patterns anchor it on the words that follow it.
 * `Member M in group G has failed, removing it from the group` -> `member_removed` cause `session_timeout`.
 * `Pending member M in group G has been removed after session timeout expiration` -> `join_timeout`.
 * LeaveGroup (all wordings, incl. `MemberMetadata(...)` and `client reason: R`) -> `member_removed`, cause

@@ -6,7 +6,7 @@ import re
 from rebalance_monitor.core import causes as C
 from rebalance_monitor.core.vocabulary import EventType
 
-from .fields import MEMBER_METADATA_RE, fence_cause, host_of, id_set, leave_cause, opt, reason_member
+from .fields import MEMBER_METADATA_RE, added_member, fence_cause, host_of, id_set, leave_cause, opt, reason_member
 
 
 def _ev(etype: str, ts: int, group: str, **fields) -> dict:
@@ -38,14 +38,13 @@ def events_for(handler: str, m: re.Match, ts: int, broker: int | None,
         reason = d.get("reason") or ""
         events = [_ev(EventType.REBALANCE_STARTED, ts, group, generation=int(d["gen"]), reason=d.get("reason"),
                       member_id=reason_member(reason))]
-        added = re.match(r"Adding new (?:static )?member (?P<m>.+?) with group instance id (?P<inst>.+?)(?:;|$)",
-                         reason, re.S)
+        added = added_member(reason)
         if added:
-            # the member the coordinator just added (3.x logs no separate line for it)
-            events.append(_ev(EventType.JOIN, ts, group, member_id=added["m"], group_instance_id=opt(added["inst"]),
-                                 protocols=[], topics=[], reason="added to the group by the coordinator"))
+            # the member the coordinator just added (2.2-3.x log no separate line for it)
+            events.append(_ev(EventType.JOIN, ts, group, member_id=added[0], group_instance_id=opt(added[1]),
+                              protocols=[], topics=[], reason="added to the group by the coordinator"))
         reason = d.get("reason") or ""
-        sync = re.search(r"Removing (?P<set>.*) on pending sync request expiration", reason)
+        sync = re.match(r"Removing (?P<set>.*) on pending sync request expiration", reason, re.S)
         if sync:
             events += [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=mid, cause=C.SYNC_TIMEOUT,
                            reason="did not send SyncGroup in time") for mid in id_set(sync["set"])]

@@ -45,23 +45,30 @@ def host_of(h: str | None) -> str | None:
 # Who a coordinator's rebalance reason names (the member id may hold spaces, quotes, slashes, parentheses:
 # each pattern is anchored on the words after the id, not on the id's characters). First match wins.
 _REASON_MEMBER_RES = [re.compile(p, re.S) for p in [
-    r"^Adding new (?:static )?member (?P<m>.+?) with group instance id ",
-    r"^Leader (?P<m>.+?) re-joining group during ",
-    r"^Updating metadata for (?:static )?member (?P<m>.+?)(?: with instance id .+?)? during ",
+    # 2.2 `Adding new member M`, 2.3-2.4 `... with group instanceid I`, 2.5+ `... with group instance id I`
+    r"^Adding new (?:static )?member (?P<m>.+?)(?: with group instance ?id .*)?$",
+    # `leader M re-joining ...` (2.6-2.8), `Leader M re-joining ...` (3.0+)
+    r"^[Ll]eader (?P<m>.+?) re-joining group during ",
+    # `Updating metadata for member M` (2.2-2.6: the only reason of a Connect worker's rejoin), `... during S`
+    # (2.7+), `Updating metadata for static member M with instance id I` (2.5+)
+    r"^Updating metadata for (?:static )?member (?P<m>.+?)(?: with instance id .*?)?(?: during .*)?$",
+    # `Member M joining group during S` (2.7-3.x), `Member M is joining group during S` (the new coordinator)
+    r"^Member (?P<m>.+?) (?:is )?joining group during ",
     r"^Removing member (?P<m>.+?) on (?:LeaveGroup|heartbeat expiration|pending join)",
     r"^removing member (?P<m>.+?) on (?:LeaveGroup|heartbeat expiration|pending join)",
     r"^explicit `LeaveGroup` request for \((?P<m>.+)\) members\.?",
     r"^(?:Static member|member) (?P<m>.+?) (?:has been removed|failed|left)",
-    r"^Removing member (?P<m>.+?) (?:with group instance id .+? )?on ",
+    r"^Removing member (?P<m>.+?) (?:with group instance id (?:(?! on ).)+ )?on ",
     r"^Removing (?P<m>(?:\w*Set)?[(\[{].*?[)\]}]) on pending sync request expiration",
 ]]
 
 
 def reason_member(reason: str | None) -> str | None:
     """The member a coordinator's rebalance reason names: `Adding new member M with group instance id I`,
-    `Leader M re-joining group during Stable`, `Updating metadata for member M during S`, `Removing member M on
-    LeaveGroup`, `explicit `LeaveGroup` request for (M) members` (the first when several), ... — None when the
-    reason names no member. The client's part (`; client reason: ...`) is never searched."""
+    `Leader M re-joining group during Stable`, `Updating metadata for member M during S`, `Member M joining group
+    during S`, `Removing member M on LeaveGroup`, `explicit `LeaveGroup` request for (M) members` (the first when
+    several), ... — None when the reason names no member. The client's part (`; client reason: ...`) is never
+    searched."""
     if not reason:
         return None
     own = reason.split("; client reason: ", 1)[0]
@@ -92,3 +99,15 @@ def fence_cause(reason: str) -> str:
         return C.POLL_TIMEOUT
     c = classify_reason(reason)
     return c if c != C.UNKNOWN else C.SESSION_TIMEOUT if "session" in r else C.UNKNOWN
+
+
+_ADDED_RE = re.compile(r"Adding new (?:static )?member (?P<m>.+?)(?: with group instance ?id (?P<inst>.*))?", re.S)
+
+
+def added_member(reason: str | None) -> tuple[str, str | None] | None:
+    """(member id, printed instance id) of a rebalance reason `Adding new member M[ with group instance[ ]id I]`
+    (the coordinator just added M: 2.2-3.x log no separate line for it); None for any other reason."""
+    if not reason:
+        return None
+    m = _ADDED_RE.fullmatch(reason.split("; client reason: ", 1)[0])
+    return (m["m"], m["inst"]) if m else None

@@ -11,45 +11,58 @@ TP = r"(?: \((?:__consumer_offsets)-(?P<p>\d+)\))?"
 PARTITION = r"(?:\[__consumer_offsets,(?P<pa>\d+)\]|__consumer_offsets-(?P<pb>\d+))"
 END = r"\.*\s*$"
 
+
+def upto(stop: str) -> str:
+    """Any characters up to the words `stop` (a regular expression), never across them. A classic member id is
+    the client id (any characters: kafka-go's `host (github.com/segmentio/kafka-go)` has spaces and parentheses)
+    and a UUID, so each pattern anchors it on the words that follow it, never on its characters; and since it
+    cannot cross them, a line repeating those words costs linear time, not quadratic."""
+    return rf"(?:(?!{stop}).)+"
+
+
+IN_GROUP = upto(" in group ")
+HAS_LEFT = upto(" has left group ")
+
 # (kind, regex, handler name) — handlers below turn a match into events
 RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h in [
     ("rebalance_started",
-     rf"Preparing to (?:rebalance|restabilize) group {G}(?: in state (?P<state>\w+))? with old generation {GEN}"
-     rf"{TP}(?: \(reason: (?P<reason>.*)\))?{END}", "rebalance"),
+     rf"Preparing to (?:rebalance|restabilize) group (?P<group>{upto(' in state | with old generation ')})"
+     rf"(?: in state (?P<state>\w+))? with old generation {GEN}{TP}(?: \(reason: (?P<reason>.*)\))?{END}", "rebalance"),
     ("assignment_received",
-     rf"Assignment received from leader(?: (?P<leader>\S+))? for group {G} for generation {GEN}"
+     rf"Assignment received from leader(?: (?P<leader>{upto(' for group ')}))? for group {G} for generation {GEN}"
      r"(?:\. The group has (?P<n>\d+) members, (?P<static>\d+) of which are static)?" + END, "completed"),
     ("stabilized", rf"Stabilized group {G} generation {GEN}{TP}(?: with (?P<n>\d+) members)?{END}", "stabilized"),
-    ("member_added", rf"Pending dynamic member with id (?P<member>.+?) joins group {G} in (?P<state>\w+) state\. "
-                     rf"Adding to the group now{END}", "added"),
-    ("member_added", rf"Static member with groupInstanceId=(?P<inst>.+?) and unknown member id joins group {G} in "
-                     rf"(?P<state>\w+) state\. Created a new member id (?P<member>.+?) for this member and "
-                     rf"add(?:ed)? to the group{END}", "added"),
-    ("member_failed", rf"Member (?P<member>\S+) in group {G} has failed, removing it from the group{END}",
+    ("member_added", rf"Pending dynamic member with id (?P<member>{upto(' joins group ')}) joins group {G} in "
+                     rf"(?P<state>\w+) state\. Adding to the group now{END}", "added"),
+    ("member_added", rf"Static member with groupInstanceId=(?P<inst>{upto(' and unknown ')}) and unknown member id "
+                     rf"joins group {G} in (?P<state>\w+) state\. Created a new member id "
+                     rf"(?P<member>{upto(' for this ')}) for this member and add(?:ed)? to the group{END}", "added"),
+    ("member_failed", rf"Member (?P<member>{IN_GROUP}) in group {G} has failed, removing it from the group{END}",
      "member_failed"),
-    ("pending_member_expired",
-     rf"Pending member (?P<member>\S+) in group {G} has been removed after session timeout expiration{END}",
-     "pending_expired"),
+    ("pending_member_expired", rf"Pending member (?P<member>{IN_GROUP}) in group {G} has been removed after session "
+                               rf"timeout expiration{END}", "pending_expired"),
     ("member_left", rf"Member (?P<mm>MemberMetadata\(.*\)) has left group {G} through explicit `LeaveGroup`"
                     rf"(?: request|; client reason: (?P<reason>.*?))?\s*$", "left_metadata"),
-    ("member_left", r"Member\[group\.instance\.id (?P<inst>.*?), member\.id (?P<member>\S+)\] in group "
-                    rf"{G} has left, removing it from the group{END}", "left"),
-    ("member_left", rf"Member (?P<member>\S+) in group {G} has left, removing it from the group{END}", "left"),
-    ("member_left", rf"Pending member (?P<member>\S+) is leaving group {G}{END}", "left"),
-    ("member_left", rf"Pending member with memberId=(?P<member>\S+) has left group {G} through explicit "
-                    rf"`LeaveGroup` request{END}", "left"),
-    ("member_left", r"\[Group (?P<group>.+?)\] (?:Dynamic |Pending )?[Mm]ember (?P<member>\S+) has left group "
-                    rf"through explicit `LeaveGroup` request(?:; client reason: (?P<reason>.*?))?\s*$", "left"),
-    ("member_left", r"\[Group (?P<group>.+?)\] Static [Mm]ember (?P<member>\S+) with instance id (?P<inst>\S+) "
-                    rf"has left group through explicit `LeaveGroup` request(?:; client reason: (?P<reason>.*?))?\s*$",
+    ("member_left", rf"Member\[group\.instance\.id (?P<inst>{upto(', member.id ')}), member\.id "
+                    rf"(?P<member>{upto('] in group ')})\] in group {G} has left, removing it from the group{END}",
      "left"),
+    ("member_left", rf"Member (?P<member>{IN_GROUP}) in group {G} has left, removing it from the group{END}", "left"),
+    ("member_left", rf"Pending member (?P<member>{upto(' is leaving ')}) is leaving group {G}{END}", "left"),
+    ("member_left", rf"Pending member with memberId=(?P<member>{HAS_LEFT}) has left group {G} through explicit "
+                    rf"`LeaveGroup` request{END}", "left"),
+    ("member_left", rf"\[Group (?P<group>.+?)\] (?:Dynamic |Pending )?[Mm]ember (?P<member>{HAS_LEFT}) has left "
+                    rf"group through explicit `LeaveGroup` request(?:; client reason: (?P<reason>.*?))?\s*$", "left"),
+    ("member_left", rf"\[Group (?P<group>.+?)\] Static [Mm]ember (?P<member>{upto(' with instance id ')}) with "
+                    rf"instance id (?P<inst>{HAS_LEFT}) has left group through explicit `LeaveGroup` request"
+                    rf"(?:; client reason: (?P<reason>.*?))?\s*$", "left"),
     ("static_member_replaced",
-     rf"Static member (?P<inst>\S+) of group {G} with unknown member id rejoins, assigning new member id "
-     rf"(?P<new>\S+), while old member id (?P<old>\S+) will be removed{END}", "static_replaced"),
+     rf"Static member (?P<inst>{upto(' of group ')}) of group (?P<group>{upto(' with unknown ')}) with unknown member "
+     rf"id rejoins, assigning new member id (?P<new>{upto(', while old ')}), while old member id "
+     rf"(?P<old>{upto(' will be removed')}) will be removed{END}", "static_replaced"),
     ("static_member_replaced",
-     rf"Static member with groupInstanceId=(?P<inst>\S+) and unknown member id joins group {G} in "
-     rf"(?P<state>\w+) state\. Replacing previously mapped member (?P<old>\S+) with this groupInstanceId{END}",
-     "static_replaced"),
+     rf"Static member with groupInstanceId=(?P<inst>{upto(' and unknown ')}) and unknown member id joins group {G} in "
+     rf"(?P<state>\w+) state\. Replacing previously mapped member (?P<old>{upto(' with this ')}) with this "
+     rf"groupInstanceId{END}", "static_replaced"),
     ("static_member_replaced",
      r"\[GroupId (?P<group>.+?)\] Static member with instance id (?P<inst>\S+) re-joins the (?:consumer|streams) "
      r"group(?: using the \w+ protocol)?\. Created a new member (?P<new>\S+) to replace the existing member "
@@ -99,9 +112,9 @@ RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h in
 KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"^(?:Starting up|Startup complete|Shutting down|Shutdown complete)\.?$",
     r"(?:Dynamic|Static) [Mm]ember (?:with )?.*unknown member id (?:joins|rejoins)",
-    r"Adding new static member \S+ to group",
+    r"Adding new static member .+ to group",
     r"Static member .*(?:will not trigger|joins during)",
-    r"Request memberId=\S+ for static member with groupInstanceId=.* is fenced by",
+    r"Request memberId=.+ for static member with groupInstanceId=.* is fenced by",
     r"(?:Un)?[Ll]oading group metadata for .* with generation -?\d+",
     r"\[GroupId=.*\] Unload(?:ed|ing) group metadata for (?:group epoch|generation)",
     r"Finished (?:un)?loading ",
@@ -113,8 +126,8 @@ KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"(?:Setting|Sending) empty assignments? ",
     r"Failed to (?:write empty metadata|persist metadata)",
     r"Received (?:unexpected )?notification of (?:heartbeat|sync) expiration",
-    r"Member id \S+ was not found in .* during heartbeat",
-    r"Member \S+ has already been removed from the group",
+    r"Member id .+ was not found in .* during heartbeat",
+    r"Member .+ has already been removed from the group",
     r"Group leader \[memberId: .*\] failed to join before the rebalance timeout",
     r"Group .* is dead, skipping rebalance stage",
     r"\[GroupId .*\] (?:Computed new subscription metadata|Member \S+ updated its subscribed topics"
@@ -133,6 +146,6 @@ KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"(?:Started unloading|Ignored (?:load completion|loading|unloading)|The coordinator .* is already"
     r"|Closing coordinator runtime|Coordinator runtime (?:closed|is already)|The write event |Failed to enqueue)",
     r"Group coordinator is already ",
-    r"Static member .* loaded with member id \S+ at generation -?\d+",
+    r"Static member .* loaded with member id .+ at generation -?\d+",
     r"Loading group metadata for .* with generation|Group .* is over capacity",
 ]]
