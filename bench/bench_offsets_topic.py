@@ -82,7 +82,8 @@ def job_drain(spark, bootstrap: str, work: str, want: int) -> dict:
     while time.time() < deadline and job.stats.records_read < want:
         time.sleep(0.5)
     wall = time.perf_counter() - t0
-    cpu = tree_cpu_s() - cpu0
+    cpu1 = tree_cpu_s()  # CPU seconds by process kind (bench_job.tree_cpu_s); their sum is the job's
+    cpu = sum(cpu1.values()) - sum(cpu0.values())
     progress = list(q.recentProgress)
     job.stop()
     batches = [p for p in progress if p.get("numInputRows")]
