@@ -2,7 +2,7 @@
 # The inputs' tests in the base install, as many users have it: `pip install .` without extras (no confluent-kafka:
 # the Python source reads with kafka-python), in a virtualenv of its own (.venv-base, at requirements.lock's
 # versions), plus pytest to run them. A missing extra can then never hide a broken input again (issue 27).
-# Usage: scripts/test_base_install.sh [pytest args]   (make test runs it after the main suite)
+# Usage: scripts/test_base_install.sh [pytest args replacing the default tests]   (make test runs it after the main suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -30,6 +30,8 @@ fi
 # run from the tests' own directory so that `rebalance_monitor` is the installed package, not streaming/
 cd "$ROOT"
 export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the checkout: Kafka's jars are here
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" \
-  tests/inputs/test_inputs_each_reader.py tests/inputs/test_inputs_integration.py \
-  tests/witnesses/test_witnesses_real_data.py "$@"
+# the inputs' tests, and the newcomer's whole day on the broker alone (run by the base install's monitor)
+tests=(tests/inputs/test_inputs_each_reader.py tests/inputs/test_inputs_integration.py
+       tests/witnesses/test_witnesses_real_data.py tests/newcomer)
+[ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"

@@ -59,3 +59,13 @@ def test_renderers(fmt):
     out = io.StringIO()
     render([], FLEET_COLUMNS, "table", out)
     assert "(nothing in this range)" in out.getvalue()
+
+
+def test_a_history_directory_without_a_batch_yet_has_no_records(tmp_path):
+    """The job creates the history directory before its first batch writes there: `history` reads nothing then,
+    where it failed on the missing columns (seen while a newcomer's first job started)."""
+    from rebalance_monitor.history.reader import Query, read_parquet
+
+    (tmp_path / "h" / "_spark_metadata").mkdir(parents=True)
+    (tmp_path / "h" / "_SUCCESS").write_text("")
+    assert list(read_parquet(str(tmp_path / "h"), Query(group="g", since_ms=0))) == []

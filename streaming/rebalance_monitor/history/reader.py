@@ -41,6 +41,8 @@ def read_parquet(path: str, q: Query, hadoop_conf: dict | None = None) -> Iterat
         raise FileNotFoundError(f"no history at {path!r} (sinks.history.parquet_path)")
     data = ds.dataset(where, filesystem=filesystem, format="parquet", partitioning="hive",
                       exclude_invalid_files=True)
+    if not {"ts", "payload"} <= set(data.schema.names):
+        return  # the job has created the directory but written no batch yet: no history so far
     cond = None
     for part in ((ds.field("group") == q.group) if q.group is not None else None,
                  (ds.field("ts") >= q.since_ms) if q.since_ms is not None else None,
