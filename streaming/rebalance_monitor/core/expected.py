@@ -3,7 +3,8 @@ contract section 2 (mismatched, unassigned and moved partitions, imbalance, mini
 from __future__ import annotations
 
 from . import assignment_checks as checks
-from .assignors import ASSIGNOR_RELEASE, AssignmentInputError, MemberSubscription, UnknownAssignor, assign
+from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
+                        UnknownAssignor, assign, server_rules_release)
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 
@@ -81,6 +82,13 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if work > group.settings.expected_assignment_max_work:
         out["expected_reason"] = f"group too large to recompute ({work} member-partitions)"
         return out
+    release = ASSIGNOR_RELEASE  # the client assignors run in the clients: the broker's release is not theirs
+    if protocol in SERVER_ASSIGNORS:
+        release = server_rules_release(group.settings.broker_release)
+        if release is None:
+            out["expected_reason"] = (f"server assignor rules of Kafka {group.settings.broker_release} not "
+                                      "reproduced (4.0.0 and later are)")
+            return out
     subs = []
     for mid in ids:
         m = group.members[mid]
@@ -89,7 +97,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             owned_partitions=tuple(tuple(tp) for tp in (m.owned or ())), generation=m.owned_generation,
             rack=m.rack))
     try:
-        expected = assign(protocol, counts, subs)
+        expected = assign(protocol, counts, subs, release=release)
     except UnknownAssignor:
         out["expected_reason"] = f"unknown assignor: {protocol}"
         return out
@@ -101,7 +109,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         return out
     out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
     # whose assignor this is: an operator on another Kafka release may see a different, equally correct answer
-    out["expected_assignor_release"] = ASSIGNOR_RELEASE
+    out["expected_assignor_release"] = release
     if inferred:
         out["expected_reason"] = "partition counts inferred from assignments for " + ", ".join(inferred[:5])
     if assignment is not None:

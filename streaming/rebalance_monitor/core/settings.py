@@ -32,3 +32,6 @@ class CoreSettings:
     expected_assignment_max_work: int = 50_000_000
     # offsets.topic.num.partitions of the cluster: where each group's coordinator lives.
     offsets_partitions: int = 50
+    # The brokers' Apache Kafka release ("4.0.0"), None when unknown: the server (KIP-848) assignors' expected
+    # assignments follow its rules (assignors.server_rules_release; unknown: the newest).
+    broker_release: str | None = None
