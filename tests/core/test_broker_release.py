@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.events import kinds, run, stable_group
+from helpers.events import ev, hb, heartbeats, join, kinds, run, stable_group, sync, tps
 from rebalance_monitor.config import ConfigError, load_config
 from rebalance_monitor.core.assignors import ASSIGNOR_RELEASE, server_rules_release
 from rebalance_monitor.core.settings import CoreSettings
@@ -63,3 +63,56 @@ def test_the_configuration_key(tmp_path):
     for bad in ("4.0", "latest", "4.0.0.1"):
         with pytest.raises(ConfigError, match=r"kafka\.broker_release: auto, or .*MAJOR\.MINOR\.PATCH"):
             settings(bad)
+
+
+# --- the release learned from the brokers' log (broker_release events, group "") -----------------------------------
+def _uniform_generation(events_before=(), settings=None, start=1000):
+    out = run(list(events_before) + stable_group(("a", "b", "c"), parts=5, protocol="uniform", start=start),
+              settings=settings)
+    return kinds(out, "generation")[0]
+
+
+def test_a_release_the_log_announced_before_the_group_existed_is_the_groups():
+    gen = _uniform_generation([ev("broker_release", 500, "", release="4.0.0")])
+    assert gen["expected_assignor_release"] == "4.0.0"
+    assert gen["expected_assignment"] == _generation("uniform", "4.0.0")["expected_assignment"]
+
+
+def test_a_release_announced_while_the_group_lives_judges_its_next_generations():
+    u = {"protocol": "uniform"}
+    events = stable_group(("a", "b"), parts=5, protocol="uniform") + heartbeats(["a", "b"], 1, 3000, 9000)
+    events += [ev("broker_release", 9500, "", release="4.0.0"),
+               join(10_000, "c", protocols=("uniform",)),
+               hb(10_100, "a", 1, error="REBALANCE_IN_PROGRESS"),
+               join(10_200, "a", protocols=("uniform",), owned=tps("t", 0, 1, 2)),
+               join(10_300, "b", protocols=("uniform",), owned=tps("t", 3, 4)),
+               sync(10_600, "a", 2, tps("t", 0), "a", **u),
+               sync(10_610, "b", 2, tps("t", 3, 4), "a", **u),
+               sync(10_620, "c", 2, tps("t", 1, 2), "a", **u)] + heartbeats(["a", "b", "c"], 2, 12_000, 20_000)
+    gens = kinds(run(events), "generation")
+    assert [(g["generation"], g["expected_assignor_release"]) for g in gens] == [(1, ASSIGNOR_RELEASE), (2, "4.0.0")]
+
+
+def test_the_configured_release_wins_over_the_logs():
+    gen = _uniform_generation([ev("broker_release", 500, "", release="4.0.0")],
+                              settings=CoreSettings(broker_release="4.4.0"))
+    assert gen["expected_assignor_release"] == ASSIGNOR_RELEASE
+
+
+def test_a_release_before_4_0_from_the_log_says_why_there_is_no_expected_assignment():
+    gen = _uniform_generation([ev("broker_release", 500, "", release="3.9.2")])
+    assert gen["expected_assignment"] is None
+    assert gen["expected_reason"] == "server assignor rules of Kafka 3.9.2 not reproduced (4.0.0 and later are)"
+
+
+def test_the_learned_release_survives_a_snapshot():
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.group import GroupMonitor
+
+    g = GroupMonitor("g")
+    g.process(parse_event(ev("broker_release", 500, "g", release="4.0.0")))
+    assert g.broker_release == "4.0.0"
+    assert GroupMonitor.from_state(g.to_state()).broker_release == "4.0.0"
+    old = g.to_state()
+    del old["br"]  # a snapshot written before the field
+    assert GroupMonitor.from_state(old).broker_release is None

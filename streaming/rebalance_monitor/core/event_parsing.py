@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from .event_model import (Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+from .event_model import (BrokerRelease, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
                           GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
                           Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
                           REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
@@ -58,6 +58,7 @@ SPECS: dict[str, tuple[type, dict]] = {
         "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
     EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
     EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
+    EventType.BROKER_RELEASE: (BrokerRelease, {"release": ("str", True), "broker": ("int?", False)}),
 }
 EVENT_TYPES = tuple(SPECS)
 MEMBER_SPEC = {

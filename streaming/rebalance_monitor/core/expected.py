@@ -84,10 +84,11 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         return out
     release = ASSIGNOR_RELEASE  # the client assignors run in the clients: the broker's release is not theirs
     if protocol in SERVER_ASSIGNORS:
-        release = server_rules_release(group.settings.broker_release)
+        # the configuration's release first, else the one the brokers' log said (broker_release events)
+        broker = group.settings.broker_release or group.broker_release
+        release = server_rules_release(broker)
         if release is None:
-            out["expected_reason"] = (f"server assignor rules of Kafka {group.settings.broker_release} not "
-                                      "reproduced (4.0.0 and later are)")
+            out["expected_reason"] = f"server assignor rules of Kafka {broker} not reproduced (4.0.0 and later are)"
             return out
     subs = []
     for mid in ids:
