@@ -116,3 +116,19 @@ def test_the_learned_release_survives_a_snapshot():
     old = g.to_state()
     del old["br"]  # a snapshot written before the field
     assert GroupMonitor.from_state(old).broker_release is None
+
+
+def test_a_kip848_groups_range_is_the_coordinators_and_follows_the_broker():
+    """A KIP-848 group whose coordinator logs `with 'range' assignor` is assigned by the group coordinator's
+    RangeAssignor (server-range), not the clients' one: it follows the broker's release."""
+    k848 = {"group_protocol": "consumer"}
+    events = [join(1000, m, protocols=(), **k848) for m in ("a", "b")]
+    events += [ev("rebalance_started", 1000, generation=0, reason="group epoch bumped to 1"),
+               ev("generation_completed", 1001, generation=1, protocol="range", protocol_type="consumer")]
+    events += [sync(1100 + i, m, 1, tps("t", 2 * i, 2 * i + 1), None, protocol=None, member_state="stable")
+               for i, m in enumerate(("a", "b"))]
+    on_3_9 = kinds(run(events, settings=CoreSettings(broker_release="3.9.2")), "generation")[0]
+    assert on_3_9["protocol"] == "range" and on_3_9["expected_assignment"] is None
+    assert on_3_9["expected_reason"].startswith("server assignor rules of Kafka 3.9.2")
+    on_4_0 = kinds(run(events, settings=CoreSettings(broker_release="4.0.0")), "generation")[0]
+    assert on_4_0["expected_assignor_release"] == "4.0.0" and on_4_0["mismatched_partitions"] == 0

@@ -82,8 +82,11 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if work > group.settings.expected_assignment_max_work:
         out["expected_reason"] = f"group too large to recompute ({work} member-partitions)"
         return out
+    assignor = protocol
+    if protocol == "range" and any(getattr(group.members.get(mid), "kip848", False) for mid in ids):
+        assignor = "server-range"  # a KIP-848 group's `range` is the group coordinator's RangeAssignor
     release = ASSIGNOR_RELEASE  # the client assignors run in the clients: the broker's release is not theirs
-    if protocol in SERVER_ASSIGNORS:
+    if assignor in SERVER_ASSIGNORS:
         # the configuration's release first, else the one the brokers' log said (broker_release events)
         broker = group.settings.broker_release or group.broker_release
         release = server_rules_release(broker)
@@ -98,7 +101,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             owned_partitions=tuple(tuple(tp) for tp in (m.owned or ())), generation=m.owned_generation,
             rack=m.rack))
     try:
-        expected = assign(protocol, counts, subs, release=release)
+        expected = assign(assignor, counts, subs, release=release)
     except UnknownAssignor:
         out["expected_reason"] = f"unknown assignor: {protocol}"
         return out
