@@ -132,3 +132,26 @@ def test_a_kip848_groups_range_is_the_coordinators_and_follows_the_broker():
     assert on_3_9["expected_reason"].startswith("server assignor rules of Kafka 3.9.2")
     on_4_0 = kinds(run(events, settings=CoreSettings(broker_release="4.0.0")), "generation")[0]
     assert on_4_0["expected_assignor_release"] == "4.0.0" and on_4_0["mismatched_partitions"] == 0
+
+
+@pytest.mark.parametrize("release", ["", "unknown", "4.0", "v4.0.0", " 4.0.0"])
+def test_a_broker_release_event_naming_no_release_is_rejected_with_a_reason(release):
+    from rebalance_monitor.core.events import Rejected, parse_event
+
+    got = parse_event(ev("broker_release", 500, "", release=release))
+    assert isinstance(got, Rejected) and got.reason == "bad_value:release"
+
+
+def test_an_assign_case_names_the_release_whose_rules_it_follows():
+    from rebalance_monitor.core.assignors import AssignmentInputError, run_assign_case
+
+    case = {"assignor": "uniform", "partitions_per_topic": {"t": 5},
+            "members": [{"member_id": m, "topics": ["t"]} for m in "abc"]}
+    assert run_assign_case({**case, "release": "4.0.0"}) != run_assign_case(case) == \
+        run_assign_case({**case, "release": ASSIGNOR_RELEASE})
+    with pytest.raises(AssignmentInputError, match="uniform assignor follows Kafka 4.0.0 or 4.4.0"):
+        run_assign_case({**case, "release": "4.2.0"})
+    with pytest.raises(AssignmentInputError, match="range assignor follows Kafka 4.4.0"):
+        run_assign_case({**case, "assignor": "range", "release": "4.0.0"})
+    with pytest.raises(AssignmentInputError, match="'release' must be a string"):
+        run_assign_case({**case, "release": 4})

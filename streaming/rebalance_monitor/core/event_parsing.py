@@ -4,6 +4,7 @@ with the faster parser a layer may register (`use_fast_json`)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 from .event_model import (BrokerRelease, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
@@ -68,6 +69,7 @@ MEMBER_SPEC = {
     "rack": ("str?", False), "generation": ("int?", False),
 }
 COORDINATOR_ACTIONS = ("elected", "resigned")
+RELEASE_RE = re.compile(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.+-]*)?")  # an Apache Kafka release: 4.0.0, 4.1.0-rc1
 
 
 class _Bad(Exception):
@@ -302,6 +304,8 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
             kwargs[name] = convert(name, value[name])
         if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
             return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
+        if etype == EventType.BROKER_RELEASE and RELEASE_RE.fullmatch(kwargs["release"]) is None:
+            return Rejected(f"{REASON_BAD_VALUE}:release", raw, "a release such as 4.0.0 (MAJOR.MINOR.PATCH[-suffix])")
         return cls(**kwargs)
     except _Bad as bad:
         return Rejected(bad.reason, raw, bad.detail)

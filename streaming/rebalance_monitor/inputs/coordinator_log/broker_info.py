@@ -13,7 +13,7 @@ from rebalance_monitor.core.vocabulary import EventType
 from .line import MAX_TS, TS_RE, match_ms
 
 APP_INFO_LOGGERS = ("org.apache.kafka.common.utils.AppInfoParser", "org.apache.kafka.common.utils.internals.AppInfoParser")
-VERSION_RE = re.compile(r"(?:^|\s)Kafka version\s*:\s*(?P<release>\d+\.\d+\.\d+[0-9A-Za-z.+-]*)\s*$")
+VERSION_RE = re.compile(r"(?:^|\s)Kafka version\s*:\s*(?P<release>\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.+-]*)?)\s*$")
 
 
 def broker_release_events(message: str, head: str, wrapper_ts: int | None, record_ts_ms) -> list[dict] | None:
