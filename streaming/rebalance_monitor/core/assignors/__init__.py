@@ -21,6 +21,8 @@ Reference: Apache Kafka trunk of October 2024 (the 4.0 line): clients' AbstractS
 RangeAssignor / RoundRobinAssignor / CooperativeStickyAssignor and group-coordinator
 UniformAssignor (homogeneous + heterogeneous builders) / RangeAssignor.  Tie-breaks that Kafka
 leaves to Java ``HashMap`` iteration are emulated (see ``_java.py``).
+Held against Kafka 4.4.0's classes; the server assignors also by Kafka 4.0.0's rules (``release="4.0.0"``),
+held against 4.0.0's classes: a group follows its brokers' release (docs/assignors.md).
 
 Input conventions (see also the module docs of each assignor):
 
