@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Fetch Apache Kafka from Maven Central into var/kafka/<version>/libs (idempotent), one directory per pom in
-# scripts/maven/kafka-*/: the broker of the tests and the demo (4.x) and the classic-coordinator era (3.9.x).
-# Then, one directory per pom in scripts/maven/assignors-*/, an older release's assignors alone (no broker) into
-# var/kafka-assignors/<version>/libs, for the assignor oracle.
+# scripts/maven/kafka-*/: the broker of the tests and the demo (4.x), 4.0.0 (its server assignors' own rules) and
+# the classic-coordinator era (3.9.x).
 # Also compiles the project's small Java consumer (scripts/java/) against each release's kafka-clients. (The assignor
 # oracle, scripts/java-oracle/, is compiled on first use by rebalance_monitor.testing.assignor_oracle.)
 set -euo pipefail
@@ -23,16 +22,5 @@ for pom in scripts/maven/kafka-*/pom.xml; do
     javac -nowarn -d "$dest/classes" -cp "$dest/libs/*" scripts/java/*.java 2>&1 | grep -v '^Note:' >&2 || true
     ls "$dest/classes"/*.class >/dev/null
   fi
-  echo "$digest" > "$stamp"
-done
-for pom in scripts/maven/assignors-*/pom.xml; do
-  version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -1)
-  dest="$ROOT/var/kafka-assignors/$version"
-  stamp="$dest/.stamp"
-  digest=$(sha256sum "$pom" | cut -d' ' -f1)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then continue; fi
-  log "fetching Apache Kafka $version's assignors with Maven into $dest"
-  rm -rf "$dest"; mkdir -p "$dest/libs"
-  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dest/libs" -DincludeScope=runtime >&2
   echo "$digest" > "$stamp"
 done

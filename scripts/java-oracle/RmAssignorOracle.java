@@ -11,9 +11,8 @@
 // (N: the time inside the assignors, B: the whole batch with the request parsed), so a soak pays one round trip per
 // batch.
 // Compiled by rebalance_monitor.testing.assignor_oracle against each release named in kafka-version (the releases
-// whose API it is written for), one JVM and one class path per release: var/kafka/<version>/libs (the brokers'
-// release) or var/kafka-assignors/<version>/libs (an older release's assignors alone). A case's "release" field is
-// for the project's side; the JVM answers with the classes it runs.
+// whose API it is written for), one JVM and one class path per release: var/kafka/<version>/libs. A case's
+// "release" field is for the project's side; the JVM answers with the classes it runs.
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

@@ -7,9 +7,8 @@ cases, one a line or many a line (`assign_many`, `submit` / `collect` to keep th
     with KafkaAssignorOracle("4.0.0") as oracle:           # 4.0.0's classes (its server assignors' rules)
         oracle.assign({"assignor": "uniform", "release": "4.0.0", ...})
 
-Each release runs in its own JVM on its own class path: the broker's jars (var/kafka/<release>/libs) for
-ORACLE_VERSION, the assignors alone (var/kafka-assignors/<release>/libs, scripts/maven/assignors-*) for the older
-ones (ORACLE_RELEASES). The oracle is compiled here on first use against each, into
+Each release of ORACLE_RELEASES runs in its own JVM on its own class path, that release's jars alone
+(var/kafka/<release>/libs, scripts/maven/kafka-*/pom.xml). The oracle is compiled here on first use against each, into
 `var/oracle/<release>-<digest of its source>/` of the project, so a change to it never refetches Kafka and two
 checkouts with different oracles never share classes.
 """
@@ -55,19 +54,8 @@ def pinned_releases() -> list[str]:
 
 
 def oracle_libs(version: str = ORACLE_VERSION) -> Path:
-    """The jars of `version`'s assignors: the broker's for ORACLE_VERSION, else the assignors alone (fetched by
-    scripts/fetch_kafka.sh from scripts/maven/assignors-*/pom.xml), never on one class path together."""
-    if version == ORACLE_VERSION:
-        return kafka_home(version) / "libs"
-    libs = project_root() / "var" / "kafka-assignors" / version / "libs"
-    if not any(libs.glob("kafka-group-coordinator-*.jar")):
-        script = project_root() / "scripts" / "fetch_kafka.sh"
-        if script.exists() and shutil.which("mvn"):
-            subprocess.run([str(script)], check=True)
-        if not any(libs.glob("kafka-group-coordinator-*.jar")):
-            raise KafkaNotInstalled(f"Apache Kafka {version}'s assignors are not in {libs}: run scripts/fetch_kafka.sh "
-                                    "(needs Maven)")
-    return libs
+    """The jars of `version` (var/kafka/<version>/libs, fetched by scripts/fetch_kafka.sh), one release's alone."""
+    return kafka_home(version) / "libs"
 
 
 def oracle_classes(version: str = ORACLE_VERSION) -> Path:
