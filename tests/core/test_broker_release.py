@@ -155,3 +155,25 @@ def test_an_assign_case_names_the_release_whose_rules_it_follows():
         run_assign_case({**case, "assignor": "range", "release": "4.0.0"})
     with pytest.raises(AssignmentInputError, match="'release' must be a string"):
         run_assign_case({**case, "release": 4})
+
+
+def test_a_kip848_group_is_judged_by_the_server_assignor_its_members_declare():
+    """From `__consumer_offsets` alone a KIP-848 generation names no assignor; its members' records name the one
+    they asked for (`group.remote.assignor`): when all name the same, the generation is judged by it. When any names
+    none (the broker's configured default, which no input shows), it is not."""
+    k848 = {"group_protocol": "consumer"}
+
+    def generation(protocols_b):
+        events = [join(1000, "a", protocols=("uniform",), **k848), join(1000, "b", protocols=protocols_b, **k848),
+                  ev("rebalance_started", 1000, generation=0, reason="group epoch bumped to 1"),
+                  ev("generation_completed", 1001, generation=1, protocol_type="consumer")]
+        events += [sync(1100 + i, m, 1, tps("t", *parts), None, protocol=None, member_state="stable")
+                   for i, (m, parts) in enumerate((("a", (0, 1, 2)), ("b", (3,))))]
+        return kinds(run(events, settings=CoreSettings(broker_release="4.0.0")), "generation")[0]
+
+    declared = generation(("uniform",))
+    assert declared["protocol"] == "uniform" and declared["expected_assignor_release"] == "4.0.0"
+    assert declared["expected_assignment"] is not None
+    for other in ((), ("range",)):
+        gen = generation(other)
+        assert gen["protocol"] is None and gen["expected_reason"] == "protocol unknown"

@@ -36,6 +36,22 @@ def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]
     return counts, sorted(inferred)
 
 
+def declared_server_assignor(group, ids) -> str | None:
+    """The server assignor a KIP-848 group's members name (`group.remote.assignor`, in their member records of
+    `__consumer_offsets`), when every KIP-848 member of `ids` names the same one: the generation's assignor when
+    no input said which the coordinator used. None when any names none (the broker's configured default applies,
+    which no input shows) or they differ."""
+    named = set()
+    for mid in ids:
+        m = group.members.get(mid)
+        if m is None or not m.kip848:
+            continue
+        if len(m.protocols or ()) != 1:
+            return None
+        named.add(m.protocols[0])
+    return named.pop() if len(named) == 1 else None
+
+
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
            "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None,
