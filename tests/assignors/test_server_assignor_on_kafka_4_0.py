@@ -4,9 +4,8 @@
 declared assignor, every epoch's assignment) and the broker's coordinator log, which names its release as it starts.
 Every generation's expected assignment, recomputed by the rules of the release the log named (4.0.0), is the
 assignment the broker made: no mismatch. By 4.4.0's rules, which the monitor used for every broker before, such
-groups showed mismatches that were not there (three runs of four while this test was written: one or two
-partitions in one generation); whether they do depends on the members' random ids, so that is reported, not
-asserted.
+groups showed mismatches that were not there (in 12 of 15 runs while this test was written: one partition in one
+to three generations); whether they do depends on the members' random ids, so that is reported, not asserted.
 
 Only the release is taken from the log here: read together with `__consumer_offsets`, its KIP-848 lines still
 make the generations lose their assignments (issue 27, item 2)."""
@@ -79,7 +78,9 @@ def test_a_kip848_group_on_a_4_0_0_broker_is_judged_by_4_0_0s_rules(broker_4_0):
         last = gens[-1] if gens else None
         if last is None or len(last["members"]) != members or last["expected_assignment"] is None:
             return None
-        return gens
+        # the records read show the epoch the members settled in (not one still reconciling, emitted by finish())
+        recorded = sorted(tuple(sorted(map(tuple, tps))) for tps in (last["assignment"] or {}).values())
+        return gens if recorded == sorted(owned) else None
 
     try:
         for i in range(MEMBERS):
@@ -93,10 +94,12 @@ def test_a_kip848_group_on_a_4_0_0_broker_is_judged_by_4_0_0s_rules(broker_4_0):
         for c in consumers:
             c.close()
     judged = [g for g in gens if g["expected_assignment"] is not None]
-    assert [len(g["members"]) for g in judged] == list(range(1, MEMBERS + 1))
+    shown = [{k: g[k] for k in ("generation", "members", "assignment", "expected_assignment", "expected_reason")}
+             for g in gens]
+    assert [len(g["members"]) for g in judged] == list(range(1, MEMBERS + 1)), shown
     for g in judged:
         assert g["protocol"] == "uniform" and g["expected_assignor_release"] == "4.0.0", g
-        assert g["mismatched_partitions"] == 0, g
+        assert g["mismatched_partitions"] == 0, shown
         assert g["expected_assignment"] == g["assignment"]
     by_newest_rules = [g for g in _generations(broker_4_0, "4.4.0") if g["expected_assignment"] is not None]
     print(f"by 4.4.0's rules: mismatched {[g['mismatched_partitions'] for g in by_newest_rules]} "

@@ -177,3 +177,26 @@ def test_a_kip848_group_is_judged_by_the_server_assignor_its_members_declare():
     for other in ((), ("range",)):
         gen = generation(other)
         assert gen["protocol"] is None and gen["expected_reason"] == "protocol unknown"
+
+
+def test_members_in_one_hash_bucket_are_ordered_as_they_joined():
+    """What a real 4.0.0 broker did (tests/assignors/test_server_assignor_on_kafka_4_0.py): two members whose ids
+    fall in one bucket of the coordinator's HashMap iterate in the order they joined, the first member (which held
+    every partition) first; by 4.0.0's rules it then keeps three partitions. Ordered by id, the second member came
+    first and took the extra partition: a mismatch that was not there."""
+    first, second = "8NQDef34S2S6rcwpJAOxHg", "6Q5gih0QSCO9G7kIUmXOpA"  # (bucket 1 of 16, both)
+    k848 = {"group_protocol": "consumer", "protocols": ("uniform",), "topics": ("orders",)}
+    events = [join(1000, first, **k848), ev("rebalance_started", 1000, generation=0, reason="group epoch bumped to 1"),
+              ev("generation_completed", 1001, generation=1, protocol_type="consumer"),
+              sync(1100, first, 1, tps("orders", 0, 1, 2, 3, 4), None, protocol=None, member_state="stable"),
+              join(20_000, second, **k848),
+              ev("rebalance_started", 20_000, generation=1, reason="group epoch bumped to 2"),
+              ev("generation_completed", 20_001, generation=2, protocol_type="consumer"),
+              sync(20_100, second, 2, [], None, protocol=None, member_state="unreleased_partitions"),
+              sync(20_200, first, 2, tps("orders", 0, 1, 2), None, protocol=None, member_state="stable"),
+              sync(20_300, second, 2, tps("orders", 3, 4), None, protocol=None, member_state="stable")]
+    gens = kinds(run(events, settings=CoreSettings(broker_release="4.0.0")), "generation")
+    assert [g["generation"] for g in gens] == [1, 2]
+    assert gens[1]["expected_assignment"] == {first: [["orders", 0], ["orders", 1], ["orders", 2]],
+                                              second: [["orders", 3], ["orders", 4]]}
+    assert gens[1]["mismatched_partitions"] == 0

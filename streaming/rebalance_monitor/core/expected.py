@@ -109,8 +109,15 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         if release is None:
             out["expected_reason"] = f"server assignor rules of Kafka {broker} not reproduced (4.0.0 and later are)"
             return out
+    order = ids
+    if assignor in SERVER_ASSIGNORS:
+        # the coordinator fills its HashMap of members in the order they joined the group: members whose ids fall in
+        # one bucket iterate in that order (the group's members dict keeps the order the monitor first saw them)
+        wanted = set(ids)
+        order = [mid for mid in group.members if mid in wanted]
+        order += [mid for mid in ids if mid not in set(order)]
     subs = []
-    for mid in ids:
+    for mid in order:
         m = group.members[mid]
         subs.append(MemberSubscription(
             member_id=mid, topics=tuple(m.topics), group_instance_id=m.group_instance_id,
