@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetch Apache Kafka from Maven Central into var/kafka/<version>/libs (idempotent), one directory per pom in
-# scripts/maven/kafka-*/: the broker of the tests and the demo (4.x) and the classic-coordinator era (3.9.x).
+# scripts/maven/kafka-*/: the broker of the tests and the demo (4.x), 4.0.0 (its server assignors' own rules) and
+# the classic-coordinator era (3.9.x).
 # Also compiles the project's small Java consumer (scripts/java/) against each release's kafka-clients. (The assignor
 # oracle, scripts/java-oracle/, is compiled on first use by rebalance_monitor.testing.assignor_oracle.)
 set -euo pipefail

@@ -10,8 +10,9 @@
 // A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N, "busy_nanos": B}
 // (N: the time inside the assignors, B: the whole batch with the request parsed), so a soak pays one round trip per
 // batch.
-// Compiled by rebalance_monitor.testing.assignor_oracle against var/kafka/<version>/libs, only for the release named
-// in kafka-version (the API it is written for).
+// Compiled by rebalance_monitor.testing.assignor_oracle against each release named in kafka-version (the releases
+// whose API it is written for), one JVM and one class path per release: var/kafka/<version>/libs. A case's
+// "release" field is for the project's side; the JVM answers with the classes it runs.
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

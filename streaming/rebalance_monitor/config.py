@@ -59,6 +59,9 @@ class KafkaConfig:
     decode_in_source: bool = True
     max_record_bytes: int = 1 << 20
     max_future_skew: Duration = Duration(3_600_000)
+    # The brokers' Apache Kafka release, whose rules the KIP-848 server assignors' expected assignments follow:
+    # auto (unknown: the newest rules, 4.4.0's) or MAJOR.MINOR.PATCH, e.g. 4.0.0 (docs/assignors.md)
+    broker_release: str = "auto"
     security: SecurityConfig = field(default_factory=SecurityConfig)
 
     def connection(self) -> KafkaConnection:
@@ -203,6 +206,7 @@ class MonitorConfig:
             expected_assignment_max_work=self.core.expected_assignment_max_work,
             offsets_partitions=self.kafka.offsets_topic_partitions,
             member_list_input=bool(self.kafka.offsets_topic),
+            broker_release=None if self.kafka.broker_release == "auto" else self.kafka.broker_release.strip(),
         )
 
     def group_filter(self):
@@ -285,6 +289,9 @@ def _validate(cfg: MonitorConfig) -> None:
     if cfg.kafka.topic_ids not in ("cluster", "none") and not os.path.isfile(cfg.kafka.topic_ids):
         raise ConfigError(f"kafka.topic_ids: cluster, none, or a JSON file {{topic id: name}}; "
                           f"no file {cfg.kafka.topic_ids!r}")
+    if cfg.kafka.broker_release != "auto" and not re.fullmatch(r"\s*\d+\.\d+\.\d+\s*", cfg.kafka.broker_release):
+        raise ConfigError(f"kafka.broker_release: auto, or the brokers' Apache Kafka release as MAJOR.MINOR.PATCH "
+                          f"(e.g. 4.0.0, 4.4.0); got {cfg.kafka.broker_release!r}")
     if cfg.storm.min_rebalances < 1:
         raise ConfigError("storm.min_rebalances: must be at least 1")
     if cfg.storm.window <= 0:

@@ -79,3 +79,15 @@ def test_uniform_large_sample_valid_and_balanced(hetero):
     sizes = [len(v) for v in result.values()]
     if not hetero:
         assert max(sizes) - min(sizes) <= 1
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_kafka_server_case_by_4_0_0s_rules(case):
+    """Kafka 4.0's own unit cases, as that release expected them (`expected_kafka_4_0` where 4.0.1 changed the
+    answer), from the 4.0.0 rules."""
+    order = (lambda ms: sorted(ms, key=lambda m: m.member_id)) if case["member_order"] == "sorted" else None
+    result = FUNCS[case["assignor"]](case["partitions_per_topic"], _members(case),
+                                     topic_ids=case["topic_ids"], member_order=order,
+                                     subscription_type=case["subscription_type"],
+                                     owned_order=case["owned_order"], release="4.0.0")
+    assert {mid: _by_topic(tps) for mid, tps in result.items()} == case.get("expected_kafka_4_0", case["expected"])

@@ -33,6 +33,7 @@ VALID = {
     "coordinator_change": {"partition": 7, "action": "elected", "broker": 1},
     "topic_partitions": {"topics": {"t": 4}},
     "end_offsets": {"offsets": [["t", 0, 100]]},
+    "broker_release": {"release": "4.0.0", "broker": 1},
 }
 
 

@@ -5,7 +5,7 @@ The input has every event kind of the contract: client events (join, sync, heart
 revoked, lost), coordinator events (rebalance_started, generation_completed, member_removed, group_empty,
 group_deleted), cluster-wide events with group "" (a partition-count change that makes a stable group rebalance
 and reaches a group created after it; a coordinator move of one group's `__consumer_offsets` partition, which
-must reach that group and no other; end offsets) and their per-group forms, an event without a group (a dead
+must reach that group and no other; end offsets; the brokers' release) and their per-group forms, an event without a group (a dead
 letter), disorder within the release delay, late events (dead letters `late_event` in both), and a group that
 `groups.deny` leaves out.
 
@@ -91,6 +91,8 @@ def all_kinds(base: int) -> tuple[list[dict], list[dict], list[str]]:
                      reason="removing member m2 on heartbeat expiration"))
     first.append(_ev("coordinator_change", base + 7100, "gb", partition=part, action="resigned", broker=2))
     first.append(_ev("end_offsets", base + 7200, "", offsets=[["t", 0, 1000], ["t", 1, 900]]))
+    # the brokers' release (every group, every shard): the server assignors' rules from then on
+    first.append(_ev("broker_release", base + 7250, "", release="4.0.0"))
     first.append(_ev("end_offsets", base + 7300, "gb", offsets=[["t", 2, 10]]))
     first.append(_ev("topic_partitions", base + 7400, "gb", topics={"t": 4}))
     # a group groups.deny leaves out, and an event without a group

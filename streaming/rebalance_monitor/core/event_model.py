@@ -10,7 +10,7 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "REASON_MISSING_FIELD", "REASON_BAD_TYPE", "REASON_BAD_VALUE", "REASON_FUTURE_TS", "REASON_LATE",
            "REJECT_REASON_PREFIXES", "Rejected", "Event", "MemberEvent", "Join", "Sync", "Heartbeat", "Poll",
            "Leave", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted", "GenerationCompleted",
-           "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions", "EndOffsets",
+           "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions", "EndOffsets", "BrokerRelease",
            "AnyEvent"]
 
 SCHEMA_VERSION = 1
@@ -206,6 +206,15 @@ class EndOffsets(Event):
     offsets: tuple = ()
 
 
+@dataclass(frozen=True, slots=True)
+class BrokerRelease(Event):
+    """Extension: the Apache Kafka release a broker runs (its start-up line `Kafka version: 4.0.0`), group "":
+    every group's server assignor follows that release's rules from then on (unless the configuration names one)."""
+
+    release: str = ""
+    broker: int | None = None
+
+
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                 TopicPartitions, EndOffsets]
+                 TopicPartitions, EndOffsets, BrokerRelease]

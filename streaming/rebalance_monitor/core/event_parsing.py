@@ -4,9 +4,10 @@ with the faster parser a layer may register (`use_fast_json`)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
-from .event_model import (Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+from .event_model import (BrokerRelease, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
                           GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
                           Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
                           REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
@@ -58,6 +59,7 @@ SPECS: dict[str, tuple[type, dict]] = {
         "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
     EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
     EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
+    EventType.BROKER_RELEASE: (BrokerRelease, {"release": ("str", True), "broker": ("int?", False)}),
 }
 EVENT_TYPES = tuple(SPECS)
 MEMBER_SPEC = {
@@ -67,6 +69,7 @@ MEMBER_SPEC = {
     "rack": ("str?", False), "generation": ("int?", False),
 }
 COORDINATOR_ACTIONS = ("elected", "resigned")
+RELEASE_RE = re.compile(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.+-]*)?")  # an Apache Kafka release: 4.0.0, 4.1.0-rc1
 
 
 class _Bad(Exception):
@@ -301,6 +304,8 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
             kwargs[name] = convert(name, value[name])
         if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
             return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
+        if etype == EventType.BROKER_RELEASE and RELEASE_RE.fullmatch(kwargs["release"]) is None:
+            return Rejected(f"{REASON_BAD_VALUE}:release", raw, "a release such as 4.0.0 (MAJOR.MINOR.PATCH[-suffix])")
         return cls(**kwargs)
     except _Bad as bad:
         return Rejected(bad.reason, raw, bad.detail)

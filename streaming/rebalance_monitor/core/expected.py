@@ -3,7 +3,8 @@ contract section 2 (mismatched, unassigned and moved partitions, imbalance, mini
 from __future__ import annotations
 
 from . import assignment_checks as checks
-from .assignors import ASSIGNOR_RELEASE, AssignmentInputError, MemberSubscription, UnknownAssignor, assign
+from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
+                        UnknownAssignor, assign, server_rules_release)
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 
@@ -33,6 +34,22 @@ def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]
             counts[t] = seen[t]
             inferred.append(t)
     return counts, sorted(inferred)
+
+
+def declared_server_assignor(group, ids) -> str | None:
+    """The server assignor a KIP-848 group's members name (`group.remote.assignor`, in their member records of
+    `__consumer_offsets`), when every KIP-848 member of `ids` names the same one: the generation's assignor when
+    no input said which the coordinator used. None when any names none (the broker's configured default applies,
+    which no input shows) or they differ."""
+    named = set()
+    for mid in ids:
+        m = group.members.get(mid)
+        if m is None or not m.kip848:
+            continue
+        if len(m.protocols or ()) != 1:
+            return None
+        named.add(m.protocols[0])
+    return named.pop() if len(named) == 1 else None
 
 
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
@@ -81,15 +98,33 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if work > group.settings.expected_assignment_max_work:
         out["expected_reason"] = f"group too large to recompute ({work} member-partitions)"
         return out
+    assignor = protocol
+    if protocol == "range" and any(getattr(group.members.get(mid), "kip848", False) for mid in ids):
+        assignor = "server-range"  # a KIP-848 group's `range` is the group coordinator's RangeAssignor
+    release = ASSIGNOR_RELEASE  # the client assignors run in the clients: the broker's release is not theirs
+    if assignor in SERVER_ASSIGNORS:
+        # the configuration's release first, else the one the brokers' log said (broker_release events)
+        broker = group.settings.broker_release or group.broker_release
+        release = server_rules_release(broker)
+        if release is None:
+            out["expected_reason"] = f"server assignor rules of Kafka {broker} not reproduced (4.0.0 and later are)"
+            return out
+    order = ids
+    if assignor in SERVER_ASSIGNORS:
+        # the coordinator fills its HashMap of members in the order they joined the group: members whose ids fall in
+        # one bucket iterate in that order (the group's members dict keeps the order the monitor first saw them)
+        wanted = set(ids)
+        order = [mid for mid in group.members if mid in wanted]
+        order += [mid for mid in ids if mid not in set(order)]
     subs = []
-    for mid in ids:
+    for mid in order:
         m = group.members[mid]
         subs.append(MemberSubscription(
             member_id=mid, topics=tuple(m.topics), group_instance_id=m.group_instance_id,
             owned_partitions=tuple(tuple(tp) for tp in (m.owned or ())), generation=m.owned_generation,
             rack=m.rack))
     try:
-        expected = assign(protocol, counts, subs)
+        expected = assign(assignor, counts, subs, release=release)
     except UnknownAssignor:
         out["expected_reason"] = f"unknown assignor: {protocol}"
         return out
@@ -101,7 +136,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         return out
     out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
     # whose assignor this is: an operator on another Kafka release may see a different, equally correct answer
-    out["expected_assignor_release"] = ASSIGNOR_RELEASE
+    out["expected_assignor_release"] = release
     if inferred:
         out["expected_reason"] = "partition counts inferred from assignments for " + ", ".join(inferred[:5])
     if assignment is not None:

@@ -33,7 +33,7 @@ import bisect
 
 from . import records
 from .coordinator_placement import offsets_partition_for
-from .events import CoordinatorChange, Rejected, TopicPartitions
+from .events import BrokerRelease, CoordinatorChange, Rejected, TopicPartitions
 from .group import GroupMonitor
 from .group_clock import ClockReference
 from .settings import CoreSettings
@@ -41,7 +41,7 @@ from .vocabulary import EventType
 
 CLUSTER_GROUP = ""
 # Event types that, with group "", concern many groups (end_offsets passes through as a record of its own).
-FANNED_OUT = (EventType.COORDINATOR_CHANGE, EventType.TOPIC_PARTITIONS)
+FANNED_OUT = (EventType.COORDINATOR_CHANGE, EventType.TOPIC_PARTITIONS, EventType.BROKER_RELEASE)
 CLUSTER_TYPES = FANNED_OUT + (EventType.END_OFFSETS,)
 REASON_NO_GROUP = "bad_value:group"
 
@@ -253,8 +253,8 @@ class GroupRunner:
         return records
 
     def _first_run(self, cluster: ClusterLog | None, keys, codec) -> None:
-        """A new group takes the partition counts of the cluster entries up to its first event; coordinator
-        moves before it are not its own."""
+        """A new group takes the partition counts and the broker release of the cluster entries up to its first
+        event; coordinator moves before it are not its own."""
         first = self.pending[0][0] if self.pending else None
         if keys and (first is None or keys[0][0] < first):
             first = keys[0][0]
@@ -269,6 +269,8 @@ class GroupRunner:
             ev = codec.event(item, ts, CLUSTER_GROUP)
             if type(ev) is TopicPartitions:
                 partitions.update(ev.topics)
+            elif type(ev) is BrokerRelease:
+                self.monitor.broker_release = ev.release or None
 
     def _cluster_todo(self, cluster: ClusterLog | None, release_ms: int) -> list:
         if cluster is None or not cluster.entries:

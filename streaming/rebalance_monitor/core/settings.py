@@ -36,3 +36,6 @@ class CoreSettings:
     # `settle_ms`) for that generation's member list there, so that its record carries the union of what both
     # inputs know (the log's reasons; the protocol, assignments, client ids, hosts and timeouts of the list).
     member_list_input: bool = False
+    # The brokers' Apache Kafka release ("4.0.0"), None when unknown: the server (KIP-848) assignors' expected
+    # assignments follow its rules (assignors.server_rules_release; unknown: the newest).
+    broker_release: str | None = None

@@ -29,6 +29,7 @@ class EventType(StrEnum):
     COORDINATOR_CHANGE = "coordinator_change"
     TOPIC_PARTITIONS = "topic_partitions"
     END_OFFSETS = "end_offsets"
+    BROKER_RELEASE = "broker_release"
 
 
 class RecordKind(StrEnum):

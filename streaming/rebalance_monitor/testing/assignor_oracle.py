@@ -1,12 +1,16 @@
 """Kafka's own assignor classes as the oracle of the project's assignors: one JVM running
-scripts/java-oracle/RmAssignorOracle.java against the pinned Kafka release's jars answers `rebalance-monitor assign`
+scripts/java-oracle/RmAssignorOracle.java against one Kafka release's jars answers `rebalance-monitor assign`
 cases, one a line or many a line (`assign_many`, `submit` / `collect` to keep the JVM busy while Python works).
 
-    with KafkaAssignorOracle() as oracle:
+    with KafkaAssignorOracle() as oracle:                  # Kafka 4.4.0, the release of the tests' brokers
         oracle.assign({"assignor": "range", "partitions_per_topic": {...}, "members": [...]})
+    with KafkaAssignorOracle("4.0.0") as oracle:           # 4.0.0's classes (its server assignors' rules)
+        oracle.assign({"assignor": "uniform", "release": "4.0.0", ...})
 
-The oracle is compiled here on first use, into `var/oracle/<release>-<digest of its source>/` of the project, so a
-change to it never refetches Kafka and two checkouts with different oracles never share classes.
+Each release of ORACLE_RELEASES runs in its own JVM on its own class path, that release's jars alone
+(var/kafka/<release>/libs, scripts/maven/kafka-*/pom.xml). The oracle is compiled here on first use against each, into
+`var/oracle/<release>-<digest of its source>/` of the project, so a change to it never refetches Kafka and two
+checkouts with different oracles never share classes.
 """
 from __future__ import annotations
 
@@ -21,10 +25,12 @@ import threading
 from collections import deque
 from pathlib import Path
 
-from ..core.assignors import ASSIGNOR_RELEASE
+from ..core.assignors import ASSIGNOR_RELEASE, SERVER_ASSIGNOR_RELEASES
 from .kafka_install import KafkaNotInstalled, java_binary, kafka_home, project_root
 
 ORACLE_VERSION = ASSIGNOR_RELEASE  # the release whose assignors are the reference (docs/assignors.md)
+# every release the oracle runs: the reference, and the older ones whose server assignor rules the project follows
+ORACLE_RELEASES = tuple(dict.fromkeys((ORACLE_VERSION, *SERVER_ASSIGNOR_RELEASES)))
 SOURCE_DIR = project_root() / "scripts" / "java-oracle"
 
 
@@ -42,17 +48,27 @@ def _javac() -> str:
     return found
 
 
+def pinned_releases() -> list[str]:
+    """The releases the oracle's source is written for (scripts/java-oracle/kafka-version, one a line)."""
+    return (SOURCE_DIR / "kafka-version").read_text().split()
+
+
+def oracle_libs(version: str = ORACLE_VERSION) -> Path:
+    """The jars of `version` (var/kafka/<version>/libs, fetched by scripts/fetch_kafka.sh), one release's alone."""
+    return kafka_home(version) / "libs"
+
+
 def oracle_classes(version: str = ORACLE_VERSION) -> Path:
     """The compiled oracle for `version` (compiling it when its source changed)."""
-    pinned = (SOURCE_DIR / "kafka-version").read_text().strip()
-    if pinned != version:
-        raise KafkaNotInstalled(f"the assignor oracle is written for Kafka {pinned}, not {version}")
+    pinned = pinned_releases()
+    if version not in pinned:
+        raise KafkaNotInstalled(f"the assignor oracle is written for Kafka {', '.join(pinned)}, not {version}")
     sources = sorted(SOURCE_DIR.glob("*.java"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + pinned.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + " ".join(pinned).encode()).hexdigest()[:16]
     out = project_root() / "var" / "oracle" / f"{version}-{digest}"
     if (out / "RmAssignorOracle.class").exists():
         return out
-    libs = kafka_home(version) / "libs"
+    libs = oracle_libs(version)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
     done = subprocess.run([_javac(), "-nowarn", "-d", str(tmp), "-cp", f"{libs}/*", *map(str, sources)],
@@ -75,7 +91,7 @@ class KafkaAssignorOracle:
         # each line's location: off (a third of the JVM's time on a typical case, most of it on some large ones)
         self._cmd = [java_binary(), "-Xmx1g", "-XX:+UseSerialGC", "-Dslf4j.internal.verbosity=ERROR",
                      "-Dorg.apache.logging.log4j.level=OFF",
-                     "-cp", f"{classes}:{kafka_home(version) / 'libs'}/*", "RmAssignorOracle"]
+                     "-cp", f"{classes}:{oracle_libs(version)}/*", "RmAssignorOracle"]
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._writes: queue.Queue = queue.Queue()

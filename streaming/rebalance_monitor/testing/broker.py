@@ -2,9 +2,9 @@
 loopback ports, started from the jars scripts/fetch_kafka.sh fetched with Maven (`kafka_install`).
 
 The node logs like a production broker, with one difference: the group coordinator's loggers
-(`kafka.coordinator.group`, the classic coordinator of 3.x; `org.apache.kafka.coordinator.group`, 4.x) go to
-their own file, `coordinator_log`, in Kafka's own layout (`[%d] %p %m (%c)%n`) — the file a log shipper
-would tail for the monitor's coordinator-log input. Everything else goes to `log_path`.
+(`kafka.coordinator.group`, the classic coordinator of 3.x; `org.apache.kafka.coordinator.group`, 4.x), and
+AppInfoParser's start-up lines (`Kafka version: X`), go to their own file, `coordinator_log`, in Kafka's own
+layout (`[%d] %p %m (%c)%n`) — the file a log shipper would tail for the monitor's coordinator-log input. Everything else goes to `log_path`.
 
 `kill()` then `start()` is a real broker crash and restart: the data directory stays until `stop()`.
 Users point the monitor at their own cluster instead; `KafkaCluster` (kafka_cluster.py) starts three nodes.
@@ -48,7 +48,11 @@ TEST_BROKER_SETTINGS = {
 }
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"
-COORDINATOR_LOGGERS = ("kafka.coordinator.group", "org.apache.kafka.coordinator.group")
+# the coordinator's loggers, and AppInfoParser's: its start-up line names the broker's release (`Kafka version: X`),
+# which the server assignors' expected assignments follow (inputs/coordinator_log/broker_info.py)
+COORDINATOR_LOGGERS = ("kafka.coordinator.group", "org.apache.kafka.coordinator.group",
+                       "org.apache.kafka.common.utils.AppInfoParser",  # (3.9, 4.0)
+                       "org.apache.kafka.common.utils.internals.AppInfoParser")  # (4.4)
 
 
 class BrokerUnavailable(ServiceUnavailable):

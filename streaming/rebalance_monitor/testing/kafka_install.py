@@ -10,11 +10,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# The release the tests and the demo run, and the classic-coordinator era (3.9.x). Keep in step with
+# The release the tests and the demo run, 4.0.0, and the classic-coordinator era (3.9.x). Keep in step with
 # scripts/maven/kafka-*/pom.xml.
 KAFKA_VERSION = "4.4.0"
 KAFKA_CLASSIC_VERSION = "3.9.2"
-RELEASES = (KAFKA_VERSION, KAFKA_CLASSIC_VERSION)
+# the first KIP-848 release, whose uniform server assignor differs from 4.0.1's and later ones' (docs/assignors.md):
+# the assignor oracle's 4.0.0 classes, and a broker of the test that the monitor follows the broker's release
+KAFKA_4_0_VERSION = "4.0.0"
+RELEASES = (KAFKA_VERSION, KAFKA_4_0_VERSION, KAFKA_CLASSIC_VERSION)
 
 
 class KafkaNotInstalled(RuntimeError):

@@ -21,6 +21,8 @@ Reference: Apache Kafka trunk of October 2024 (the 4.0 line): clients' AbstractS
 RangeAssignor / RoundRobinAssignor / CooperativeStickyAssignor and group-coordinator
 UniformAssignor (homogeneous + heterogeneous builders) / RangeAssignor.  Tie-breaks that Kafka
 leaves to Java ``HashMap`` iteration are emulated (see ``_java.py``).
+Held against Kafka 4.4.0's classes; the server assignors also by Kafka 4.0.0's rules (``release="4.0.0"``),
+held against 4.0.0's classes: a group follows its brokers' release (docs/assignors.md).
 
 Input conventions (see also the module docs of each assignor):
 
@@ -49,15 +51,41 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 __all__ = [
-    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "AssignmentInputError", "KafkaAssignorFailure", "MemberSubscription",
+    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "SERVER_ASSIGNOR_RELEASES", "SERVER_ASSIGNORS", "AssignmentInputError", "KafkaAssignorFailure", "MemberSubscription",
     "UnknownAssignor",
-    "assign", "run_assign_case",
+    "assign", "parse_release", "run_assign_case", "server_rules_release",
 ]
 
 
 # The Apache Kafka release whose assignors these reproduce, case for case: held against that release's own classes
 # by tests/assignors/test_assignors_vs_kafka.py (docs/assignors.md says what changed between releases).
 ASSIGNOR_RELEASE = "4.4.0"
+# The releases whose server (KIP-848) assignor rules are reproduced, each held against that release's own classes:
+# 4.0.0's uniform assignor hands the extra partitions of an uneven split to the first members in the coordinator's
+# order; 4.0.1 and every later release (4.1, 4.2, 4.3 and 4.4 alike) let a member with room give its extra one up
+# (docs/assignors.md, "Another Kafka release").
+SERVER_ASSIGNOR_RELEASES = ("4.0.0", ASSIGNOR_RELEASE)
+SERVER_ASSIGNORS = frozenset({"uniform", "server-range"})
+
+
+def parse_release(text) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of an Apache Kafka release as its brokers name it ("4.0.0", "4.1.0-rc2",
+    "3.9.2-SNAPSHOT"), None when the text is not one."""
+    import re
+    m = re.fullmatch(r"\s*(\d+)\.(\d+)\.(\d+)(?:[-.+][0-9A-Za-z.+-]*)?\s*", text) if isinstance(text, str) else None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def server_rules_release(broker_release: str | None) -> str | None:
+    """The release of :data:`SERVER_ASSIGNOR_RELEASES` whose server assignor rules a broker of `broker_release`
+    follows; None (the broker's release unknown) -> the newest; None back for a broker older than 4.0.0 (the
+    KIP-848 preview assignors of 3.x are not reproduced) or a text that names no release."""
+    if broker_release is None:
+        return ASSIGNOR_RELEASE
+    v = parse_release(broker_release)
+    if v is None or v < (4, 0, 0):
+        return None
+    return "4.0.0" if v == (4, 0, 0) else ASSIGNOR_RELEASE
 
 
 class AssignmentInputError(ValueError):
@@ -150,15 +178,21 @@ def _normalize_member(m: MemberSubscription, uses_owned: bool = True, keep_repea
 def assign(assignor: str, partitions_per_topic: Mapping[str, int],
            members: Sequence[MemberSubscription],
            partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
-           topic_ids: Mapping[str, str] | None = None, *,
+           topic_ids: Mapping[str, str] | None = None, *, release: str = ASSIGNOR_RELEASE,
            _prefer_rack_aware: bool = False) -> dict[str, list[tuple[str, int]]]:
     """Compute the assignment Kafka's ``assignor`` produces; every member is present and every
-    list is sorted by (topic, partition).  ``_prefer_rack_aware`` mirrors Kafka's test-only
+    list is sorted by (topic, partition).  ``release``: the Kafka release whose rules to follow, one of
+    :data:`SERVER_ASSIGNOR_RELEASES` for the server assignors (the client assignors follow
+    :data:`ASSIGNOR_RELEASE` only).  ``_prefer_rack_aware`` mirrors Kafka's test-only
     ``preferRackAwareLogic`` switch (used by the ported Kafka tests only)."""
     registry = _registry()
     if assignor not in registry:
         raise UnknownAssignor(
             f"unknown assignor {assignor!r}; known: {', '.join(ASSIGNOR_NAMES)}")
+    known = SERVER_ASSIGNOR_RELEASES if assignor in SERVER_ASSIGNORS else (ASSIGNOR_RELEASE,)
+    if release not in known:
+        raise AssignmentInputError(f"release {release!r}: the {assignor} assignor follows Kafka "
+                                   f"{' or '.join(known)}")
     if not isinstance(partitions_per_topic, Mapping):
         raise AssignmentInputError("partitions_per_topic must be an object {topic: count}")
     for t, n in partitions_per_topic.items():
@@ -217,7 +251,7 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
         ppt = {t: n for t, n in ppt.items() if n > 0}
     result = registry[assignor](ppt, norm, partition_racks=racks,
                                 topic_ids=dict(topic_ids) if topic_ids else None,
-                                prefer_rack_aware=_prefer_rack_aware)
+                                prefer_rack_aware=_prefer_rack_aware, release=release)
     return {m.member_id: sorted(result.get(m.member_id, ())) for m in norm}
 
 
@@ -262,7 +296,8 @@ def run_assign_case(case: Any) -> dict[str, list[list]]:
     """Contract section 3 ``assign``: CASE object in, ``{member_id: [[topic, partition], ...]}``
     out (sorted).  Raises :class:`AssignmentInputError` (or its subclass
     :class:`UnknownAssignor`) with a readable message on bad input.  Extension: an optional
-    ``topic_ids`` object ``{topic: base64 uuid}`` for the server-side assignors."""
+    ``topic_ids`` object ``{topic: base64 uuid}`` for the server-side assignors, and an optional ``release``
+    (one of :data:`SERVER_ASSIGNOR_RELEASES` for them, default :data:`ASSIGNOR_RELEASE`)."""
     if not isinstance(case, dict):
         raise AssignmentInputError("the case must be a JSON object")
     name = case.get("assignor")
@@ -284,5 +319,8 @@ def run_assign_case(case: Any) -> dict[str, list[list]]:
     topic_ids = case.get("topic_ids")
     if topic_ids is not None and not isinstance(topic_ids, dict):
         raise AssignmentInputError("'topic_ids' must be an object {topic: base64 uuid}")
-    result = assign(name, ppt, members, racks, topic_ids)
+    release = case.get("release", ASSIGNOR_RELEASE)
+    if not isinstance(release, str):
+        raise AssignmentInputError("'release' must be a string, one of: " + ", ".join(SERVER_ASSIGNOR_RELEASES))
+    result = assign(name, ppt, members, racks, topic_ids, release=release)
     return {mid: [[t, p] for t, p in tps] for mid, tps in result.items()}

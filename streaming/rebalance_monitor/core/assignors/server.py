@@ -8,9 +8,11 @@ topic's partitions land where can differ from a real broker).  Neither assignor 
 in current Kafka.
 
 ``uniform`` (UniformAssignor):
-* homogeneous subscriptions: the first ``total % members`` members (coordinator order) may hold
-  ``total // members + 1`` partitions, the others one fewer; each member keeps owned partitions
-  up to that quota, the surplus and the never-assigned partitions are handed out in order.
+* homogeneous subscriptions: ``total % members`` members may hold ``total // members + 1``
+  partitions, the others one fewer; each member keeps owned partitions up to that quota, the
+  surplus and the never-assigned partitions are handed out in order.  Which members get the
+  extra one: in Kafka 4.0.0 the first ones in coordinator order; from 4.0.1 on a member with room
+  gives it up while enough members after it remain (``release``).
 * heterogeneous: keep owned partitions of still-subscribed topics, deal the unassigned
   partitions topic by topic (most partitions per subscriber first) to the least loaded
   subscribers, then move partitions from the most to the least loaded subscribers per topic
@@ -94,10 +96,11 @@ def _homogeneous(members, subscription_type=None):
 
 
 def uniform_assign(partitions_per_topic, members, topic_ids=None, member_order=None,
-                   subscription_type=None, owned_order="hash", **_):
+                   subscription_type=None, owned_order="hash", release=None, **_):
     """``member_order`` (callable), ``subscription_type`` and ``owned_order`` ("hash" or "given")
     let tests reproduce Kafka unit tests that use TreeMaps / LinkedHashMaps and force the
-    subscription type; the defaults follow the broker."""
+    subscription type; the defaults follow the broker. ``release``: "4.0.0" follows that release's rule for
+    the extra partitions of an uneven split (homogeneous subscriptions); anything else the newer one."""
     ppt = partitions_per_topic
     out = {m.member_id: [] for m in members}
     if not members:
@@ -106,7 +109,8 @@ def uniform_assign(partitions_per_topic, members, topic_ids=None, member_order=N
     owned = _owned_by_member(ppt, members)
     topics = _Topics(topic_ids, [t for m in members for t in m.topics] + list(ppt))
     if _homogeneous(ordered, subscription_type):
-        result = _uniform_homogeneous(ppt, ordered, owned, topics, owned_order == "given")
+        result = _uniform_homogeneous(ppt, ordered, owned, topics, owned_order == "given",
+                                      extras_first=release == "4.0.0")
     else:
         result = _UniformHeterogeneous(ppt, ordered, owned, topics).build()
     for mid, tps in result.items():
@@ -114,7 +118,7 @@ def uniform_assign(partitions_per_topic, members, topic_ids=None, member_order=N
     return out
 
 
-def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
+def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False, extras_first=False):
     first_topics = list(dict.fromkeys(ordered[0].topics))
     subscribed = topics.hash_order(first_topics, capacity_for_copy(len(first_topics)))
     result = {m.member_id: [] for m in ordered}
@@ -152,9 +156,10 @@ def _uniform_homogeneous(ppt, ordered, owned, topics, given_order=False):
                         keep.append((t, p))
                     else:
                         unassigned.append((t, p))
-        # Kafka 4.4: a member with room left gives its extra partition up while enough members after it remain
-        # to take every extra one, so the extras go to members that already hold partitions (fewer moves)
-        if quota > 0 and gets_extra and n - index > extra:
+        # Kafka 4.0.1 and later: a member with room left gives its extra partition up while enough members after
+        # it remain to take every extra one, so the extras go to members that already hold partitions (fewer
+        # moves); Kafka 4.0.0 gave the extras to the first members in the coordinator's order (`extras_first`)
+        if quota > 0 and gets_extra and n - index > extra and not extras_first:
             quota -= 1
             gets_extra = False
         if quota > 0:

@@ -49,7 +49,7 @@ def group_to_state(g) -> dict:
         "rb": rebalance_to_state(g.rebalance) if g.rebalance is not None else None,
         "o": [[t, p, k] for (t, p), k in g.owners.items()],
         "tp": g.partitions, "cf": g.coordinator_feed, "kf": g.client_feed, "mk": g.membership_known,
-        "cc": g.coordinator_change_ms, "s": storm_to_state(g.storm), "h": list(g.history),
+        "cc": g.coordinator_change_ms, "br": g.broker_release, "s": storm_to_state(g.storm), "h": list(g.history),
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
     }
 
@@ -74,6 +74,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.client_feed = state["kf"]
     g.membership_known = state["mk"]
     g.coordinator_change_ms = state["cc"]
+    g.broker_release = state.get("br")  # (snapshots before it: unknown)
     load_storm(g.storm, state["s"])
     g.history.extend(state["h"])
     g.timer_ms = state["t"]

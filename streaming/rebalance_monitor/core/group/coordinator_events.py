@@ -237,5 +237,10 @@ def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
         R.trigger(g, found.cause, ev.ts, out, reason=found.reason)
 
 
+def on_broker_release(g, ev, out: list) -> None:
+    """The brokers' release, learned (its server assignors' rules follow it; core/expected.py)."""
+    g.broker_release = ev.release or None
+
+
 def on_end_offsets(g, ev: EndOffsets, out: list) -> None:
     out.append(records.end_offsets(g.group, ev.ts, offsets=ev.offsets))

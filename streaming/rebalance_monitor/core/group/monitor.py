@@ -20,7 +20,8 @@ from collections import OrderedDict, deque
 from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
-    Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat,
+    BrokerRelease, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
+    Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
 )
 from ..members import Member
@@ -60,6 +61,7 @@ class GroupMonitor:
         self.client_feed = False  # events from the clients seen
         self.membership_known = False  # from client events, or coordinator member lists
         self.coordinator_change_ms: int | None = None  # when the coordinator last moved (causes window)
+        self.broker_release: str | None = None  # the brokers' release as learned (broker_release events)
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
         self.timer_ms: int | None = None  # lower bound of the earliest member deadline (see timers.py)
@@ -216,5 +218,6 @@ _HANDLERS = {
     GroupDeleted: coordinator.on_group_deleted,
     CoordinatorChange: coordinator.on_coordinator_change,
     TopicPartitions: coordinator.on_topic_partitions,
+    BrokerRelease: coordinator.on_broker_release,
     EndOffsets: coordinator.on_end_offsets,
 }

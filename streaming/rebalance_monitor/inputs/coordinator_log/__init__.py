@@ -46,6 +46,8 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
 * `Elected as / Resigned as the group coordinator for partition P [in epoch E]`, the loading / unloading of
   offsets partitions (`Scheduling loading of offsets and group metadata from __consumer_offsets-P`, ...) ->
   `coordinator_change` with `group` "" (every group of that partition).
+* The broker's start-up line `Kafka version: X` (logger AppInfoParser) -> `broker_release` with `group` ""
+  (every group: the KIP-848 server assignors follow that release's rules; broker_info.py).
 * KIP-848: `[GroupId G] Bumped group epoch to E[ with metadata hash H].` -> `rebalance_started` (generation
   E-1); `Computed a new target assignment for epoch E with 'A' assignor` -> `generation_completed` (protocol
   A); `Member M fenced from the group because ...` -> `member_removed` (`session_timeout`; `poll_timeout` for
@@ -67,6 +69,7 @@ from .line import COORD_LOGGER_RE, IDENT_RE, LEVEL_RE, LOGGER_RE, MAX_TS, TS_RE,
 from .events import events_for
 from .fields import reason_member  # noqa: F401 (API)
 from .messages import KNOWN_NO_EVENT, RULES
+from .broker_info import APP_INFO_LOGGERS, broker_release_events
 
 __all__ = ["UNPARSED", "decode_log_record", "reason_member"]
 
@@ -94,6 +97,8 @@ def _decode(value, record_ts_ms) -> Decoded:
     ident = IDENT_RE.search(line)
     logger_m = LOGGER_RE.search(line)
     logger = logger_m["logger"] if logger_m else None
+    if logger in APP_INFO_LOGGERS and ident is None:  # the broker's release, as it starts (broker_info.py)
+        return _broker_info(line[:logger_m.start()], wrapper_ts, record_ts_ms)
     if ident is None and not (logger and COORD_LOGGER_RE.match(logger)):
         return Decoded([], skipped=True)
     if ident is not None and ident.group(0).startswith("[GroupCoordinator id=") and ident["topic"] \
@@ -137,3 +142,13 @@ def _decode(value, record_ts_ms) -> Decoded:
     if level in ("DEBUG", "TRACE"):
         return Decoded([], skipped=True, detail="unrecognised DEBUG/TRACE coordinator line")
     return Decoded([], rejected_reason=UNPARSED, detail=message[:300])
+
+
+def _broker_info(line: str, wrapper_ts, record_ts_ms) -> Decoded:
+    events = broker_release_events(line, line[:80], wrapper_ts, record_ts_ms)
+    if events is None:  # (the commit id, the start time, the app-info MBean lines: not the monitor's)
+        return Decoded([], skipped=True)
+    if not events:
+        return Decoded([], rejected_reason="no_timestamp", record_type="log:broker_release",
+                       detail="no timestamp in the wrapper, the line or the record")
+    return Decoded(events, record_type="log:broker_release")
