@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
+from .core.expected import mismatch_text
 from .core.vocabulary import RecordKind
 
 LOG_LINES = 12
@@ -70,8 +71,7 @@ class GroupBoard:
             row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
             dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
-                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, "
-                      f"mismatched {r['mismatched_partitions']}")
+                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, {mismatch_text(r)}")
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row["timeouts"] += 1
             self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "

@@ -59,3 +59,23 @@ def test_renderers(fmt):
     out = io.StringIO()
     render([], FLEET_COLUMNS, "table", out)
     assert "(nothing in this range)" in out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_an_unchecked_assignment_says_why_in_every_format(fmt):
+    why = "protocol unknown: the members' votes tie between range and roundrobin"
+    unchecked = dict(GEN, mismatched_partitions=None, expected_assignment=None, expected_reason=why)
+    rows = timeline_rows([GEN, unchecked])
+    assert [r["unchecked_reason"] for r in rows] == [None, why]
+    out = io.StringIO()
+    render(rows, TIMELINE_COLUMNS, fmt, out)
+    text = out.getvalue()
+    if fmt == "json":
+        assert [json.loads(line)["unchecked_reason"] for line in text.splitlines()] == [None, why]
+    elif fmt == "csv":
+        import csv
+
+        got = list(csv.DictReader(io.StringIO(text)))
+        assert [r["unchecked_reason"] for r in got] == ["", why] and [r["mismatched"] for r in got] == ["0", ""]
+    else:
+        assert text.count(why) == 1 and "unchecked_reason" in text.splitlines()[0]
