@@ -330,7 +330,7 @@ class MonitorJob:
             except Exception:  # noqa: BLE001 - the query is going away
                 break
             time.sleep(0.1)
-        raise cancelled(batch_id)
+        raise cancelled(batch_id) from None
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:

@@ -205,8 +205,8 @@ class Monitor:
                 step()
             except Exception as exc:  # noqa: BLE001 - say it, go on with the next step
                 log.warning("stopping %s: %s", what, one_line(exc))
-        if job is not None:
-            st = job.stats
+        st = getattr(job, "stats", None)
+        if st is not None:
             log.info("stopped after %s batches: %s records read, output records %s, dead letters %s", st.batches,
                      st.records_read, st.records, st.dead_letters)
         else:
