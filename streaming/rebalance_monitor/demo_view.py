@@ -123,16 +123,17 @@ class GroupBoard:
                     self.groups[g]["lag"] = v
 
     def lag_changes(self) -> list[str]:
-        """One line per group whose lag changed since it was last said, at most every LAG_EVERY_S (the line
-        mode's lag column)."""
+        """One line per group whose offset lag changed since it was last said, at most every LAG_EVERY_S (the
+        line mode's lag column)."""
         out = []
         now = self.clock()
         with self.lock:
             for g, row in sorted(self.groups.items()):
                 lag = row.get("lag")
-                if lag is not None and lag != row.get("lag_said") and now - row.get("lag_said_at", -LAG_EVERY_S) \
+                # the offset lag: an idle group's time lag grows by itself, which is not news
+                if lag is not None and lag[0] != row.get("lag_said") and now - row.get("lag_said_at", -LAG_EVERY_S) \
                         >= LAG_EVERY_S:
-                    row["lag_said"], row["lag_said_at"] = lag, now
+                    row["lag_said"], row["lag_said_at"] = lag[0], now
                     out.append(f"{time.strftime('%H:%M:%S')} lag of {g}: {lag_text(lag)}")
         return out
 
