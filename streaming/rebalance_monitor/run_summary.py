@@ -14,6 +14,14 @@ def _ms(ms: int) -> str:
     return f"{ms}ms"
 
 
+def _exporter(cfg: MonitorConfig) -> str:
+    e = cfg.exporter
+    if not e.enabled:
+        return "exporter off"
+    how = [w for w, on in (("TLS", e.tls_cert_file), (f"basic auth user {e.basic_auth_user}", e.basic_auth_user)) if on]
+    return f"exporter {e.host}:{e.port}" + (f" ({', '.join(how)})" if how else "")
+
+
 def config_summary(cfg: MonitorConfig) -> str:
     k, sec, s, st, sinks = cfg.kafka, cfg.kafka.security, cfg.spark, cfg.state, cfg.sinks
     auth = sec.protocol
@@ -39,6 +47,7 @@ def config_summary(cfg: MonitorConfig) -> str:
         f"storm {cfg.storm.min_rebalances} rebalances in {_ms(cfg.storm.window)}",
         f"groups {' '.join(groups) if groups else 'all'} (at most {cfg.groups.max_groups})",
         f"lag {'from the brokers every ' + _ms(cfg.lag.broker_poll_interval) if cfg.lag.enabled else 'off'}",
+        _exporter(cfg),
         f"log {cfg.logging.level}, progress every {_ms(cfg.logging.progress_interval)}",
     ]
     return "configuration: " + "; ".join(parts)
