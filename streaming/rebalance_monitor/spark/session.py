@@ -106,7 +106,10 @@ def jvm_ignoring_sigterm():
     runtime's stop) then reaches the Python driver alone, which stops the query, the poller, the exporter and
     Spark in that order (run.py); otherwise the JVM's shutdown hook stops the SparkContext under the running
     query at the same moment (Java stack traces, py4j's connection refused). The JVM still exits when the driver
-    goes away (PySpark's gateway ends on its stdin's end), and a SIGKILL still kills it. PySpark pinned at
+    goes away (PySpark's gateway ends on its stdin's end), and a SIGKILL still kills it. The Python workers it
+    starts without PySpark's daemon (the streaming source's runner) inherit the ignored SIGTERM, so they too
+    outlive a SIGTERM to the group until the stop; they end when Spark closes their connection (seen across a
+    query's restart after a broker outage: the old runner gone, one new one). The daemon's workers set their own. PySpark pinned at
     4.2.0 launches the gateway with `pyspark.java_gateway.Popen`, whose `preexec_fn` this extends; the
     process tests stop the job this way (tests/reliability/test_unreachable_kafka.py)."""
     from pyspark import java_gateway
