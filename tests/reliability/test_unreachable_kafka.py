@@ -132,7 +132,7 @@ SAID = (("summary", r"configuration: Kafka \S+ \(PLAINTEXT\); Spark local\[2\], 
         ("metrics", r"metrics at http://127\.0\.0\.1:\d+/metrics$"),
         ("backoff", r"Kafka at \S+ is not reachable .* retrying in \d+ s$"),
         ("recovered", r"Kafka at \S+ answers$"),
-        ("source", r"Kafka source: format 'rmkafka' "),
+        ("source", r"(Kafka source: format 'rmkafka' |decoding in the Python Kafka source$)"),
         ("progress", r"(no batch yet|batch \d+: \d+ input records .*)$"),
         ("cancelled", r"batch \d+ cancelled by the stop: it runs again at the next start$"),
         ("stop", "(" + "|".join(re.escape(s) for s in STOP_STEPS) + ")"))

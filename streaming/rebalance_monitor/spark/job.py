@@ -165,7 +165,7 @@ class MonitorJob:
                                    groups=decode.get("groups"), shards=decode["shards"], topic_ids=topic_ids)
             decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
                        .mapInArrow(decoder, DECODED_SCHEMA))
-        log.debug("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
+        log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
         events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
         processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
                                    follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
