@@ -187,8 +187,9 @@ class Monitor:
         return None
 
     def close(self, stop_spark: bool = False) -> None:
-        """Stop in reverse order, one log line per step: the query (a running batch is cancelled and stays
-        uncommitted: it runs again at the next start) and its sinks, the lag poller, the exporter, and with
+        """Stop in reverse order, one log line per step: the query (a running batch finishes first, for up to
+        job.STOP_WAIT_S; past that it is cancelled, stays uncommitted and runs again at the next start) and its
+        sinks, the lag poller, the exporter, and with
         `stop_spark` Spark (`run`, whose process ends; the demo). A step that fails is said in one line and the
         next still runs."""
         job = self.job
