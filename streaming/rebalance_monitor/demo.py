@@ -58,41 +58,6 @@ def _port_free(port: int) -> bool:
             return False
 
 
-class DivertedOutput:
-    """While the live view runs, the terminal shows nothing but the view: this process's file descriptors 1 and
-    2 (and so the JVM's, Kafka's, the Python workers' and every client library's output, which inherit them)
-    go to a log file; the view is drawn on a copy of the terminal kept aside."""
-
-    def __init__(self, log_path: str):
-        self.log_path = log_path
-        self.terminal = None
-        self._saved: tuple[int, int] | None = None
-
-    def __enter__(self):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self._saved = (os.dup(1), os.dup(2))
-        self.terminal = os.fdopen(os.dup(1), "w", buffering=1)
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if self._saved is not None:
-            os.dup2(self._saved[0], 1)
-            os.dup2(self._saved[1], 2)
-            for fd in self._saved:
-                os.close(fd)
-            self._saved = None
-        if self.terminal is not None:
-            self.terminal.close()
-            self.terminal = None
-
-
 def run_demo(duration_s: float | None = None, prometheus: bool = False, port: int = 9308, live: bool = True) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -101,6 +66,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         print(f"rebalance-monitor demo: {exc}", file=sys.stderr)
         return 2
     from .config import load_config
+    from .demo_output import DemoOutput
     from .demo_view import GroupBoard, lag_by_group, render
     from .spark.run import Monitor
     from .testing.broker import Broker
@@ -109,9 +75,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
     live = live and sys.stdout.isatty()
-    # the live view owns the terminal: everything else is written to a log file it names
+    # the live view or the line mode's lines are for the operator: everything else goes to a log file
     log_path = os.path.join(tempfile.gettempdir(), f"rebalance-monitor-demo-{os.getpid()}.log")
-    diverted = DivertedOutput(log_path) if live else None
+    output = DemoOutput(log_path, live)
     stop = threading.Event()
     phase = {"now": "starting"}
 
@@ -123,14 +89,17 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     broker = monitor = prom = None
     workload = None
     view = None
+    say = output.say
+    output.__enter__()
     try:
-        if diverted is not None:
-            diverted.__enter__()
-            view = _start_view(diverted.terminal)
+        if live:
+            view = _start_view(output.terminal)
             view.update(render(GroupBoard(), "...", "starting Apache Kafka and Spark", log_path))
-        print(f"starting Apache Kafka {KAFKA_VERSION}...", flush=True)
+        else:
+            say(f"rebalance-monitor demo: Spark, Kafka and client logs go to {log_path}")
+        say(f"starting Apache Kafka {KAFKA_VERSION}...")
         broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka")).start()
-        print(f"broker at {broker.bootstrap}", flush=True)
+        say(f"broker at {broker.bootstrap}")
         events_topic = "rebalance-events"
         broker.create_topics({events_topic: 1})
         if port == 0 or not _port_free(port):
@@ -149,55 +118,51 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "spark.local_dir": os.path.join(work, "spark")})
         board = GroupBoard()
         deadline = time.monotonic() + duration_s if duration_s else None
-        shown = 0
 
         def tick() -> None:
-            """While the monitor's query runs: the workload started once, the view or the log lines shown."""
-            nonlocal workload, shown
+            """While the monitor's query runs: the workload started once, the view or the new lines shown."""
+            nonlocal workload
             if workload is None:
                 workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
                                             name="demo-workload", daemon=True)
                 workload.start()
             if deadline is not None and time.monotonic() >= deadline:
                 stop.set()
+            board.set_lag(lag_by_group(monitor.updater))
             if view is not None:
-                board.set_lag(lag_by_group(monitor.updater))
                 _fit(view.console)
                 view.update(render(board, monitor.exporter.url, phase["now"], log_path))
                 return
-            with board.lock:
-                new = board.log[shown - len(board.log):] if shown else list(board.log)
-                shown = len(board.log)
-            for line in new:
-                print(line, flush=True)
-            board.set_lag(lag_by_group(monitor.updater))
-            for line in board.lag_changes():
-                print(line, flush=True)
+            for line in board.take_new() + board.lag_changes():
+                say(line)
 
         monitor = Monitor(cfg, on_records=board.on_records, on_tick=tick, stop=stop)
         monitor.start_exporter()
         monitor.handle_signals()
         if prometheus:
-            prom = _start_prometheus(monitor.exporter, work)
-        print(f"starting Spark and the monitor job (metrics at {monitor.exporter.url}/metrics)...", flush=True)
+            prom = _start_prometheus(monitor.exporter, work, say)
+        say(f"starting Spark and the monitor job (metrics at {monitor.exporter.url}/metrics)...")
         code = monitor.serve()
         if code != 0:
-            print(f"the monitor job failed (exit code {code}); its log: {log_path}", file=sys.stderr)
+            say(f"the monitor job failed (exit code {code}); its log: {log_path}")
             return 1
-        print(f"demo stopping: {board.generations} generations reconstructed", flush=True)
+        if view is None:
+            for line in board.take_new():
+                say(line)
+        say(f"demo stopping: {board.generations} generations reconstructed")
         return 0
     except KeyboardInterrupt:  # a Ctrl-C before our handler was back in place
-        print("demo stopping (interrupted)", flush=True)
+        say("demo stopping (interrupted)")
         return 0
     finally:
         stop.set()
         if view is not None:
             view.stop()
-        if diverted is not None:
-            diverted.__exit__(None, None, None)
-            print(f"demo stopping; the logs of this run are in {log_path}", flush=True)
+            view = None
+            output.live = False  # from here on the lines go to the terminal in both modes
+            say(f"demo stopping; the logs of this run are in {log_path}")
         if workload is not None and workload.is_alive():
-            print("waiting for the running workload scenario to clean up its consumers...", flush=True)
+            say("waiting for the running workload scenario to clean up its consumers...")
             workload.join(timeout=120)
         if monitor is not None:
             monitor.close(stop_spark=True)
@@ -208,7 +173,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         for s, h in old.items():
             signal.signal(s, h)
         shutil.rmtree(work, ignore_errors=True)
-        print("demo stopped; nothing left running", flush=True)
+        say("demo stopped; nothing left running")
+        output.__exit__(None, None, None)
 
 
 def _start_view(terminal):
@@ -246,13 +212,13 @@ def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, pha
     phase["now"] = "done (the monitor keeps running)"
 
 
-def _start_prometheus(exporter, work: str):
+def _start_prometheus(exporter, work: str, say):
     try:
         from .testing.prometheus import PrometheusServer
 
         prom = PrometheusServer([f"127.0.0.1:{exporter.port}"]).start()
-        print(f"Prometheus at {prom.url}", flush=True)
+        say(f"Prometheus at {prom.url}")
         return prom
     except Exception as exc:  # noqa: BLE001
-        print(f"Prometheus not started ({exc}); install it with `apt-get install prometheus`", flush=True)
+        say(f"Prometheus not started ({exc}); install it with `apt-get install prometheus`")
         return None

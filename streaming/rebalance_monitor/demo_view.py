@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 
+from .core.expected import mismatch_text
 from .core.vocabulary import RecordKind
 
-LOG_LINES = 12
+LOG_LINES = 12  # the live view's "what happened" panel
+PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
+LAG_EVERY_S = 30.0  # the line mode says a group's lag when it changed, at most this often
 
 
 def clock(ms: int | None) -> str:
@@ -42,11 +46,13 @@ def lag_text(lag) -> str:
 class GroupBoard:
     """What the view shows, kept from the job's output records (called from the job's batch handler)."""
 
-    def __init__(self):
+    def __init__(self, clock=time.monotonic):
         self.lock = threading.Lock()
         self.groups: dict[str, dict] = {}
-        self.log: list[str] = []
+        self.log: list[str] = []  # the last LOG_LINES lines (the live view)
+        self.pending: deque[str] = deque(maxlen=PENDING_LINES)  # every line, until the line mode takes it
         self.generations = 0
+        self.clock = clock
 
     def _row(self, group: str) -> dict:
         return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
@@ -63,6 +69,11 @@ class GroupBoard:
         row = self._row(g)
         kind = r["kind"]
         if kind == RecordKind.GROUP_STATUS:
+            if r["state"] != row["state"]:
+                was = row["state"]
+                self._say(r.get("ts"), f"{g} is {r['state']}" + (f" (was {was})" if was != "?" else "")
+                          + (f", generation {r['generation']}" if r.get("generation") is not None else "")
+                          + f", {r['members']} members")
             row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"])
         elif kind == RecordKind.GENERATION:
             self.generations += 1
@@ -70,22 +81,39 @@ class GroupBoard:
             row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
             dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
-                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, "
-                      f"mismatched {r['mismatched_partitions']}")
+                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, {mismatch_text(r)}")
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row["timeouts"] += 1
             self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "
                       f"last seen {clock(r['last_seen_ms'])}, deadline {clock(r['deadline_ms'])})")
         elif kind == RecordKind.STORM:
-            row["storm"] = r["ended_ms"] is None
-            what = "started" if r["ended_ms"] is None else "ended"
+            # a running storm's record repeats when its pattern changes: said as that, not as a new storm
+            key = (r.get("started_ms"), r["ended_ms"] is None)
+            if key == row.get("storm_said") and r.get("pattern") == row.get("storm_pattern"):
+                return
+            pattern = f" ({r['pattern']})" if r.get("pattern") else ""
+            if r["ended_ms"] is not None:
+                what = "ended"
+            elif key == row.get("storm_said"):
+                what = "goes on"
+            else:
+                what = "started"
+            row.update(storm=r["ended_ms"] is None, storm_said=key, storm_pattern=r.get("pattern"))
             self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "
-                      f"{r['window_ms'] // 1000} s")
+                      f"{r['window_ms'] // 1000} s{pattern}")
 
     def _say(self, ms: int | None, line: str) -> None:
         at = clock(ms) if ms is not None else time.strftime("%H:%M:%S")
         self.log.append(f"{at} {line}")
         del self.log[:-LOG_LINES]
+        self.pending.append(f"{at} {line}")
+
+    def take_new(self) -> list[str]:
+        """The lines said since the last call, each once (the line mode: an operator's log)."""
+        with self.lock:
+            new = list(self.pending)
+            self.pending.clear()
+        return new
 
     def set_lag(self, lags: dict[str, tuple]) -> None:
         """{group: (offset lag, time lag in seconds or None)} from the exporter."""
@@ -95,13 +123,17 @@ class GroupBoard:
                     self.groups[g]["lag"] = v
 
     def lag_changes(self) -> list[str]:
-        """One line per group whose lag changed since the last call (the plain view's lag column)."""
+        """One line per group whose offset lag changed since it was last said, at most every LAG_EVERY_S (the
+        line mode's lag column)."""
         out = []
+        now = self.clock()
         with self.lock:
             for g, row in sorted(self.groups.items()):
                 lag = row.get("lag")
-                if lag is not None and lag != row.get("lag_said"):
-                    row["lag_said"] = lag
+                # the offset lag: an idle group's time lag grows by itself, which is not news
+                if lag is not None and lag[0] != row.get("lag_said") and now - row.get("lag_said_at", -LAG_EVERY_S) \
+                        >= LAG_EVERY_S:
+                    row["lag_said"], row["lag_said_at"] = lag[0], now
                     out.append(f"{time.strftime('%H:%M:%S')} lag of {g}: {lag_text(lag)}")
         return out
 

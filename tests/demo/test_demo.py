@@ -35,3 +35,44 @@ def test_line_mode_says_each_generation_with_its_cause_each_timeout_storm_and_la
     first = board.lag_changes()
     assert any(re.search(r"lag of orders-service: 450 records", line) for line in first), first
     assert board.lag_changes() == []  # said once, until it changes
+
+
+def test_the_line_mode_says_each_line_once_however_many_ticks_pass():
+    records = sample_records()
+    now = [0.0]
+    board = GroupBoard(clock=lambda: now[0])
+    board.on_records(0, records, [])
+    updater = MetricsUpdater(clock=lambda: T0 / 1000)
+    updater.apply(records, now_ms=T0)
+    first = board.take_new()
+    board.set_lag(lag_by_group(updater))
+    first += board.lag_changes()
+    assert len(first) >= 5, first  # a generation, a timeout, a storm, a state, a lag
+    for _ in range(50):  # the demo's ticks, twice a second, over a state that does not change
+        now[0] += 0.5
+        board.set_lag(lag_by_group(updater))
+        assert board.take_new() + board.lag_changes() == []
+    # the same records again (a group's status every batch, a running storm's record): nothing new either
+    status = [r for r in records if r["kind"] in ("group_status", "storm")]
+    board.on_records(1, status, [])
+    assert board.take_new() == []
+    # what does change is said, once
+    board.on_records(2, [dict(r, state="PreparingRebalance") for r in records if r["kind"] == "group_status"], [])
+    said = board.take_new()
+    assert len(said) == 1 and "orders-service is PreparingRebalance (was Stable)" in said[0], said
+    storm = next(r for r in records if r["kind"] == "storm")
+    board.on_records(3, [dict(storm, pattern="scaling"), dict(storm, pattern="scaling", ended_ms=T0)], [])
+    said = board.take_new()
+    assert [line.split(" ", 1)[1].split(":")[0] for line in said] == ["storm goes on in orders-service",
+                                                                       "storm ended in orders-service"], said
+    assert board.take_new() == []
+
+
+def test_a_generation_whose_assignment_was_not_checked_says_why():
+    gen = next(r for r in sample_records() if r["kind"] == "generation")
+    why = "protocol unknown: the members' votes tie between range and roundrobin"
+    board = GroupBoard()
+    board.on_records(0, [dict(gen, mismatched_partitions=None, expected_assignment=None, expected_reason=why)], [])
+    [line] = board.take_new()
+    assert line.endswith(f"mismatched unknown ({why})"), line
+    assert "None" not in line

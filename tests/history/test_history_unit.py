@@ -69,3 +69,23 @@ def test_a_history_directory_without_a_batch_yet_has_no_records(tmp_path):
     (tmp_path / "h" / "_spark_metadata").mkdir(parents=True)
     (tmp_path / "h" / "_SUCCESS").write_text("")
     assert list(read_parquet(str(tmp_path / "h"), Query(group="g", since_ms=0))) == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_an_unchecked_assignment_says_why_in_every_format(fmt):
+    why = "protocol unknown: the members' votes tie between range and roundrobin"
+    unchecked = dict(GEN, mismatched_partitions=None, expected_assignment=None, expected_reason=why)
+    rows = timeline_rows([GEN, unchecked])
+    assert [r["unchecked_reason"] for r in rows] == [None, why]
+    out = io.StringIO()
+    render(rows, TIMELINE_COLUMNS, fmt, out)
+    text = out.getvalue()
+    if fmt == "json":
+        assert [json.loads(line)["unchecked_reason"] for line in text.splitlines()] == [None, why]
+    elif fmt == "csv":
+        import csv
+
+        got = list(csv.DictReader(io.StringIO(text)))
+        assert [r["unchecked_reason"] for r in got] == ["", why] and [r["mismatched"] for r in got] == ["0", ""]
+    else:
+        assert text.count(why) == 1 and "unchecked_reason" in text.splitlines()[0]

@@ -89,7 +89,7 @@ def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
     # not `eventually`: on a time out it goes on, so that the job is stopped and the assertions below say what failed
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None and \
-            "starting with configuration" not in log.read_text(errors="replace"):
+            "the whole configuration" not in log.read_text(errors="replace"):
         time.sleep(1)
     time.sleep(20)
     proc.send_signal(signal.SIGTERM)
@@ -99,8 +99,9 @@ def test_secrets_never_appear_in_the_job_log_or_its_errors(tmp_path):
         proc.kill()
         proc.wait()
     text = log.read_text(errors="replace")
-    assert "starting with configuration" in text  # it did log its (redacted) configuration
-    assert "***" in text
+    # its summary at INFO, its whole (redacted) configuration at DEBUG
+    assert "configuration: Kafka 127.0.0.1:9 (SASL_PLAINTEXT PLAIN user monitor)" in text
+    assert "the whole configuration" in text and "***" in text
     assert SECRET not in text
     # bad configuration messages name the key, never the secret value
     p = subprocess.run([sys.executable, "-m", "rebalance_monitor", "run", "--config", str(path)],

@@ -2,13 +2,18 @@
 
 * a closed loopback port: one log line per back-off step, naming the address and the client's error (not the
   clients' own lines several times a second), /ready red with that line, /healthz green; then a broker starts
-  on that port and the job recovers by itself: /ready turns green;
+  on that port and the job recovers by itself: /ready turns green; then SIGTERM to the job's whole process group
+  (as a terminal, systemd or a container runtime may send it, Spark's JVM included) stops it in order, one line
+  per step, exit code 0, with no traceback, Java exception or ERROR anywhere; and at INFO the job said nothing
+  but its configuration summary, its inputs, where its metrics are, the back-off steps, one progress line per
+  interval and its stop;
 * a listener reached with the wrong security protocol (SSL against the test broker's PLAINTEXT): the same
   report, with the client's error.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 import signal
 import sys
@@ -103,14 +108,55 @@ def test_closed_port_reported_once_per_backoff_step_then_recovered(tmp_path, uni
         eventually(lambda: get(port, "/ready")[0] == 200, 300, "/ready to turn green once Kafka answers")
         text = log.read_text(errors="replace")
         assert f"Kafka at {address} answers" in text
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=90) == 0, text[-3000:]
+        # a batch has run and been reported: the stop below cancels a running query, not one starting
+        eventually(lambda: PROGRESS.search(log.read_text(errors="replace")), 180, "a progress line of a batch")
+        os.killpg(proc.pid, signal.SIGTERM)
+        code = proc.wait(timeout=90)
+        text = log.read_text(errors="replace")
+        assert code == 0, text[-3000:]
+        stopped_in_order_and_said_only_what_an_operator_reads(text, address)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
         if broker is not None:
             broker.stop()
+
+
+PROGRESS = re.compile(r" INFO rebalance_monitor\.job: batch \d+: \d+ input records")
+STOP_STEPS = ("signal SIGTERM: stopping", "stopping the query and its sinks", "stopping the broker offsets poller",
+              "stopping the metrics exporter", "stopping Spark", "stopped after ")
+# what `run` says at INFO, in the order it first says it (docs/operations.md, "What the job logs")
+SAID = (("summary", r"configuration: Kafka \S+ \(PLAINTEXT\); Spark local\[2\], trigger 1s; "),
+        ("inputs", r"inputs: client events from \S+; from the latest offsets"),
+        ("metrics", r"metrics at http://127\.0\.0\.1:\d+/metrics$"),
+        ("backoff", r"Kafka at \S+ is not reachable .* retrying in \d+ s$"),
+        ("recovered", r"Kafka at \S+ answers$"),
+        ("source", r"(Kafka source: format 'rmkafka' |decoding in the Python Kafka source$)"),
+        ("progress", r"(no batch yet|batch \d+: \d+ input records .*)$"),
+        ("cancelled", r"batch \d+ cancelled by the stop: it runs again at the next start$"),
+        ("stop", "(" + "|".join(re.escape(s) for s in STOP_STEPS) + ")"))
+
+
+def stopped_in_order_and_said_only_what_an_operator_reads(text: str, address: str) -> None:
+    ours = [ln.split(": ", 1)[1] for ln in text.splitlines()
+            if re.match(r"\d{4}-\d\d-\d\d [\d:,]+ (INFO|WARNING|ERROR|CRITICAL) rebalance_monitor\.", ln)]
+    kinds = []
+    for line in ours:
+        kind = next((k for k, pattern in SAID if re.match(pattern, line)), None)
+        assert kind is not None, f"said at INFO, and not what an operator reads: {line}\n{text[-3000:]}"
+        kinds.append(kind)
+    assert kinds[:3] == ["summary", "inputs", "metrics"], ours
+    assert "backoff" in kinds and "progress" in kinds, ours
+    stops = [ln for ln in ours if any(ln.startswith(s) for s in STOP_STEPS)]
+    assert [next(s for s in STOP_STEPS if ln.startswith(s)) for ln in stops] == list(STOP_STEPS), stops
+    assert ours[-1].startswith("stopped after "), ours
+    # nothing of a stop racing Spark's own shutdown: no Python traceback, no Java exception, no ERROR line
+    bad = re.compile(r"Traceback|Exception in thread|^\s+at [\w.$]+\(|\b(java|py4j|org)\.[\w.]*(Exception|Error)\b"
+                     r"|\bERROR\b|Cannot call methods on a stopped SparkContext|Connection ?refused", re.M)
+    after = text.split("is not reachable")[-1].split("\n", 1)[-1]  # the back-off lines name the refusal
+    assert not bad.search(after), bad.search(after).group(0) + "\n" + after[-4000:]
+    assert " ERROR " not in text and "Traceback" not in text
 
 
 def test_wrong_security_protocol_is_reported_with_the_clients_error(broker, tmp_path, unique):

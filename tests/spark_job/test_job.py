@@ -181,6 +181,7 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
     # Spark matches the foreachBatch error text with a regex that recurses per character: a long text
     # overflows the stream thread's stack (seen on every stop during a busy batch). While stopping, the
     # job passes on a short text naming java.lang.InterruptedException, which Spark reads as the stop.
+    from rebalance_monitor.spark.batch import handle_batch
     from rebalance_monitor.spark.job import BatchInterrupted
 
     cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path / "ck"),
@@ -190,11 +191,16 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
         job._process_batch(_CancelledFrame(), 7)
     assert not isinstance(err.value, BatchInterrupted)
     job._stopping.set()
+    # a batch under way when the stop gave up waiting for it: its collect is cancelled
     with pytest.raises(BatchInterrupted) as err:
-        job._process_batch(_CancelledFrame(), 7)
+        handle_batch(job, _CancelledFrame(), 7)
     text = str(err.value)
     assert len(text) < 300 and "java.lang.InterruptedException" in text
     assert err.value.__cause__ is None and err.value.__suppress_context__
+    # a batch starting once the job is stopping collects nothing (no task to interrupt) and ends the same way
+    with pytest.raises(BatchInterrupted) as err:
+        job._process_batch(_CancelledFrame(), 8)
+    assert str(err.value) == text.replace("batch 7", "batch 8") and err.value.batch_id == 8
 
 
 def test_the_state_servers_warning_on_a_new_groups_first_read_is_quieted(spark):

@@ -52,7 +52,38 @@ def declared_server_assignor(group, ids) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int) -> dict:
+def elect_protocol(group, ids: list[str]) -> tuple[str | None, str | None]:
+    """The assignor a classic group's coordinator chose when no member's sync named it (confluent-kafka's
+    instrumentation names it only when one strategy is configured): the coordinator takes the protocols every
+    member supports and each member votes for the first of those in its own order of preference; the most
+    votes win. Returns (protocol, None), or (None, why it cannot be known) when a member's protocols are
+    unknown, they share none, or the votes tie (the coordinator's tie-break is not specified)."""
+    lists = []
+    for mid in ids:
+        m = group.members.get(mid)
+        if m is not None and m.kip848:
+            return None, "protocol unknown: the broker's assignor is not reported (KIP-848 group)"
+        if m is None or not m.protocols:
+            return None, "protocol unknown: a member's assignors are not reported"
+        lists.append(tuple(m.protocols))
+    if not lists:
+        return None, "protocol unknown: no members"
+    common = set(lists[0]).intersection(*lists[1:])
+    if not common:
+        return None, "protocol unknown: the members share no assignor"
+    votes: dict[str, int] = {}
+    for protocols in lists:
+        choice = next(p for p in protocols if p in common)
+        votes[choice] = votes.get(choice, 0) + 1
+    most = max(votes.values())
+    winners = sorted(p for p, n in votes.items() if n == most)
+    if len(winners) > 1:
+        return None, "protocol unknown: the members' votes tie between " + " and ".join(winners)
+    return winners[0], None
+
+
+def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int,
+                     protocol_reason: str | None = None) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
            "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None,
            "expected_assignor_release": None}
@@ -84,7 +115,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         out["expected_reason"] = "disabled"
         return out
     if protocol is None:
-        out["expected_reason"] = "protocol unknown"
+        out["expected_reason"] = protocol_reason or "protocol unknown"
         return out
     missing = [mid for mid, t in subscribed.items() if t is None]
     if missing:
@@ -150,3 +181,19 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             out["min_moves"] = checks.min_moves_for_balance(
                 previous_by_member, {mid: subscribed[mid] for mid in ids}, counts)
     return out
+
+
+def unchecked_reason(rec: dict) -> str | None:
+    """Why a generation record's assignment was not checked (`mismatched_partitions` is null): the reason its
+    expected assignment was not computed, or that the members' assignment is not known; None when checked."""
+    if rec.get("mismatched_partitions") is not None:
+        return None
+    if rec.get("expected_assignment") is None:
+        return rec.get("expected_reason") or "expected assignment not computed"
+    return "the members' assignment is not known"
+
+
+def mismatch_text(rec: dict) -> str:
+    """`mismatched N`, or `mismatched unknown (why)`, as the demo's view and line mode say it."""
+    why = unchecked_reason(rec)
+    return f"mismatched {rec.get('mismatched_partitions')}" if why is None else f"mismatched unknown ({why})"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from ..core.expected import unchecked_reason
 from ..core.vocabulary import RecordKind
 
-TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail")
+TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail",
+                    "unchecked_reason")
 FLEET_COLUMNS = ("group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
 
 
@@ -38,7 +40,8 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
             row.update(event="generation", generation=r.get("generation"),
                        duration_s=round(d / 1000.0, 3) if d is not None else None,
                        members=len(r.get("members") or []), moved=r.get("partitions_moved"),
-                       mismatched=r.get("mismatched_partitions"), detail=_causes(r))
+                       mismatched=r.get("mismatched_partitions"), detail=_causes(r),
+                       unchecked_reason=unchecked_reason(r))
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
         elif kind == RecordKind.STORM:

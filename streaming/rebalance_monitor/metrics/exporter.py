@@ -203,7 +203,7 @@ class MetricsExporter:
                                         name="metrics-exporter", daemon=True)
         self._thread.start()
         self.updater.set_up(True)
-        log.info("metrics exporter listening on %s (tls=%s, basic_auth_user=%s)", self.url, bool(ctx),
+        log.debug("metrics exporter listening on %s (tls=%s, basic_auth_user=%s)", self.url, bool(ctx),
                  s.basic_auth_user or "-")
         return self
 

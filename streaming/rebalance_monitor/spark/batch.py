@@ -28,6 +28,38 @@ class SinkUnavailable(RuntimeError):
 class BatchInterrupted(RuntimeError):
     """A micro-batch cancelled because the job is stopping (see `MonitorJob._process_batch`)."""
 
+    def __init__(self, text: str, batch_id: int | None = None):
+        super().__init__(text)
+        self.batch_id = batch_id
+
+
+def cancelled(batch_id: int) -> BatchInterrupted:
+    """What a batch cancelled by the stop raises: a short text that Spark recognises as its stop's interruption."""
+    return BatchInterrupted("py4j.protocol.Py4JJavaError: An error occurred while calling collect: "
+                            f"java.lang.InterruptedException (batch {batch_id} cancelled: the monitor is stopping)",
+                            batch_id)
+
+
+class CancelledBatchIsNoError(logging.Filter):
+    """py4j logs what a foreachBatch function raised, traceback and all, at ERROR. A batch the monitor's own
+    stop cancelled (BatchInterrupted) is no error: it stays uncommitted and runs again at the next start. That
+    is said in one INFO line instead (the filter sits on py4j's `py4j.clientserver` logger: `install`)."""
+
+    LOGGER = "py4j.clientserver"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, BatchInterrupted):
+            log.info("batch %s cancelled by the stop: it runs again at the next start", exc.batch_id)
+            return False
+        return True
+
+    @classmethod
+    def install(cls) -> None:
+        logger = logging.getLogger(cls.LOGGER)
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls())
+
 
 @dataclass
 class JobStats:
@@ -56,9 +88,7 @@ def handle_batch(job, df, batch_id: int) -> None:
         # Python error text against a regex that recurses once per character, and the cancellation's
         # Java trace overflows its stack (the stream thread then dies with StackOverflowError). A short
         # text that names the interruption is recognised as the stop it is; the batch stays uncommitted.
-        raise BatchInterrupted(
-            "py4j.protocol.Py4JJavaError: An error occurred while calling collect: "
-            f"java.lang.InterruptedException (batch {batch_id} cancelled: the monitor is stopping)") from None
+        raise cancelled(batch_id) from None
     records, dead, history = [], [], []
     read = 0
     left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)

@@ -16,7 +16,8 @@ import threading
 import time
 
 from ..config import MonitorConfig, jar_files
-from .batch import HISTORY_KINDS, BatchInterrupted, JobStats, SinkUnavailable, handle_batch  # noqa: F401 (of job)
+from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
+                    cancelled, handle_batch)
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream
@@ -25,6 +26,7 @@ from .hadoop_fs import join
 log = logging.getLogger("rebalance_monitor.job")
 
 ONCE_TRIGGER_MS = 200  # `run --once`: its batches follow one another this closely
+STOP_WAIT_S = 15.0  # the stop lets a running batch finish for this long before it cancels it
 
 
 def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
@@ -55,6 +57,7 @@ class MonitorJob:
 
     def __init__(self, cfg: MonitorConfig, spark=None, updater=None, on_records=None, idle_clock: bool = True):
         self.cfg = cfg
+        CancelledBatchIsNoError.install()
         # while the input is idle, a group's clock follows the wall clock (state.idle_clock, and this flag)
         self.idle_clock = idle_clock
         self.spark = spark
@@ -66,6 +69,8 @@ class MonitorJob:
         self.sinks = None
         self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
         self._stopping = threading.Event()
+        self._batch = threading.Condition()  # guards _in_batch: a batch's tasks and sinks are running
+        self._in_batch = False
         # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
         # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
@@ -108,7 +113,7 @@ class MonitorJob:
         files = files if files is not None else self.files()
         self.metrics_state = MetricsStateFile(join(self.cfg.state.checkpoint_location, METRICS_STATE_FILE),
                                               self.query_checkpoint, files=files)
-        log.info("metrics snapshot at %s", files.describe(self.metrics_state.path))
+        log.debug("metrics snapshot at %s", files.describe(self.metrics_state.path))
         return self.metrics_state.load(self.updater)
 
     # --- building -----------------------------------------------------------------------------
@@ -178,7 +183,7 @@ class MonitorJob:
         from .sinks import Sinks
 
         cfg = self.cfg
-        log.info("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
+        log.debug("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.restore_metrics()  # (nothing to do when the Monitor already did it)
         self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
@@ -302,8 +307,30 @@ class MonitorJob:
 
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
-        """The query's foreachBatch: batch.handle_batch."""
-        handle_batch(self, df, batch_id)
+        """The query's foreachBatch: batch.handle_batch. Once the job is stopping, a new batch runs no task: it
+        waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
+        with self._batch:
+            held = self._stopping.is_set()
+            self._in_batch = not held
+        if held:
+            self._hold_until_stopped(batch_id)
+        try:
+            handle_batch(self, df, batch_id)
+        finally:
+            with self._batch:
+                self._in_batch = False
+                self._batch.notify_all()
+
+    def _hold_until_stopped(self, batch_id: int) -> None:
+        deadline = time.monotonic() + 2 * STOP_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                if self.query is None or not self.query.isActive:
+                    break
+            except Exception:  # noqa: BLE001 - the query is going away
+                break
+            time.sleep(0.1)
+        raise cancelled(batch_id) from None
 
     # --- lifecycle ----------------------------------------------------------------------------
     def refresh_liveness(self) -> None:
@@ -329,7 +356,14 @@ class MonitorJob:
             self.sinks = None
 
     def stop(self) -> None:
-        self._stopping.set()
+        """A running batch finishes first (at most STOP_WAIT_S: then it is cancelled, and runs again at the next
+        start), so that the stop interrupts no task (RocksDB's commit logs a Java stack trace when it is); a
+        batch that would start meanwhile waits and runs nothing (_process_batch). Then the query and its sinks
+        stop."""
+        with self._batch:
+            self._stopping.set()
+            if not self._batch.wait_for(lambda: not self._in_batch, timeout=STOP_WAIT_S):
+                log.info("the running batch did not finish in %.0f s: cancelling it", STOP_WAIT_S)
         self.stop_query()
         if self.updater is not None:
             self.updater.set_ready(False, "the job is stopping")

@@ -8,7 +8,9 @@
    down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka probed
    first again; a query that ran for two minutes starts the back-off again from 1 s.
 
-4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the exporter, in that order.
+4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the exporter, Spark, in that order, one log
+   line per step, exit code 0. Spark's JVM ignores SIGTERM (session.py), so a stop sent to the whole process
+   group does not stop Spark under the running query.
 
 `run --once` probes once and exits 1 when Kafka does not answer. `Monitor` holds this order; `run_job` and the demo
 (demo.py) run it.
@@ -37,14 +39,18 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     from ..logs import config_secrets, configure_logging
 
     configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
-    log.info("starting with configuration %s", json.dumps(redacted(cfg), default=str))
+    from ..run_summary import config_summary, inputs_summary
+
+    log.info("%s", config_summary(cfg))
+    log.info("%s", inputs_summary(cfg))
+    log.debug("the whole configuration: %s", json.dumps(redacted(cfg), default=str))
     monitor = Monitor(cfg)
     monitor.start_exporter()
     monitor.handle_signals()
     try:
         return monitor.serve(once)
     finally:
-        monitor.close()
+        monitor.close(stop_spark=True)
 
 
 class Monitor:
@@ -122,7 +128,7 @@ class Monitor:
                 if once:
                     log.error("run --once: %s", reason.rsplit("; retrying", 1)[0])
                     return 1
-                log.error("%s", reason)
+                log.warning("%s", reason)
                 stop.wait(delay)
                 continue
             if reach.failures:
@@ -181,20 +187,31 @@ class Monitor:
         return None
 
     def close(self, stop_spark: bool = False) -> None:
-        """Stop in reverse order: the query (and the sinks), the lag poller, the exporter; `stop_spark`: Spark too
-        (for a process that goes on, as the demo's does)."""
+        """Stop in reverse order, one log line per step: the query (a running batch finishes first, for up to
+        job.STOP_WAIT_S; past that it is cancelled, stays uncommitted and runs again at the next start) and its
+        sinks, the lag poller, the exporter, and with
+        `stop_spark` Spark (`run`, whose process ends; the demo). A step that fails is said in one line and the
+        next still runs."""
         job = self.job
-        if job is not None:
-            job.stop()
-        if self.lag is not None:
-            self.lag.stop()
-        if self.exporter is not None and self._exporting:
-            self.exporter.stop()
-        if job is not None and job.query is not None:
-            _log_progress(job.query, job)
-        if stop_spark and job is not None and job.spark is not None:
-            job.spark.stop()
-        log.info("stopped")
+        steps = [("the query and its sinks", job.stop if job is not None else None),
+                 ("the broker offsets poller", self.lag.stop if self.lag is not None else None),
+                 ("the metrics exporter", self.exporter.stop if self.exporter is not None and self._exporting
+                  else None),
+                 ("Spark", job.spark.stop if stop_spark and job is not None and job.spark is not None else None)]
+        for what, step in steps:
+            if step is None:
+                continue
+            log.info("stopping %s", what)
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - say it, go on with the next step
+                log.warning("stopping %s: %s", what, one_line(exc))
+        st = getattr(job, "stats", None)
+        if st is not None:
+            log.info("stopped after %s batches: %s records read, output records %s, dead letters %s", st.batches,
+                     st.records_read, st.records, st.dead_letters)
+        else:
+            log.info("stopped")
 
 
 def _run_once(job: MonitorJob) -> int:
@@ -211,20 +228,27 @@ def _run_once(job: MonitorJob) -> int:
 
 
 def _log_progress(query, job: MonitorJob) -> None:
-    lp = query.lastProgress
+    """The one progress line of an interval (logging.progress_interval)."""
+    try:
+        lp = query.lastProgress
+    except Exception as exc:  # noqa: BLE001 - Spark going away under it: not worth a trace
+        log.debug("no progress: %s", one_line(exc))
+        return
     if not lp:
         log.info("no batch yet")
         return
     ops = lp.get("stateOperators") or [{}]
     st = job.stats
     dur = st.last_duration_s or 0.0
-    log.info("batch %s: %s input records (%s decoded rows) in %.1f s, %.0f records/s; %s records read so far; "
-             "state rows %s, watermark %s, output records %s, dead letters %s", st.last_batch_id, st.last_read,
-             lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
-             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters)
+    unresolved = ""
     if st.unresolved_topic_ids:
-        log.info("unresolved_topic_id so far: %s references to %s topic ids left as ids",
-                 sum(st.unresolved_topic_ids.values()), len(st.unresolved_topic_ids))
+        unresolved = (f"; unresolved_topic_id so far: {sum(st.unresolved_topic_ids.values())} references to "
+                      f"{len(st.unresolved_topic_ids)} topic ids left as ids")
+    log.info("batch %s: %s input records (%s decoded rows) in %.1f s, %.0f records/s; %s records read so far; "
+             "state rows %s, watermark %s, output records %s, dead letters %s%s", st.last_batch_id, st.last_read,
+             lp.get("numInputRows"), dur, st.last_read / dur if dur > 0 else 0.0, st.records_read,
+             ops[0].get("numRowsTotal"), (lp.get("eventTime") or {}).get("watermark"), st.records, st.dead_letters,
+             unresolved)
 
 
 def _start_lag_poller(cfg: MonitorConfig, updater):

@@ -5,8 +5,10 @@ are sources.py's.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
 from typing import Any, Mapping, Sequence
 
@@ -86,14 +88,50 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with jvm_ignoring_sigterm():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     quiet_loggers(spark)
     check_driver_jit(spark, jit)
     register_sources(spark)
-    log.info("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, spark.sparkContext.master,
+    log.debug("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, spark.sparkContext.master,
              spark.version, shuffle_partitions)
     return spark
+
+
+@contextlib.contextmanager
+def jvm_ignoring_sigterm():
+    """A JVM that PySpark launches while this is open starts with SIGTERM ignored, as PySpark already starts it
+    with SIGINT ignored. A SIGTERM to the job's whole process group (a terminal's, systemd's or a container
+    runtime's stop) then reaches the Python driver alone, which stops the query, the poller, the exporter and
+    Spark in that order (run.py); otherwise the JVM's shutdown hook stops the SparkContext under the running
+    query at the same moment (Java stack traces, py4j's connection refused). The JVM still exits when the driver
+    goes away (PySpark's gateway ends on its stdin's end), and a SIGKILL still kills it. The Python workers it
+    starts without PySpark's daemon (the streaming source's runner) inherit the ignored SIGTERM, so they too
+    outlive a SIGTERM to the group until the stop; they end when Spark closes their connection (seen across a
+    query's restart after a broker outage: the old runner gone, one new one). The daemon's workers set their own. PySpark pinned at
+    4.2.0 launches the gateway with `pyspark.java_gateway.Popen`, whose `preexec_fn` this extends; the
+    process tests stop the job this way (tests/reliability/test_unreachable_kafka.py)."""
+    from pyspark import java_gateway
+
+    popen = java_gateway.Popen
+
+    def launch(*args, **kwargs):
+        theirs = kwargs.get("preexec_fn")
+
+        def preexec():
+            if theirs is not None:
+                theirs()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+        kwargs["preexec_fn"] = preexec
+        return popen(*args, **kwargs)
+
+    java_gateway.Popen = launch
+    try:
+        yield
+    finally:
+        java_gateway.Popen = popen
 
 
 def driver_java_options(spark) -> list[str]:

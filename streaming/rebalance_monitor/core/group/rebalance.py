@@ -9,7 +9,7 @@ Stable on it. Causes are added here but decided in `core/causes.py`.
 from __future__ import annotations
 
 from .. import causes as C, records
-from ..expected import declared_server_assignor, judge_generation
+from ..expected import declared_server_assignor, elect_protocol, judge_generation
 from ..storm_pattern import summarise
 from . import deadlines, membership
 from .states import EMPTY, PREPARING, STABLE
@@ -225,8 +225,10 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
             m.join_done(completed_ms)
             deadlines.lower(g, m)
     duration = completed_ms - started if started is not None and completed_ms >= started else None
-    protocol = r.protocol or declared_server_assignor(g, ids)
-    judged = judge_generation(g, ids, assignment, protocol, gen)
+    protocol, why = r.protocol or declared_server_assignor(g, ids), None
+    if protocol is None:  # no sync named it: the coordinator's choice from the members' own preferences
+        protocol, why = elect_protocol(g, ids)
+    judged = judge_generation(g, ids, assignment, protocol, gen, why)
     rec = records.generation(
         g.group, completed_ms, generation=gen, protocol=protocol, leader=r.leader, started_ms=started,
         completed_ms=completed_ms, duration_ms=duration, causes=r.final_causes(), members=ids,

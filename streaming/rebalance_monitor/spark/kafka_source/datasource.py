@@ -61,7 +61,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The metadata client, opened on first use (on the driver), announcing the client and options once."""
         if self._meta is None:
             if not self._announced:
-                log.info("rmkafka: reading %s with the %s client (%s); options %s", self.opts.subscription(),
+                log.debug("rmkafka: reading %s with the %s client (%s); options %s", self.opts.subscription(),
                          self.client, self.client_reason, self.opts.connection.redacted())
                 self._announced = True
             self._meta = open_meta(self.opts, self.client)
@@ -99,7 +99,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         _, latest = self._current()
         self._target = dict(latest)
-        log.info("rmkafka: Trigger.AvailableNow target %s", to_json_offsets(self._target))
+        log.debug("rmkafka: Trigger.AvailableNow target %s", to_json_offsets(self._target))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         starts = from_json_offsets(start)
