@@ -45,9 +45,9 @@ def test_every_member_field_is_in_the_snapshot_once():
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda s: s.update(v=2), "version 2"),
+    (lambda s: s.update(v=3), "version 3"),
     (lambda s: s.update(v=None), "version None"),
-    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 23 fields"),
+    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 24 fields"),
     (lambda s: s.update(rb=s["rb"][:-1]), "rebalance state with 13 fields"),
     (lambda s: s.update(s=s["s"][:4]), "storm state with 4 fields"),
 ])
@@ -58,8 +58,13 @@ def test_a_snapshot_of_another_format_is_refused(damage, message):
         GroupMonitor.from_state(state, SETTINGS)
 
 
-def test_a_snapshot_without_a_version_is_version_1():
-    """Version 1 is the format the snapshots had before they carried the number."""
-    state = json.loads(json.dumps(_busy_group().to_state()))
+def test_a_snapshot_without_a_version_is_version_1_and_reads_as_the_current_one():
+    """Version 1 is the format the snapshots had before they carried the number; version 2 added the members'
+    report delay (None for the members of version 1, whose evidence was their own events)."""
+    group = _busy_group()
+    current = json.loads(json.dumps(group.to_state()))
+    state = dict(current, m=[values[:-1] for values in current["m"]])
     del state["v"]
-    assert GroupMonitor.from_state(state, SETTINGS).to_state()["v"] == 1 == codec.STATE_VERSION
+    again = json.loads(json.dumps(GroupMonitor.from_state(state, SETTINGS).to_state()))
+    assert again["v"] == 2 == codec.STATE_VERSION
+    assert again == current

@@ -29,6 +29,7 @@ class EventType(StrEnum):
     COORDINATOR_CHANGE = "coordinator_change"
     TOPIC_PARTITIONS = "topic_partitions"
     END_OFFSETS = "end_offsets"
+    CLIENT_METRICS = "client_metrics"  # a snapshot of a member's own heartbeat and poll clocks (KIP-714 push, reporter)
 
 
 class RecordKind(StrEnum):

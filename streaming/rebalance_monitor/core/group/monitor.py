@@ -20,13 +20,13 @@ from collections import OrderedDict, deque
 from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
-    Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat,
-    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
+    ClientMetrics, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
+    Heartbeat, Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
 )
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import client_events as client, codec, coordinator_events as coordinator, timers
+from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, timers
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -206,6 +206,7 @@ _HANDLERS = {
     Heartbeat: client.on_heartbeat,
     Poll: client.on_poll,
     Leave: client.on_leave,
+    ClientMetrics: client_metrics.on_client_metrics,
     Commit: client.on_commit,
     Revoked: client.on_revoked,
     Lost: client.on_revoked,
