@@ -95,3 +95,19 @@ def test_a_reporter_leave_without_member_id_is_the_leave_of_the_member_with_that
     gens = kinds(run(events), "generation")
     assert gens[-1]["causes"][0]["cause"] == "member_left"
     assert gens[-1]["causes"][0]["member_id"] == "b"
+
+
+def test_a_member_the_coordinator_drops_before_its_report_delay_is_a_session_timeout():
+    events = generation(1000, ["a", "b"])
+    for t in range(5000, 20_001, 5000):
+        events.append(snapshot(t, "a", hb_ago=1000))
+        if t <= 10_000:
+            events.append(snapshot(t + 1, "b", hb_ago=1000))
+    # b's last heartbeat 9001 (+ 10 s session = 19001); the coordinator's next generation, without b, at 19500:
+    # before the monitor's own timer (due a report delay later)
+    events += generation(19_500, ["a"], gen=2)[1:]
+    out = run(events)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["timeout"], t["deadline_ms"]) for t in timeouts] == [("b", "session", 19_001)]
+    gen2 = kinds(out, "generation")[-1]
+    assert [(c["cause"], c.get("member_id")) for c in gen2["causes"]] == [("session_timeout", "b")]
