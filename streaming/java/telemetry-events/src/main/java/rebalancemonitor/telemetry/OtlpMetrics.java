@@ -2,6 +2,7 @@ package rebalancemonitor.telemetry;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -31,19 +32,31 @@ public final class OtlpMetrics {
     private OtlpMetrics() {
     }
 
-    /** Decode a MetricsData message; IllegalArgumentException when it is not well-formed protobuf. */
+    /**
+     * Decode a MetricsData message; IllegalArgumentException when it is not well-formed protobuf. The
+     * ResourceMetrics of one resource (the Java client sends one per metric) are merged into one.
+     */
     public static List<Resource> decode(byte[] data) {
-        List<Resource> out = new ArrayList<>();
+        Map<Map<String, String>, Resource> byAttributes = new LinkedHashMap<>();
         ProtoReader r = new ProtoReader(data);
         while (r.more()) {
             int tag = r.tag();
             if (ProtoReader.field(tag) == 1 && ProtoReader.wireType(tag) == ProtoReader.LEN) {
-                out.add(resourceMetrics(r.message()));
+                Resource res = resourceMetrics(r.message());
+                Resource same = byAttributes.putIfAbsent(res.attributes, res);
+                if (same != null) {
+                    for (Map.Entry<String, Point> e : res.metrics.entrySet()) {
+                        Point old = same.metrics.get(e.getKey());
+                        if (old == null || e.getValue().timeUnixNano >= old.timeUnixNano) {
+                            same.metrics.put(e.getKey(), e.getValue());
+                        }
+                    }
+                }
             } else {
                 r.skip(ProtoReader.wireType(tag));
             }
         }
-        return out;
+        return new ArrayList<>(byAttributes.values());
     }
 
     private static Resource resourceMetrics(ProtoReader r) {

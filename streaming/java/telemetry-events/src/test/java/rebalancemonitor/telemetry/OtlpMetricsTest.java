@@ -39,6 +39,25 @@ class OtlpMetricsTest {
     }
 
     @Test
+    void theResourceMetricsOfOneResourceAreOneResource() {
+        OtlpWriter[] member = {OtlpWriter.stringAttribute("group_id", "g"), OtlpWriter.stringAttribute("group_member_id", "m")};
+        byte[] a = OtlpWriter.metricsData(member, OtlpWriter.gauge(MemberMetrics.LAST_HEARTBEAT, 1.0, T));
+        byte[] b = OtlpWriter.metricsData(member, OtlpWriter.gauge(MemberMetrics.LAST_POLL, 3.0, T));
+        byte[] c = OtlpWriter.metricsData(new OtlpWriter[] {OtlpWriter.stringAttribute("group_id", "other")},
+            OtlpWriter.gauge(MemberMetrics.LAST_POLL, 4.0, T));
+        byte[] all = new byte[a.length + b.length + c.length];  // concatenated messages are their fields' union
+        System.arraycopy(a, 0, all, 0, a.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        System.arraycopy(c, 0, all, a.length + b.length, c.length);
+        List<OtlpMetrics.Resource> rs = OtlpMetrics.decode(all);
+        assertEquals(2, rs.size());
+        MemberMetrics m = MemberMetrics.of(rs.get(0).metrics);
+        assertEquals(1.0, m.lastHeartbeatSecondsAgo);
+        assertEquals(3.0, m.lastPollSecondsAgo);
+        assertEquals("other", rs.get(1).attributes.get("group_id"));
+    }
+
+    @Test
     void picksTheMembersMetrics() {
         MemberMetrics m = MemberMetrics.of(OtlpMetrics.decode(push()).get(0).metrics);
         assertEquals(2.0, m.lastHeartbeatSecondsAgo);
