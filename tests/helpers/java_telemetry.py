@@ -19,8 +19,10 @@ def events_of(bootstrap: str, topic: str, group: str | None = None) -> list[dict
     return out
 
 
-def records_of(bootstrap: str, events_topic: str, group: str, status: bool = False) -> list[dict]:
-    """The core's records of `group` from the plugin's events and `__consumer_offsets` (replay, no Spark)."""
+def records_of(bootstrap: str, events_topic: str, group: str, status: bool = False,
+               sources=("offsets-topic", "events")) -> list[dict]:
+    """The core's records of `group` from the plugin's events and `__consumer_offsets` (replay, no Spark), or of
+    the `sources` given."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
     from rebalance_monitor.decode import decode_record
@@ -28,7 +30,8 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
 
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     events = []
-    for source, topic in (("offsets-topic", "__consumer_offsets"), ("events", events_topic)):
+    topics = {"offsets-topic": "__consumer_offsets", "events": events_topic}
+    for source, topic in ((s, topics[s]) for s in sources):
         for key, value, ts in read_topic(bootstrap, topic):
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
             events.extend(e for e in evs if e.group == group)

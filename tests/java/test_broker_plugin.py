@@ -83,6 +83,11 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
         leaves = eventually(lambda: _member_events(bootstrap, group, "java-a", "leave"), 60, "the leave of java-a")
         assert leaves[0]["member_id"] == member["java-a"]
         assert leaves[0]["reason"] == "the consumer is being closed"
+        # from the plugin's events alone (no coordinator feed), the leave is the cause of a rebalance
+        alone = records_of(bootstrap, EVENTS, group, sources=("events",))
+        causes = [c for r in alone if r["kind"] == "rebalance_started" for c in r["causes"]]
+        assert {"cause": "member_left", "member_id": member["java-a"], "client_id": "java-a", "host": "127.0.0.1",
+                "reason": "the consumer is being closed"} in causes, causes
     finally:
         for p in procs.values():
             kill_hard(p)
