@@ -111,3 +111,20 @@ def test_a_member_the_coordinator_drops_before_its_report_delay_is_a_session_tim
     assert [(t["member_id"], t["timeout"], t["deadline_ms"]) for t in timeouts] == [("b", "session", 19_001)]
     gen2 = kinds(out, "generation")[-1]
     assert [(c["cause"], c.get("member_id")) for c in gen2["causes"]] == [("session_timeout", "b")]
+
+
+def test_a_stalled_poll_loop_is_warned_about_before_its_poll_timeout():
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.group import GroupMonitor
+    g = GroupMonitor("g")
+    for e in generation(1000, ["a"]):
+        g.process(parse_event(e))
+    ratios = []
+    stalled_at = 10_000
+    for t in range(5000, 35_001, 5000):  # heartbeats go on; polls stop at 10 s (max.poll.interval.ms 30 s)
+        out = g.process(parse_event(snapshot(t, "a", hb_ago=1000, poll_ago=max(0, t - stalled_at))))
+        assert not kinds(out, "member_timeout")
+        ratios.append(g.status(t)["poll_gap_ratios"].get("a"))
+    assert ratios == [0.0, 0.0, round(5000 / POLL, 4), round(10_000 / POLL, 4), round(15_000 / POLL, 4),
+                      round(20_000 / POLL, 4), round(25_000 / POLL, 4)]
+    assert g.status(38_000)["max_poll_gap_ratio"] == round(28_000 / POLL, 4)

@@ -66,6 +66,9 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
             return got if set(member.values()) <= set(got) else None
         gaps = eventually(ratios, 60, "heartbeat gap ratios of both members", interval_s=1.0)
         assert all(0 <= gaps[m] < 1 for m in member.values()), gaps
+        status = [r for r in records_of(bootstrap, EVENTS, group, status=True) if r["kind"] == "group_status"][-1]
+        assert set(member.values()) <= set(status["poll_gap_ratios"]), status  # poll evidence too
+        assert all(0 <= status["poll_gap_ratios"][m] < 1 for m in member.values()), status
 
         # kill -9: the session timeout names that member, its client id and host
         kill_hard(procs.pop("java-b"))
