@@ -20,9 +20,9 @@ def events_of(bootstrap: str, topic: str, group: str | None = None) -> list[dict
 
 
 def records_of(bootstrap: str, events_topic: str, group: str, status: bool = False,
-               sources=("offsets-topic", "events")) -> list[dict]:
+               sources=("offsets-topic", "events"), until_ms: int | None = None) -> list[dict]:
     """The core's records of `group` from the plugin's events and `__consumer_offsets` (replay, no Spark), or of
-    the `sources` given."""
+    the `sources` given; of the events before `until_ms` only, when given (what the monitor knew then)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
     from rebalance_monitor.decode import decode_record
@@ -34,7 +34,7 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
     for source, topic in ((s, topics[s]) for s in sources):
         for key, value, ts in read_topic(bootstrap, topic):
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
-            events.extend(e for e in evs if e.group == group)
+            events.extend(e for e in evs if e.group == group and (until_ms is None or e.ts < until_ms))
     events.sort(key=lambda e: e.ts)
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay), emit_status=status,
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
@@ -43,6 +43,22 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
         out.extend(recon.feed(ev))
     out.extend(recon.finish())
     return [r for r in out if r.get("group") == group]
+
+
+def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, max_poll_interval_ms: int,
+                      stall_ms: int, log_path):
+    """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation) that stops polling
+    for `stall_ms` a second after its first partitions (a slow handler); its heartbeat thread goes on."""
+    import subprocess
+
+    from rebalance_monitor.testing.kafka_install import classpath, java_binary
+
+    cmd = [java_binary(), "-Xmx128m", "-cp", classpath(), "RmJavaConsumer", f"bootstrap={bootstrap}",
+           f"group={group}", f"topics={topic}", f"client.id={client_id}", "session.timeout.ms=6000",
+           f"max.poll.interval.ms={max_poll_interval_ms}", f"stall.ms={stall_ms}", "stall.after.ms=1000"]
+    with open(log_path, "ab") as out:  # stdin stays open: the consumer stops at its end
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                start_new_session=True)
 
 
 def kill_hard(proc) -> None:

@@ -2,7 +2,9 @@
 `ReceiverPlugin` (the 3.7-4.1 pair), one jar. Stock Java consumers (Kafka's console consumer, untouched) push their
 metrics under a client-metrics subscription; the plugin's events arrive in the events topic naming each member,
 its group, client id and address; replayed with `__consumer_offsets` through the core they give heartbeat evidence
-per member, a session timeout naming a member killed with SIGKILL, and a leave for one closed gracefully."""
+per member, a session timeout naming a member killed with SIGKILL, and a leave for one closed gracefully. A Java
+consumer whose processing stalls past max.poll.interval.ms is warned about (its poll-gap ratio) before the
+coordinator removes it, and its poll timeout names it."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,7 @@ import json
 import pytest
 
 from helpers.eventually import eventually
-from helpers.java_telemetry import events_of, kill_hard, records_of, stop_gracefully
+from helpers.java_telemetry import events_of, kill_hard, records_of, stalling_consumer, stop_gracefully
 
 from rebalance_monitor.testing import java_telemetry as jt
 from rebalance_monitor.testing.kafka_install import KAFKA_CLASSIC_VERSION, KAFKA_VERSION
@@ -95,3 +97,35 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
         for p in procs.values():
             kill_hard(p)
         print(json.dumps(events_of(bootstrap, EVENTS, group)[-5:], indent=1))
+
+
+def test_a_stalled_java_consumer_is_warned_about_then_its_poll_timeout_names_it(plugin_broker, unique, tmp_path):
+    bootstrap = plugin_broker.bootstrap
+    topic, group = f"t-{unique}", f"g-{unique}"
+    plugin_broker.create_topics({topic: 2})
+    max_poll_ms = 10_000
+    procs = {"java-ok": jt.console_consumer(bootstrap, topic, group, "java-ok", CONSUMER,
+                                            log_path=tmp_path / "java-ok.log"),
+             "java-stall": stalling_consumer(bootstrap, topic, group, "java-stall", max_poll_ms, 60_000,
+                                             tmp_path / "java-stall.log")}
+    try:
+        def poll_timeout():
+            return [r for r in records_of(bootstrap, EVENTS, group)
+                    if r["kind"] == "member_timeout" and r["client_id"] == "java-stall"]
+        timeout = eventually(poll_timeout, 180, "the poll timeout of java-stall", interval_s=2.0)[0]
+        assert timeout["timeout"] == "poll", timeout
+        # the coordinator dropped it first: the deadline is its record's time, within the snapshots' whole second
+        assert max_poll_ms - 1000 < timeout["deadline_ms"] - timeout["last_seen_ms"] <= max_poll_ms, timeout
+        stalled = timeout["member_id"]
+        # what the monitor knew just before the deadline: no timeout yet, and the stalled member's poll-gap ratio
+        # high (snapshots every 2 s of a 10 s interval: at least 0.5), the other member's low
+        before = records_of(bootstrap, EVENTS, group, status=True, until_ms=timeout["deadline_ms"])
+        assert not [r for r in before if r["kind"] == "member_timeout"]
+        status = [r for r in before if r["kind"] == "group_status"][-1]
+        assert status["poll_gap_ratios"][stalled] >= 0.5, status
+        assert status["max_poll_gap_ratio"] == status["poll_gap_ratios"][stalled]
+        others = [v for m, v in status["poll_gap_ratios"].items() if m != stalled]
+        assert others and max(others) < 0.5, status
+    finally:
+        for p in procs.values():
+            kill_hard(p)
