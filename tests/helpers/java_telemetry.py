@@ -20,9 +20,11 @@ def events_of(bootstrap: str, topic: str, group: str | None = None) -> list[dict
 
 
 def records_of(bootstrap: str, events_topic: str, group: str, status: bool = False,
-               sources=("offsets-topic", "events"), until_ms: int | None = None) -> list[dict]:
+               sources=("offsets-topic", "events"), until_ms: int | None = None,
+               coordinator_log=None) -> list[dict]:
     """The core's records of `group` from the plugin's events and `__consumer_offsets` (replay, no Spark), or of
-    the `sources` given; of the events before `until_ms` only, when given (what the monitor knew then)."""
+    the `sources` given ("coordinator-log": the lines of the broker's `coordinator_log` file); of the events before
+    `until_ms` only, when given (what the monitor knew then)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
     from rebalance_monitor.decode import decode_record
@@ -31,8 +33,12 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     events = []
     topics = {"offsets-topic": "__consumer_offsets", "events": events_topic}
-    for source, topic in ((s, topics[s]) for s in sources):
-        for key, value, ts in read_topic(bootstrap, topic):
+    for source in sources:
+        if source == "coordinator-log":
+            records = [(None, line.encode(), None) for line in open(coordinator_log, errors="replace")]
+        else:
+            records = read_topic(bootstrap, topics[source])
+        for key, value, ts in records:
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
             events.extend(e for e in evs if e.group == group and (until_ms is None or e.ts < until_ms))
     events.sort(key=lambda e: e.ts)

@@ -129,3 +129,30 @@ def test_a_stalled_java_consumer_is_warned_about_then_its_poll_timeout_names_it(
     finally:
         for p in procs.values():
             kill_hard(p)
+
+
+def test_a_killed_kip848_member_is_a_session_timeout_naming_it(plugin_broker, unique, tmp_path):
+    if plugin_broker.version != KAFKA_VERSION:
+        pytest.skip("KIP-848 groups: Kafka 4.x")
+    bootstrap = plugin_broker.bootstrap
+    topic, group = f"t-{unique}", f"g-{unique}"
+    plugin_broker.create_topics({topic: 2})
+    procs = {c: jt.console_consumer(bootstrap, topic, group, c, {"group.protocol": "consumer"},
+                                    log_path=tmp_path / f"{c}.log") for c in ("k-a", "k-b")}
+    try:
+        member = {c: eventually(lambda c=c: _member_events(bootstrap, group, c), 120, f"client_metrics of {c}",
+                                interval_s=1.0)[-1]["member_id"] for c in procs}
+        kill_hard(procs.pop("k-b"))
+
+        # the KIP-848 member records of __consumer_offsets carry no session timeout: the coordinator's log says
+        # which member's session expired; the plugin's events say who it was
+        def timeout_of_b():
+            return [r for r in records_of(bootstrap, EVENTS, group, sources=("coordinator-log", "events"),
+                                          coordinator_log=plugin_broker.coordinator_log)
+                    if r["kind"] == "member_timeout" and r["member_id"] == member["k-b"]]
+        timeouts = eventually(timeout_of_b, 120, "the session timeout of k-b", interval_s=2.0)
+        assert timeouts[0]["timeout"] == "session", timeouts
+        assert timeouts[0]["client_id"] == "k-b" and timeouts[0]["host"] == "127.0.0.1", timeouts
+    finally:
+        for p in procs.values():
+            kill_hard(p)
