@@ -57,7 +57,7 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
                                 interval_s=1.0)[-1] for c in procs}
         for c, e in firsts.items():
             assert e["host"] == "127.0.0.1" and e["source"] == "kip714", e
-            assert e["last_heartbeat_ms_ago"] >= 0 and e["last_poll_ms_ago"] >= 0, e
+            assert e["last_heartbeat_ms_ago"] >= 0 and e.get("last_poll_ms_ago", -1) >= 0, e
         member = {c: e["member_id"] for c, e in firsts.items()}
         assert len(set(member.values())) == 2
 
@@ -81,7 +81,8 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
         timeouts = eventually(timeout_of_b, 120, "the session timeout of java-b", interval_s=2.0)
         assert timeouts[0]["timeout"] == "session"
         assert timeouts[0]["client_id"] == "java-b" and timeouts[0]["host"] == "127.0.0.1"
-        assert timeouts[0]["deadline_ms"] - timeouts[0]["last_seen_ms"] == SESSION_MS
+        # the monitor's timer, or the coordinator's record when it comes first (within the snapshots' whole second)
+        assert SESSION_MS - 1000 < timeouts[0]["deadline_ms"] - timeouts[0]["last_seen_ms"] <= SESSION_MS, timeouts
 
         # a graceful close: the last push is terminating, which is a leave of that member
         stop_gracefully(procs.pop("java-a"))
