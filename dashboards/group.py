@@ -41,6 +41,7 @@ def build() -> str:
     dur_count = sel(metric("kafka_consumergroup_rebalance_duration_seconds_count"), ONE)
     timeouts = sel("kafka_consumergroup_member_timeouts_total", ONE)
     gap = sel("kafka_consumergroup_heartbeat_gap_ratio", ONE)
+    poll_gap = sel("kafka_consumergroup_poll_gap_ratio", ONE)
     mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", ONE)
     unassigned = sel("kafka_consumergroup_unassigned_partitions", ONE)
     imbalance = sel("kafka_consumergroup_assignment_imbalance", ONE)
@@ -163,6 +164,12 @@ def build() -> str:
         " The alert KafkaConsumerGroupHeartbeatGapHigh fires above 0.8.",
         [q(f"max({gap})", "largest gap / session timeout")], unit="percentunit", max_val=1.2, w=12, h=8,
         thresholds=[(None, "green"), (0.8, "orange"), (1, "red")]))
+    d = d.with_panel(ts_panel(
+        "Poll-gap ratio", help_of("kafka_consumergroup_poll_gap_ratio") +
+        " Members whose polls are known: instrumented consumers, and Java consumers through the broker plugin or "
+        "the client reporter.",
+        [q(f"max({poll_gap})", "time since last poll / max.poll.interval.ms")], unit="percentunit", max_val=1.2,
+        w=12, h=8, thresholds=[(None, "green"), (0.8, "orange"), (1, "red")]))
 
     d = d.with_row(row("Assignment"))
     d = d.with_panel(ts_panel(

@@ -3,6 +3,7 @@
 #   - a virtualenv in .venv with the package (editable) and its test extras, at the versions of requirements.lock,
 #   - Apache Kafka's jars with Maven into var/kafka (scripts/fetch_kafka.sh),
 #   - Spark's Kafka connector jars with Maven into var/spark-jars (scripts/fetch_spark_jars.sh),
+#   - the monitor's Java plugins (streaming/java/) with Maven into var/java (scripts/build_java.sh),
 #   - Java and Maven (for Spark and Kafka), tmux, and Prometheus/promtool/Alertmanager from Debian's packages when missing.
 # Usage: scripts/bootstrap.sh [--no-system]   (--no-system skips apt, e.g. for the demo only)
 set -euo pipefail
@@ -57,4 +58,6 @@ fi
 scripts/fetch_kafka.sh
 # --- Spark's own Kafka connector (spark-sql-kafka at PySpark's version) from Maven Central -------
 PYTHON="$VENV/bin/python" scripts/fetch_spark_jars.sh
+# --- The monitor's Java plugins (KIP-714 broker plugin, client metrics reporter) --------------------------
+scripts/build_java.sh
 log "ready: $VENV"

@@ -45,9 +45,9 @@ def test_every_member_field_is_in_the_snapshot_once():
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda s: s.update(v=2), "version 2"),
+    (lambda s: s.update(v=3), "version 3"),
     (lambda s: s.update(v=None), "version None"),
-    (lambda s: s.update(m=[values[:-2] for values in s["m"]]), "member state with 23 fields"),
+    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 25 fields"),
     (lambda s: s.update(rb=s["rb"][:-1]), "rebalance state with 13 fields"),
     (lambda s: s.update(s=s["s"][:4]), "storm state with 4 fields"),
 ])
@@ -58,21 +58,15 @@ def test_a_snapshot_of_another_format_is_refused(damage, message):
         GroupMonitor.from_state(state, SETTINGS)
 
 
-def test_a_snapshot_without_a_version_is_version_1():
-    """Version 1 is the format the snapshots had before they carried the number."""
-    state = json.loads(json.dumps(_busy_group().to_state()))
+def test_a_snapshot_without_a_version_is_version_1_and_reads_as_the_current_one():
+    """Version 1 is the format the snapshots had before they carried the number; version 2 added the members'
+    report delay (None for the members of version 1, whose evidence was their own events) and their last commit
+    (None: none seen)."""
+    group = _busy_group()
+    current = json.loads(json.dumps(group.to_state()))
+    assert all(values[-2:] == [None, None] for values in current["m"])
+    state = dict(current, m=[values[:-2] for values in current["m"]])
     del state["v"]
-    assert GroupMonitor.from_state(state, SETTINGS).to_state()["v"] == 1 == codec.STATE_VERSION
-
-
-def test_a_member_snapshot_from_before_last_commit_loads_without_it():
-    """`last_commit_ms` was added to the end of a member's fields within version 1: older snapshots load."""
-    g = _busy_group()
-    for m in g.members.values():
-        m.last_commit_ms = 123
-    state = json.loads(json.dumps(g.to_state()))
-    older = json.loads(json.dumps(state))
-    older["m"] = [values[:-1] for values in older["m"]]
-    restored = type(g).from_state(older, g.settings)
-    assert restored.members and all(m.last_commit_ms is None for m in restored.members.values())
-    assert all(m.last_commit_ms == 123 for m in type(g).from_state(state, g.settings).members.values())
+    again = json.loads(json.dumps(GroupMonitor.from_state(state, SETTINGS).to_state()))
+    assert again["v"] == 2 == codec.STATE_VERSION
+    assert again == current

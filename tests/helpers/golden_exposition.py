@@ -43,11 +43,11 @@ def _gen(group, generation, completed_ms, causes=("member_joined",), members=("m
     return r
 
 
-def _status(group, ts, state, generation=1, members=2, ratio=0.5, in_storm=False, part=3, **kw):
+def _status(group, ts, state, generation=1, members=2, ratio=0.5, in_storm=False, part=3, poll_ratio=0.25, **kw):
     r = {"kind": "group_status", "group": group, "ts": ts, "state": state, "generation": generation,
          "protocol": "range", "leader": "m1", "members": members, "max_heartbeat_gap_ratio": ratio,
          "heartbeat_gap_ratios": {}, "in_storm": in_storm, "rebalancing_since_ms": None,
-         "coordinator_partition": part}
+         "coordinator_partition": part, "max_poll_gap_ratio": poll_ratio, "poll_gap_ratios": {}}
     r.update(kw)
     return r
 

@@ -20,6 +20,7 @@ kafka_consumergroup_assignment_imbalance group gauge
 kafka_consumergroup_needless_moves group gauge
 kafka_consumergroup_member_timeouts_total group,timeout,client_id,host counter
 kafka_consumergroup_heartbeat_gap_ratio group gauge
+kafka_consumergroup_poll_gap_ratio group gauge
 kafka_consumergroup_storm group gauge
 kafka_consumergroup_storms_total group counter
 kafka_consumergroup_lag group,topic,partition gauge

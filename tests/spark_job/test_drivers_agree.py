@@ -29,7 +29,7 @@ from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-STATUS_TIME_FIELDS = ("ts", "max_heartbeat_gap_ratio", "heartbeat_gap_ratios")
+STATUS_TIME_FIELDS = ("ts", "max_heartbeat_gap_ratio", "heartbeat_gap_ratios", "max_poll_gap_ratio", "poll_gap_ratios")
 
 
 def _ev(type_, ts, group, **fields):

@@ -10,7 +10,8 @@ model is Burrow's evaluator rules), and each is one row or more of the table in 
   `error_means_coordinator_moved`, `cause_of_leave`;
 - coordinator feed: `cause_of_coordinator_rebalance`, `cause_of_removal`, `removal_is_silent_static_restart`,
   `causes_of_member_list`, `cause_of_departure` (`__consumer_offsets` alone: inferred from commits);
-- the group's own view: `cause_of_timeout`, `cause_of_missing_rejoin`, `cause_of_partition_counts`,
+- the group's own view: `timeout_of_absent_member`, `cause_of_timeout`, `cause_of_missing_rejoin`,
+  `cause_of_partition_counts`,
   `coordinator_moved_recently`.
 
 Free reason texts come from three places: the `reason` of a client's LeaveGroup / JoinGroup (KIP-800), the
@@ -306,6 +307,19 @@ def cause_of_timeout(kind: str, limit_ms: int | None, reported: str | None = Non
     return Found(POLL_TIMEOUT, f"no poll for {limit_ms} ms" if reported is None else reported)
 
 
+def timeout_of_absent_member(session_deadline_ms: int | None, poll_deadline_ms: int | None, at_ms: int,
+                             resolution_ms: int) -> str | None:
+    """The coordinator dropped a member from the generation it wrote at `at_ms`: the member's deadline that had
+    passed by then (`session` first), if one had, else None. `resolution_ms` is how much earlier than its
+    evidence says the member's last heartbeat or poll may have been (a member known by snapshots that count
+    whole seconds: 1000; a member of its own events: 0)."""
+    if session_deadline_ms is not None and session_deadline_ms - resolution_ms <= at_ms:
+        return TimeoutKind.SESSION
+    if poll_deadline_ms is not None and poll_deadline_ms - resolution_ms <= at_ms:
+        return TimeoutKind.POLL
+    return None
+
+
 def cause_of_missing_rejoin(synced_generation: int | None, generation: int, kip848: bool) -> Found | None:
     """A member of an earlier generation is not in `generation`, which completed: it did not rejoin in time, and
     the coordinator dropped it (KIP-848 members never rejoin: not them)."""
@@ -334,6 +348,7 @@ RULES = (
     add_cause, final_causes, cause_of_new_member, static_restart_is_silent, cause_of_rejoin, rejoin_is_deferred,
     cause_of_deferred_rejoin, cause_of_static_rejoin, cause_of_answered_rejoin, cause_of_heartbeat_error,
     error_means_coordinator_moved, cause_of_leave, cause_of_coordinator_rebalance, cause_of_removal,
-    removal_is_silent_static_restart, causes_of_member_list, cause_of_timeout, cause_of_missing_rejoin,
+    removal_is_silent_static_restart, causes_of_member_list, timeout_of_absent_member, cause_of_timeout,
+    cause_of_missing_rejoin,
     cause_of_partition_counts, coordinator_moved_recently, classify_reason, normalise_cause,
 )

@@ -44,6 +44,7 @@ def _kind_schema(kind: str) -> dict:
     schema = {
         "str": {"type": "string"},
         "int": {"type": "integer"},
+        "num": {"type": "number"},
         "str_list": {"type": "array", "items": {"type": "string"}},
         "tp_list": {"type": "array", "items": _TP},
         "offset_list": {"type": "array", "items": _OFFSET},

@@ -9,8 +9,9 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "REASON_NOT_OBJECT", "REASON_TOO_LARGE", "REASON_UNSUPPORTED_VERSION", "REASON_UNKNOWN_TYPE",
            "REASON_MISSING_FIELD", "REASON_BAD_TYPE", "REASON_BAD_VALUE", "REASON_FUTURE_TS", "REASON_LATE",
            "REJECT_REASON_PREFIXES", "Rejected", "Event", "MemberEvent", "Join", "Sync", "Heartbeat", "Poll",
-           "Leave", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted", "GenerationCompleted",
-           "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions", "EndOffsets", "BrokerRelease",
+           "Leave", "ClientMetrics", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted",
+           "GenerationCompleted", "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions",
+           "EndOffsets", "BrokerRelease",
            "AnyEvent"]
 
 SCHEMA_VERSION = 1
@@ -109,6 +110,25 @@ class Poll(MemberEvent):
 @dataclass(frozen=True, slots=True)
 class Leave(MemberEvent):
     reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientMetrics(MemberEvent):
+    """Extension: a snapshot of the member's own clocks at `ts`, as a Java client measures them (pushed to the
+    broker under KIP-714, or read by a metrics reporter in the client), not a heartbeat or poll of its own: the last
+    heartbeat was `last_heartbeat_ms_ago` before `ts` (Kafka counts whole seconds). `member_id` is "" when the
+    source cannot name the member (a reporter): the core matches it by client id (and host) instead."""
+
+    source: str | None = None  # "kip714" (a broker plugin) or "reporter" (a metrics reporter in the client)
+    interval_ms: int | None = None  # how often the snapshots come
+    client_instance_id: str | None = None
+    last_heartbeat_ms_ago: int | None = None
+    last_poll_ms_ago: int | None = None
+    poll_interval_max_ms: int | None = None  # the longest time between two polls in the client's sample window
+    assigned_partitions: int | None = None
+    poll_idle_ratio: float | None = None
+    session_timeout_ms: int | None = None  # the client's configuration, where the source knows it (a reporter)
+    rebalance_timeout_ms: int | None = None  # max.poll.interval.ms, likewise
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +235,6 @@ class BrokerRelease(Event):
     broker: int | None = None
 
 
-AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, Commit, Revoked, Lost, RebalanceStarted,
+AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
                  TopicPartitions, EndOffsets, BrokerRelease]

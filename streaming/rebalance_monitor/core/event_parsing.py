@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Callable
 
-from .event_model import (BrokerRelease, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+from .event_model import (BrokerRelease, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
                           GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
                           Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
                           REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
@@ -20,7 +20,7 @@ from .vocabulary import EventType
 _fast_loads = None
 
 # --- field specifications -----------------------------------------------------------------------
-# kind: str | str? (nullable) | int | int? | tp_list | offset_list | str_list | members | topic_counts | int_map
+# kind: str | str? (nullable) | int | int? | num? (int or float) | tp_list | offset_list | str_list | members | topic_counts | int_map
 COMMON = {"v": ("int", True), "type": ("str", True), "ts": ("int", True), "group": ("str", True)}
 MEMBER_OPTIONAL = {"group_instance_id": ("str?", False), "client_id": ("str?", False), "host": ("str?", False)}
 
@@ -43,6 +43,11 @@ SPECS: dict[str, tuple[type, dict]] = {
     EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     EventType.POLL: (Poll, _member(records=("int?", False))),
     EventType.LEAVE: (Leave, _member(reason=("str?", True))),
+    EventType.CLIENT_METRICS: (ClientMetrics, _member(
+        source=("str?", False), interval_ms=("int?", False), client_instance_id=("str?", False),
+        last_heartbeat_ms_ago=("int?", False), last_poll_ms_ago=("int?", False),
+        poll_interval_max_ms=("int?", False), assigned_partitions=("int?", False), poll_idle_ratio=("num?", False),
+        session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False))),
     EventType.COMMIT: (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
     EventType.REVOKED: (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
     EventType.LOST: (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
@@ -166,6 +171,14 @@ def _to_int(name: str, value):
     return value
 
 
+def _to_num(name: str, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a number")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Bad(f"{REASON_BAD_VALUE}:{name}", "not a finite number")
+    return value
+
+
 def _to_str_list(name: str, value):
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of strings")
@@ -185,7 +198,7 @@ def _to_members(name: str, value):
 
 
 _BASE_CONVERTERS = {
-    "str": _to_str, "int": _to_int, "str_list": _to_str_list, "tp_list": _tp_list,
+    "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
     "topic_counts": _to_topic_counts, "members": _to_members,
 }

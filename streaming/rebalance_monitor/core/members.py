@@ -16,7 +16,8 @@ class Member:
         "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "last_commit_ms",
+        "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
+        "last_commit_ms",
     )
 
     def __init__(self, member_id: str):
@@ -48,6 +49,10 @@ class Member:
         # generation): the cause to give the round if the coordinator starts one for it instead
         self.rejoin_cause: str | None = None
         self.kip848 = False  # a KIP-848 member: it never rejoins; its syncs carry its member epoch
+        # how late the evidence of its liveness may arrive: None when its events are its own heartbeats and polls;
+        # for a member known by periodic snapshots of its clocks (client_metrics), about their period. A deadline
+        # is only concluded that long after it passed (the next snapshot may yet show a later heartbeat).
+        self.report_delay_ms: int | None = None
         # the latest commit (in `__consumer_offsets`) of a partition the member owned: the evidence of
         # causes.cause_of_departure when the coordinator does not say why the member went
         self.last_commit_ms: int | None = None
@@ -85,6 +90,16 @@ class Member:
                 self.gap_max_ms = gap
         if last is None or ts > last:
             self.last_heartbeat_ms = ts
+        if ts > self.last_seen_ms:
+            self.last_seen_ms = ts
+
+    def heartbeat_snapshot(self, at: int, open_gap_ms: int, ts: int) -> None:
+        """A snapshot at `ts` of the client's own clock: its last heartbeat was at `at`, a gap of `open_gap_ms` open
+        then. Only that open gap is a gap seen (the heartbeats between two snapshots are not shown)."""
+        if self.last_heartbeat_ms is None or at > self.last_heartbeat_ms:
+            self.last_heartbeat_ms = at
+        if open_gap_ms > self.gap_max_ms:
+            self.gap_max_ms = open_gap_ms
         if ts > self.last_seen_ms:
             self.last_seen_ms = ts
 
@@ -134,6 +149,21 @@ class Member:
         if p is None:
             return s
         return s if s < p else p
+
+    def next_due(self) -> int | None:
+        """When a deadline of the member may be concluded passed: its next deadline plus its report delay."""
+        d = self.next_deadline()
+        if d is None or not self.report_delay_ms:
+            return d
+        return d + self.report_delay_ms
+
+    def poll_gap_ratio(self, now_ms: int) -> float | None:
+        """Time since the last poll at `now_ms` over max.poll.interval.ms (the rebalance timeout): 1 means the
+        member is about to be removed for not polling. Only once its polls are tracked (poll events, or the
+        last-poll clock of client_metrics snapshots)."""
+        if not self.poll_tracked or not self.rebalance_timeout_ms or self.last_poll_ms is None:
+            return None
+        return round(max(0, now_ms - self.last_poll_ms) / self.rebalance_timeout_ms, 4)
 
     def gap_ratio(self, now_ms: int) -> float | None:
         """Longest heartbeat gap (including the one still open at `now_ms`) over the session timeout."""

@@ -30,6 +30,7 @@ class EventType(StrEnum):
     TOPIC_PARTITIONS = "topic_partitions"
     END_OFFSETS = "end_offsets"
     BROKER_RELEASE = "broker_release"
+    CLIENT_METRICS = "client_metrics"  # a snapshot of a member's own heartbeat and poll clocks (KIP-714 push, reporter)
 
 
 class RecordKind(StrEnum):

@@ -128,6 +128,8 @@ def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
         s.members = r["members"]
     ratio = r.get("max_heartbeat_gap_ratio")
     s.heartbeat_gap_ratio = float(ratio) if isinstance(ratio, (int, float)) else None
+    ratio = r.get("max_poll_gap_ratio")
+    s.poll_gap_ratio = float(ratio) if isinstance(ratio, (int, float)) else None
     if isinstance(r.get("in_storm"), bool):
         s.storm = int(r["in_storm"])
     if s.in_progress == 1 and not was_rebalancing:

@@ -165,6 +165,10 @@ HEARTBEAT_GAP_RATIO = _g(
     "kafka_consumergroup_heartbeat_gap_ratio", "gauge",
     "Largest ratio, over the members, of time since the last heartbeat to the session timeout "
     "(1 means the member is about to be expired).", ("group",))
+POLL_GAP_RATIO = _g(
+    "kafka_consumergroup_poll_gap_ratio", "gauge",
+    "Largest ratio, over the members whose polls are known, of time since the last poll to max.poll.interval.ms "
+    "(1 means the member is about to be removed for not polling).", ("group",))
 STORM = _g(
     "kafka_consumergroup_storm", "gauge",
     "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
@@ -261,7 +265,7 @@ SINK_ERRORS = _g(
 CATALOGUE: tuple[MetricSpec, ...] = (
     REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
     LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
-    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
+    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
     GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS,

@@ -42,7 +42,7 @@ def sample_records() -> list[dict]:
         {"kind": "group_status", "group": g, "ts": T0, "state": "Stable", "generation": 12,
          "protocol": "cooperative-sticky", "leader": "c-1", "members": 2, "max_heartbeat_gap_ratio": 0.31,
          "heartbeat_gap_ratios": {"c-1": 0.31, "c-2": 0.05}, "in_storm": True, "rebalancing_since_ms": None,
-         "coordinator_partition": 17},
+         "coordinator_partition": 17, "max_poll_gap_ratio": 0.12, "poll_gap_ratios": {"c-1": 0.12, "c-2": 0.02}},
     ]
 
 

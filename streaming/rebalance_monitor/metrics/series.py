@@ -40,7 +40,7 @@ class Dedupe:
 _STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total")      # default 0
 _STATE_GAUGES = ("generation", "state", "members", "protocol", "in_progress", "last_rebalance_ts",
                  "last_rebalance_start_ts", "lag_at_rebalance_start", "mismatched", "unassigned", "imbalance",
-                 "needless_moves", "heartbeat_gap_ratio", "storm", "storm_started_ms",
+                 "needless_moves", "heartbeat_gap_ratio", "poll_gap_ratio", "storm", "storm_started_ms",
                  "storm_pattern")  # default None
 _STATE_FLAGS = ("has_status",)                                                         # default False
 
@@ -74,6 +74,7 @@ class GroupSeries:
         self.imbalance: int | None = None
         self.needless_moves: int | None = None
         self.heartbeat_gap_ratio: float | None = None
+        self.poll_gap_ratio: float | None = None
         self.storm: int | None = None
         self.storm_started_ms: int | None = None
         self.storm_pattern: str | None = None  # the running (or last) storm's pattern (core/storm_pattern.py)

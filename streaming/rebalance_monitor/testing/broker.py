@@ -117,6 +117,8 @@ class Broker:
     replication: int = 1
     settings: dict[str, str] = field(default_factory=dict)
     heap: str = "768m"
+    # jars added to the broker's class path (a metric.reporters plugin such as the monitor's KIP-714 plugin)
+    extra_classpath: tuple[str, ...] = ()
     proc: subprocess.Popen | None = field(default=None, repr=False)
     _own_work_dir: bool = field(default=False, repr=False)
     _log_offset: int = field(default=0, repr=False)
@@ -176,7 +178,7 @@ class Broker:
                 f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
                 f"-Dlog4j.configuration=file:{work / 'log4j.properties'}",
                 f"-Dkafka.logs.dir={work}",
-                "-cp", classpath(self.version), main, *args]
+                "-cp", ":".join((classpath(self.version), *self.extra_classpath)), main, *args]
 
     def _format(self, work: Path) -> None:
         if (work / "data" / "meta.properties").exists():

@@ -7,6 +7,8 @@ could have written (no protocols, topics or timeouts) is the coordinator's: see 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
@@ -248,6 +250,12 @@ def on_leave(g, ev: Leave, out: list) -> None:
     g.client_feed = True
     g.membership_known = True
     cause = C.cause_of_leave(ev.reason)
+    if not ev.member_id:  # a source that cannot name the member (a Java client's metrics reporter)
+        m = M.by_client(g, ev.client_id, ev.host)
+        if m is None:
+            g.count("unmatched_leaves")
+            return
+        ev = replace(ev, member_id=m.member_id)
     m = g.members.get(ev.member_id)
     if m is None:
         if ev.member_id in g.removed:

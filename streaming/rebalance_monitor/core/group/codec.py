@@ -4,7 +4,7 @@ One place for the whole format: the group, its members, its rebalance in progres
 Compact, because every group's snapshot is written after every batch that touched it: short keys for the group,
 positional lists for the rest. `STATE_VERSION` names the format; a snapshot of any other version is refused
 (`ValueError`) rather than misread. Version 1 is the first format to carry the number (its snapshots without
-the key are the same format). A change of format raises the version, and reading the older one, if a release
+the key are the same format); version 2 adds the members' report delay and last commit (read from version 1 as None). A change of format raises the version, and reading the older one, if a release
 shipped it, goes here.
 
 Group keys: g group, v version, st state, gen generation, p protocol, l leader, m members, rm removed
@@ -21,17 +21,20 @@ from ..settings import CoreSettings
 from ..storm import StormTracker
 from .rebalance import Rebalance
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+# version 1 is version 2 without the last member fields: report_delay_ms (None: a member of its own events) and
+# last_commit_ms (None: no commit of its partitions seen)
+V2_MEMBER_FIELDS = ("report_delay_ms", "last_commit_ms")
+_READABLE_VERSIONS = (1, STATE_VERSION)
 
 # the positions of a member's and a rebalance's fields in their lists
 MEMBER_FIELDS = (
     "member_id", "group_instance_id", "client_id", "host", "rack", "protocols", "topics", "owned",
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
-    "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "last_commit_ms",
+    "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
+    "last_commit_ms",
 )
-# fields added to the end of a member's list within version 1: a snapshot written before them loads with None
-MEMBER_OPTIONAL_TAIL = ("last_commit_ms",)
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (
     "started_ms", "from_generation", "causes", "joined", "anonymous_joins", "synced", "generation", "protocol",
@@ -56,7 +59,8 @@ def group_to_state(g) -> dict:
 
 def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     """A `cls` (GroupMonitor) as the snapshot `state` left it."""
-    _check_version(state.get("v", 1), "group")
+    version = state.get("v", 1)
+    _check_version(version, "group")
     g = cls(state["g"], settings)
     g.state = state["st"]
     g.generation = state["gen"]
@@ -64,7 +68,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.leader = state["l"]
     g.members = {}
     for values in state["m"]:
-        m = member_from_state(values)
+        m = member_from_state(values + [None] * len(V2_MEMBER_FIELDS) if version == 1 else values)
         g.members[m.member_id] = m
     g.removed.update((k, v) for k, v in state["rm"])
     g.rebalance = rebalance_from_state(state["rb"]) if state["rb"] is not None else None
@@ -88,8 +92,9 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
 
 
 def _check_version(version, what: str) -> None:
-    if version != STATE_VERSION:
-        raise ValueError(f"{what} state of version {version!r}; this build reads version {STATE_VERSION}")
+    if version not in _READABLE_VERSIONS or isinstance(version, bool):
+        raise ValueError(f"{what} state of version {version!r}; this build reads versions "
+                         f"{', '.join(map(str, _READABLE_VERSIONS))}")
 
 
 def _check_length(values: list, fields: tuple, what: str) -> None:
@@ -103,8 +108,6 @@ def member_to_state(m: Member) -> list:
 
 
 def member_from_state(values: list) -> Member:
-    if len(values) < len(MEMBER_FIELDS) and len(values) >= len(MEMBER_FIELDS) - len(MEMBER_OPTIONAL_TAIL):
-        values = list(values) + [None] * (len(MEMBER_FIELDS) - len(values))
     _check_length(values, MEMBER_FIELDS, "member")
     m = Member.__new__(Member)
     for name, value in zip(MEMBER_FIELDS, values):

@@ -18,6 +18,8 @@ from ..vocabulary import TimeoutKind
 from . import deadlines, membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
+SNAPSHOT_RESOLUTION_MS = 1000  # Java clients' snapshots count whole seconds (contract: client_metrics)
+
 
 def is_coordinator_join(ev: Join) -> bool:
     """A join reported by the coordinator's log (no protocols, topics, owned partitions or timeouts: a client
@@ -161,6 +163,18 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int, out:
             if m is not None:
                 r.add_cause(cause, m.describe(), reason)
         elif mid in g.members:
+            m = g.members[mid]
+            # a member known by snapshots is concluded timed out a report delay late: the coordinator may drop it
+            # first, and then its deadline, passed already, is why
+            kind = C.timeout_of_absent_member(m.session_deadline(), m.poll_deadline(), ev.ts,
+                                              SNAPSHOT_RESOLUTION_MS if m.report_delay_ms else 0)
+            if kind is not None:
+                deadline = m.session_deadline() if kind == TimeoutKind.SESSION else m.poll_deadline()
+                timers.timeout(g, m, kind, min(deadline, ev.ts), ev.ts, out, trigger=False)
+                found = C.cause_of_timeout(kind, m.session_timeout_ms if kind == TimeoutKind.SESSION
+                                           else m.rebalance_timeout_ms)
+                r.add_cause(found.cause, m.describe(), found.reason)
+                continue
             gone = M.remove(g, mid, ev.ts)
             r.add_cause(*_departure(g, gone, cause, reason, ev.ts, gen, out))
     deadlines.recompute(g)

@@ -12,7 +12,7 @@ def recompute(g) -> None:
     """The cached bound, from every member's deadlines (after one may have gone or moved later)."""
     best = None
     for m in g.members.values():
-        d = m.next_deadline()
+        d = m.next_due()
         if d is not None and (best is None or d < best):
             best = d
     g.timer_ms = best
@@ -20,6 +20,6 @@ def recompute(g) -> None:
 
 def lower(g, m: Member) -> None:
     """The cached bound, after member `m`'s deadline may have moved earlier."""
-    d = m.next_deadline()
+    d = m.next_due()
     if d is not None and (g.timer_ms is None or d < g.timer_ms):
         g.timer_ms = d

@@ -75,6 +75,19 @@ def live_member(g, ev) -> Member | None:
     return member(g, ev)
 
 
+def by_client(g, client_id: str | None, host: str | None) -> Member | None:
+    """The one live member with this client id (and host, when both are known); None when none or several."""
+    found = None
+    if client_id is None:
+        return None
+    for m in g.members.values():
+        if m.client_id == client_id and (host is None or m.host is None or m.host == host):
+            if found is not None:
+                return None
+            found = m
+    return found
+
+
 def set_timeouts(m: Member, session_timeout_ms: int | None, rebalance_timeout_ms: int | None,
                  heartbeat_interval_ms: int | None) -> None:
     """The member's session / rebalance / heartbeat intervals, those that are stated."""

@@ -20,14 +20,14 @@ from collections import OrderedDict, deque
 from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
-    BrokerRelease, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
+    BrokerRelease, ClientMetrics, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
 )
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import client_events as client, codec, coordinator_events as coordinator, timers
+from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, timers
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -180,18 +180,23 @@ class GroupMonitor:
         """The `group_status` record: the group as it stands now. Resets the per-period heartbeat gaps."""
         now = self.clock_ms if now_ms is None else now_ms
         ratios = {}
+        poll_ratios = {}
         for m in self.members.values():
             r = m.gap_ratio(now)
             if r is not None:
                 ratios[m.member_id] = r
             m.gap_max_ms = 0
+            r = m.poll_gap_ratio(now)
+            if r is not None:
+                poll_ratios[m.member_id] = r
         self.dirty = False
         return records.group_status(
             self.group, now, state=self.state, generation=self.generation, protocol=self.protocol,
             leader=self.leader, members=len(self.members), heartbeat_gap_ratios=ratios,
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
-            coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions))
+            coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
+            poll_gap_ratios=poll_ratios)
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""
@@ -208,6 +213,7 @@ _HANDLERS = {
     Heartbeat: client.on_heartbeat,
     Poll: client.on_poll,
     Leave: client.on_leave,
+    ClientMetrics: client_metrics.on_client_metrics,
     Commit: client.on_commit,
     Revoked: client.on_revoked,
     Lost: client.on_revoked,

@@ -57,9 +57,10 @@ def expire_members(g, at: int, detected: int, out: list) -> None:
     for m in g.members.values():
         s = m.session_deadline()
         p = m.poll_deadline()
-        if s is not None and s <= at:
+        delay = m.report_delay_ms or 0  # a member known by snapshots: its evidence may come that late
+        if s is not None and s + delay <= at:
             expired.append((s, TimeoutKind.SESSION, m))
-        elif p is not None and p <= at:
+        elif p is not None and p + delay <= at:
             expired.append((p, TimeoutKind.POLL, m))
     expired.sort(key=lambda x: (x[0], x[2].member_id))
     for deadline, kind, m in expired:

@@ -1,0 +1,84 @@
+"""The monitor's Java plugins (streaming/java/, built by scripts/build_java.sh into var/java/) and the stock Kafka
+tools the tests run with them: a KIP-714 client-metrics subscription (`kafka-client-metrics.sh`'s class) and a
+console consumer (`kafka-console-consumer.sh`'s), a Java consumer the project did not write.
+
+`plugin_broker` starts a broker with the broker plugin on its class path and its properties set;
+`consumer_properties` are the two (three) properties that give a Java consumer the client reporter.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from .broker import Broker
+from .kafka_install import KAFKA_VERSION, classpath, java_binary, project_root
+from .processes import free_port
+
+BROKER_JAR = "broker-telemetry-plugin.jar"
+REPORTER_JAR = "client-metrics-reporter.jar"
+EXPORTER_PLUGIN = "rebalancemonitor.telemetry.broker.ExporterPlugin"  # Kafka 4.2+ (KIP-1217)
+RECEIVER_PLUGIN = "rebalancemonitor.telemetry.broker.ReceiverPlugin"  # Kafka 3.7-4.1 (KIP-714's first pair)
+REPORTER = "rebalancemonitor.telemetry.client.ConsumerReporter"
+# the metric name prefixes a subscription asks Java consumers for (the plugin's MemberMetrics.SUBSCRIPTION)
+SUBSCRIPTION_METRICS = ("org.apache.kafka.consumer.coordinator.", "org.apache.kafka.consumer.last.poll.",
+                        "org.apache.kafka.consumer.time.between.poll.", "org.apache.kafka.consumer.poll.idle.ratio.")
+
+
+def jar(name: str) -> Path:
+    """A plugin jar of var/java/, built first (scripts/build_java.sh: nothing to do when up to date)."""
+    root = project_root()
+    subprocess.run([str(root / "scripts" / "build_java.sh")], check=True, cwd=root)
+    path = root / "var" / "java" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: scripts/build_java.sh did not build it")
+    return path
+
+
+def plugin_broker(events_topic: str, plugin: str = EXPORTER_PLUGIN, version: str = KAFKA_VERSION,
+                  log_path: str | None = None, queue_capacity: int | None = None) -> Broker:
+    """A broker (not started) with the broker plugin: metric.reporters, the jar, and the plugin's properties
+    sending its events to `events_topic` on the broker itself."""
+    port = free_port("127.0.0.1")
+    settings = {"metric.reporters": plugin, "rebalance.monitor.bootstrap.servers": f"127.0.0.1:{port}",
+                "rebalance.monitor.events.topic": events_topic}
+    if queue_capacity is not None:
+        settings["rebalance.monitor.queue.capacity"] = str(queue_capacity)
+    return Broker(port=port, version=version, log_path=log_path, settings=settings,
+                  extra_classpath=(str(jar(BROKER_JAR)),))
+
+
+def subscribe(bootstrap: str, name: str, interval_ms: int, metrics=SUBSCRIPTION_METRICS,
+              version: str = KAFKA_VERSION) -> None:
+    """Ask every client to push `metrics` every `interval_ms` (kafka-client-metrics.sh --alter)."""
+    cmd = [java_binary(), "-Xmx128m", "-cp", classpath(version), "org.apache.kafka.tools.ClientMetricsCommand",
+           "--bootstrap-server", bootstrap, "--alter", "--name", name, "--metrics", ",".join(metrics),
+           "--interval", str(interval_ms)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka-client-metrics --alter failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+
+def consumer_properties(events_bootstrap: str, events_topic: str, interval_ms: int = 2000) -> dict[str, str]:
+    """A Java consumer's properties for the client reporter (with its jar on the class path)."""
+    return {"metric.reporters": REPORTER, "rebalance.monitor.bootstrap.servers": events_bootstrap,
+            "rebalance.monitor.events.topic": events_topic, "rebalance.monitor.interval.ms": str(interval_ms)}
+
+
+def console_consumer(bootstrap: str, topic: str, group: str, client_id: str, properties: dict[str, str] | None = None,
+                     extra_classpath: tuple[str, ...] = (), version: str = KAFKA_VERSION,
+                     log_path: Path | None = None) -> subprocess.Popen:
+    """Kafka's own console consumer (org.apache.kafka.tools.consumer.ConsoleConsumer) in `group`, as a process
+    of its own session (kill it with its pid). Its records go to `log_path` (or nowhere)."""
+    props = {"client.id": client_id, **(properties or {})}
+    cmd = [java_binary(), "-Xmx128m", "-cp", ":".join((classpath(version), *extra_classpath)),
+           "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bootstrap, "--topic", topic,
+           "--group", group, "--from-beginning"]
+    for k, v in props.items():
+        cmd += ["--consumer-property", f"{k}={v}"]
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    try:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    finally:
+        if log_path:
+            out.close()

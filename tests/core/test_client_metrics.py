@@ -1,0 +1,130 @@
+"""`client_metrics` snapshots (Java consumers: the KIP-714 broker plugin, the client metrics reporter) drive a member's
+session and poll deadlines and its heartbeat gap ratio as evidence of when its last heartbeat and poll were."""
+from __future__ import annotations
+
+from helpers.events import ev, kinds, leave, run
+
+SESSION = 10_000
+POLL = 30_000
+
+
+def generation(ts, members, gen=1):
+    infos = [{"member_id": m, "client_id": f"client-{m}", "host": "127.0.0.1", "session_timeout_ms": SESSION,
+              "rebalance_timeout_ms": POLL, "topics": ["t"], "assignment": [["t", i]]} for i, m in enumerate(members)]
+    return [ev("rebalance_started", ts - 500, generation=gen - 1, reason=f"Adding new member {members[0]}"),
+            ev("generation_completed", ts, generation=gen, protocol="range", leader=members[0], members=infos)]
+
+
+def snapshot(ts, member, hb_ago=None, poll_ago=None, client_id=None, **kw):
+    fields = {"member_id": member, "client_id": client_id or f"client-{member}", "source": "kip714",
+              "interval_ms": 5000, **kw}
+    if hb_ago is not None:
+        fields["last_heartbeat_ms_ago"] = hb_ago
+    if poll_ago is not None:
+        fields["last_poll_ms_ago"] = poll_ago
+    return ev("client_metrics", ts, **fields)
+
+
+def test_a_killed_member_times_out_a_session_after_its_last_reported_heartbeat():
+    events = generation(1000, ["a", "b"])
+    for t in range(5000, 40_001, 5000):  # snapshots every 5 s; b's stop after 15 s (kill -9)
+        events.append(snapshot(t, "a", hb_ago=1000, poll_ago=0))
+        if t <= 15_000:
+            events.append(snapshot(t + 1, "b", hb_ago=2000, poll_ago=0))
+    out = run(events)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["timeout"]) for t in timeouts] == [("b", "session")]
+    assert timeouts[0]["last_seen_ms"] == 15_001 - 2000  # the snapshot's time less "last heartbeat 2 s ago"
+    assert timeouts[0]["deadline_ms"] == 15_001 - 2000 + SESSION
+    started = kinds(out, "rebalance_started")[-1]
+    assert started["causes"][0]["cause"] == "session_timeout" and started["causes"][0]["member_id"] == "b"
+    assert started["causes"][0]["client_id"] == "client-b"
+
+
+def test_snapshots_that_keep_coming_are_no_timeout_even_when_spaced_wider_than_heartbeats():
+    events = generation(1000, ["a"])
+    events += [snapshot(t, "a", hb_ago=3000, poll_ago=100) for t in range(5000, 60_001, 9000)]
+    assert not kinds(run(events), "member_timeout")
+
+
+def test_the_gap_ratio_is_the_open_gap_a_snapshot_shows_not_the_time_between_snapshots():
+    events = generation(1000, ["a", "b"])
+    events += [snapshot(5000, "a", hb_ago=1000), snapshot(5000, "b", hb_ago=1000),
+               snapshot(14_000, "a", hb_ago=1000), snapshot(14_000, "b", hb_ago=7000)]
+    status = kinds(run(events, status=True), "group_status")[-1]
+    # a: 9 s between two snapshots is no gap of its heartbeats (1 s each time): 1 s open at the last one
+    assert status["heartbeat_gap_ratios"] == {"a": 0.1, "b": 0.7}
+
+
+def test_a_stalled_poll_loop_times_out_on_max_poll_interval_while_heartbeats_go_on():
+    events = generation(1000, ["a"])
+    stalled_at = 10_000
+    for t in range(5000, 50_001, 5000):
+        events.append(snapshot(t, "a", hb_ago=1000, poll_ago=max(0, t - stalled_at)))
+    out = run(events)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["timeout"]) for t in timeouts] == [("a", "poll")]
+    assert timeouts[0]["deadline_ms"] == stalled_at + POLL
+
+
+def test_a_reporter_snapshot_without_member_id_is_matched_by_client_id_and_states_the_timeouts():
+    events = generation(1000, ["a", "b"])
+    events += [snapshot(5000, "", hb_ago=0, client_id="client-b", source="reporter", session_timeout_ms=6000,
+                        rebalance_timeout_ms=POLL)]
+    events += [snapshot(t, "a", hb_ago=0) for t in range(10_000, 20_001, 5000)]
+    out = run(events)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["deadline_ms"]) for t in timeouts] == [("b", 5000 + 6000)]
+
+
+def test_a_snapshot_naming_no_one_known_is_counted_and_left():
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.group import GroupMonitor
+    g = GroupMonitor("g")
+    for e in generation(1000, ["a"]) + [snapshot(5000, "", hb_ago=0, client_id="nobody")]:
+        g.process(parse_event(e))
+    assert g.counters.get("unmatched_client_metrics") == 1
+    assert not g.members["a"].hb_tracked
+
+
+def test_a_reporter_leave_without_member_id_is_the_leave_of_the_member_with_that_client_id():
+    events = generation(1000, ["a", "b"])
+    events += [dict(leave(8000, ""), client_id="client-b"),
+               ev("rebalance_started", 8001, generation=1, reason="Removing member b on LeaveGroup")]
+    events += generation(9000, ["a"], gen=2)[1:]
+    gens = kinds(run(events), "generation")
+    assert gens[-1]["causes"][0]["cause"] == "member_left"
+    assert gens[-1]["causes"][0]["member_id"] == "b"
+
+
+def test_a_member_the_coordinator_drops_before_its_report_delay_is_a_session_timeout():
+    events = generation(1000, ["a", "b"])
+    for t in range(5000, 20_001, 5000):
+        events.append(snapshot(t, "a", hb_ago=1000))
+        if t <= 10_000:
+            events.append(snapshot(t + 1, "b", hb_ago=1000))
+    # b's last heartbeat 9001 (+ 10 s session = 19001); the coordinator's next generation, without b, at 19500:
+    # before the monitor's own timer (due a report delay later)
+    events += generation(19_500, ["a"], gen=2)[1:]
+    out = run(events)
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["timeout"], t["deadline_ms"]) for t in timeouts] == [("b", "session", 19_001)]
+    gen2 = kinds(out, "generation")[-1]
+    assert [(c["cause"], c.get("member_id")) for c in gen2["causes"]] == [("session_timeout", "b")]
+
+
+def test_a_stalled_poll_loop_is_warned_about_before_its_poll_timeout():
+    from rebalance_monitor.core.events import parse_event
+    from rebalance_monitor.core.group import GroupMonitor
+    g = GroupMonitor("g")
+    for e in generation(1000, ["a"]):
+        g.process(parse_event(e))
+    ratios = []
+    stalled_at = 10_000
+    for t in range(5000, 35_001, 5000):  # heartbeats go on; polls stop at 10 s (max.poll.interval.ms 30 s)
+        out = g.process(parse_event(snapshot(t, "a", hb_ago=1000, poll_ago=max(0, t - stalled_at))))
+        assert not kinds(out, "member_timeout")
+        ratios.append(g.status(t)["poll_gap_ratios"].get("a"))
+    assert ratios == [0.0, 0.0, round(5000 / POLL, 4), round(10_000 / POLL, 4), round(15_000 / POLL, 4),
+                      round(20_000 / POLL, 4), round(25_000 / POLL, 4)]
+    assert g.status(38_000)["max_poll_gap_ratio"] == round(28_000 / POLL, 4)

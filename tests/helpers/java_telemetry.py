@@ -1,0 +1,79 @@
+"""What the Java plugins' tests read back: the events topic, and the core's records of the plugin's events merged
+with the group coordinator's own (`__consumer_offsets`), in time order, as the monitor reads both inputs."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+
+def events_of(bootstrap: str, topic: str, group: str | None = None) -> list[dict]:
+    """The JSON events of `topic` (of `group` only, when given), in the topic's order."""
+    from rebalance_monitor.testing.witnesses import read_topic
+
+    out = []
+    for _key, value, _ts in read_topic(bootstrap, topic):
+        ev = json.loads(value)
+        if group is None or ev.get("group") == group:
+            out.append(ev)
+    return out
+
+
+def records_of(bootstrap: str, events_topic: str, group: str, status: bool = False,
+               sources=("offsets-topic", "events"), until_ms: int | None = None,
+               coordinator_log=None) -> list[dict]:
+    """The core's records of `group` from the plugin's events and `__consumer_offsets` (replay, no Spark), or of
+    the `sources` given ("coordinator-log": the lines of the broker's `coordinator_log` file); of the events before
+    `until_ms` only, when given (what the monitor knew then)."""
+    from rebalance_monitor.config import load_config
+    from rebalance_monitor.core.reconstruct import Reconstructor
+    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.testing.witnesses import read_topic
+
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    events = []
+    topics = {"offsets-topic": "__consumer_offsets", "events": events_topic}
+    for source in sources:
+        if source == "coordinator-log":
+            records = [(None, line.encode(), None) for line in open(coordinator_log, errors="replace")]
+        else:
+            records = read_topic(bootstrap, topics[source])
+        for key, value, ts in records:
+            evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
+            events.extend(e for e in evs if e.group == group and (until_ms is None or e.ts < until_ms))
+    events.sort(key=lambda e: e.ts)
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay), emit_status=status,
+                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
+    out = []
+    for ev in events:
+        out.extend(recon.feed(ev))
+    out.extend(recon.finish())
+    return [r for r in out if r.get("group") == group]
+
+
+def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, max_poll_interval_ms: int,
+                      stall_ms: int, log_path):
+    """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation) that stops polling
+    for `stall_ms` a second after its first partitions (a slow handler); its heartbeat thread goes on."""
+    import subprocess
+
+    from rebalance_monitor.testing.kafka_install import classpath, java_binary
+
+    cmd = [java_binary(), "-Xmx128m", "-cp", classpath(), "RmJavaConsumer", f"bootstrap={bootstrap}",
+           f"group={group}", f"topics={topic}", f"client.id={client_id}", "session.timeout.ms=6000",
+           f"max.poll.interval.ms={max_poll_interval_ms}", f"stall.ms={stall_ms}", "stall.after.ms=1000"]
+    with open(log_path, "ab") as out:  # stdin stays open: the consumer stops at its end
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                start_new_session=True)
+
+
+def kill_hard(proc) -> None:
+    """kill -9 of a process started in its own session (and its children)."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def stop_gracefully(proc) -> None:
+    """SIGTERM: Kafka's tools close their consumer (LeaveGroup, the last metrics push) on it."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=60)
