@@ -37,7 +37,7 @@ from rebalance_monitor.testing.processes import free_port
 pytestmark = [pytest.mark.integration]
 
 SESSION_MS = 10_000
-SLOW_POLL_MS = 8_000
+SLOW_POLL_MS = 25_000  # well above the session timeout, as Java's defaults are (300 s and 45 s)
 
 
 def _base_install() -> bool:
@@ -139,7 +139,7 @@ class Newcomer:
         max.poll.interval.ms, its heartbeats going on meanwhile."""
         return self.spawn(self.java("RmJavaConsumer", f"bootstrap={self.bootstrap}", f"group={group}",
                                     f"topics={topic}", f"client.id={client_id}", f"session.timeout.ms={SESSION_MS}",
-                                    f"max.poll.interval.ms={SLOW_POLL_MS}", "stall.ms=30000", "stall.after.ms=4000"),
+                                    f"max.poll.interval.ms={SLOW_POLL_MS}", "stall.ms=40000", "stall.after.ms=4000"),
                           client_id, stdin=subprocess.PIPE)
 
     def produce(self, topic: str, n: int) -> None:
@@ -228,7 +228,7 @@ def newcomer(tmp_path_factory):
         kip848["k848-1"].send_signal(signal.SIGTERM)
         kip848["k848-1"].wait(60)
         n.produce("orders", 300)
-        time.sleep(20)  # the slow consumer's stall (from 4 s after its first partitions, 30 s) is past its poll limit
+        time.sleep(20)  # the slow consumer's stall (from 4 s after its first partitions, 40 s) is past its poll limit
         n.dead = {"crash": "shop-2", "left": "shop-1", "slow": slow}
         yield n
     finally:

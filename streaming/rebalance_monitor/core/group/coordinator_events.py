@@ -218,7 +218,11 @@ def on_group_empty(g, ev: GroupEmpty, out: list) -> None:
             reason=f"group epoch bumped to {ev.generation} (no subscribed topic metadata yet)"), out)
         return
     for mid in list(g.members):
-        M.remove(g, mid, ev.ts)
+        gone = M.remove(g, mid, ev.ts)
+        if gone is not None and not g.client_feed:
+            # its last member went, unexplained (`__consumer_offsets`: the group's list is empty): the commits of
+            # its partitions may tell a timeout (counted, a `member_timeout` record); there is no round to name it
+            _departure(g, gone, C.UNKNOWN, None, ev.ts, None, out)
     if ev.generation >= 0:
         g.generation = ev.generation
     R.go_empty(g)
