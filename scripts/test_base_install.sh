@@ -31,7 +31,8 @@ fi
 cd "$ROOT"
 export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the checkout: Kafka's jars are here
 # the inputs' tests, and the newcomer's whole day on the broker alone (run by the base install's monitor)
-tests=(tests/inputs/test_inputs_each_reader.py tests/inputs/test_inputs_integration.py
+# (Spark's connector is the same jar with or without extras: the main suite reads with it)
+tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/inputs/test_inputs_integration.py
        tests/witnesses/test_witnesses_real_data.py tests/newcomer)
 [ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"
