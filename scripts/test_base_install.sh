@@ -33,6 +33,6 @@ export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the ch
 # the inputs' tests, and the newcomer's whole day on the broker alone (run by the base install's monitor)
 # (Spark's connector is the same jar with or without extras: the main suite reads with it)
 tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/inputs/test_inputs_integration.py
-       tests/witnesses/test_witnesses_real_data.py tests/newcomer)
+       tests/witnesses/test_witnesses_real_data.py tests/history/test_history_kafka_readers.py tests/newcomer)
 [ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"

@@ -177,3 +177,20 @@ def test_every_input_with_every_reader(spark, broker, inputs, tmp_path, reader):
     assert real["protocol"] == "range" and len(real["members"]) == 1, real
     assert logs[0]["generation"] == 1
     assert [g["generation"] for g in events] == [1]
+
+
+def test_topic_ids_are_named_with_the_base_install_client(broker):
+    """KIP-848 records of `__consumer_offsets` name topics by id; `kafka.topic_ids: cluster` asks the cluster for
+    the names with kafka-python where confluent-kafka (an extra) is missing, and both clients agree."""
+    import uuid
+
+    from rebalance_monitor.inputs import topic_ids as T
+    from rebalance_monitor.kafka_connection import KafkaConnection
+
+    name = f"ids-{uuid.uuid4().hex[:6]}"
+    broker.create_topics({name: 2})
+    conn = KafkaConnection(bootstrap_servers=broker.bootstrap)
+    named = T._kafka_python_lookup(conn)()
+    assert name in named.values() and all(str(uuid.UUID(i)) == i for i in named)
+    if _confluent_installed():
+        assert T.cluster_lookup(conn)() == named

@@ -104,8 +104,12 @@ def hadoop_settings(spark_conf: dict) -> dict:
 
 def read_kafka(connection: KafkaConnection, topic: str, q: Query, timeout_s: float = 60.0) -> Iterator[dict]:
     """The history records of the job's `sinks.history.kafka_topic` (read from its start to the end it has now,
-    without joining a group) that `q` asks for, in time order."""
-    from confluent_kafka import Consumer, TopicPartition
+    without joining a group) that `q` asks for, in time order. With confluent-kafka when installed, else with
+    kafka-python (the base install)."""
+    try:
+        from confluent_kafka import Consumer, TopicPartition
+    except ImportError:
+        return _read_kafka_python(connection, topic, q, timeout_s)
 
     c = Consumer({**connection.confluent(), "group.id": "rebalance-monitor-history", "enable.auto.commit": False,
                   "enable.partition.eof": True})
@@ -137,6 +141,39 @@ def read_kafka(connection: KafkaConnection, topic: str, q: Query, timeout_s: flo
                 rec = json.loads(m.value())
                 if _keep(q, rec.get("group", group), int(rec.get("ts") or 0)):
                     out.append(rec)
+    finally:
+        c.close()
+    out.sort(key=lambda r: r.get("ts") or 0)
+    return iter(out)
+
+
+def _read_kafka_python(connection: KafkaConnection, topic: str, q: Query, timeout_s: float) -> Iterator[dict]:
+    """`read_kafka` with kafka-python's consumer (no group, no commit)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    c = KafkaConsumer(**connection.kafka_python(), group_id=None, enable_auto_commit=False,
+                      allow_auto_create_topics=False)
+    out = []
+    try:
+        parts = c.partitions_for_topic(topic)
+        if not parts:
+            raise FileNotFoundError(f"no history topic {topic!r} (sinks.history.kafka_topic)")
+        tps = [TopicPartition(topic, p) for p in sorted(parts)]
+        lows, highs = c.beginning_offsets(tps), c.end_offsets(tps)
+        ends = {tp: highs[tp] for tp in tps if highs[tp] > lows[tp]}
+        c.assign(list(ends))
+        c.seek_to_beginning(*ends)
+        deadline = time.monotonic() + timeout_s
+        while ends and time.monotonic() < deadline:
+            for tp, msgs in c.poll(timeout_ms=500, max_records=1000).items():
+                for m in msgs:
+                    group = (m.key or b"").decode()
+                    if q.group is not None and group != q.group:
+                        continue
+                    rec = json.loads(m.value)
+                    if _keep(q, rec.get("group", group), int(rec.get("ts") or 0)):
+                        out.append(rec)
+            ends = {tp: end for tp, end in ends.items() if c.position(tp) < end}
     finally:
         c.close()
     out.sort(key=lambda r: r.get("ts") or 0)

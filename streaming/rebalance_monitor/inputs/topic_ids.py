@@ -111,7 +111,12 @@ def kafka_uuid(msb: int, lsb: int) -> str:
 
 def cluster_lookup(connection: KafkaConnection, timeout_s: float = 10.0) -> Callable[[], dict[str, str]]:
     """() -> {topic id: name} of every topic of the cluster `connection` reaches, through librdkafka's admin
-    client: Metadata for the names, DescribeTopics for the ids."""
+    client (Metadata for the names, DescribeTopics for the ids), or kafka-python's where confluent-kafka (an
+    extra) is not installed: the base install names topic ids too."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return _kafka_python_lookup(connection)
     conf = connection.confluent()
     conf.setdefault("client.id", "rebalance-monitor-topic-ids")
 
@@ -133,6 +138,32 @@ def cluster_lookup(connection: KafkaConnection, timeout_s: float = 10.0) -> Call
                 continue
             tid = desc.topic_id
             out[kafka_uuid(tid.get_most_significant_bits(), tid.get_least_significant_bits())] = name
+        return out
+
+    return lookup
+
+
+def _kafka_python_lookup(connection: KafkaConnection) -> Callable[[], dict[str, str]]:
+    """() -> {topic id: name} through kafka-python's admin client (its Metadata v10+ carries every topic's id)."""
+    conf = connection.kafka_python()
+    conf.setdefault("client_id", "rebalance-monitor-topic-ids")
+
+    def lookup() -> dict[str, str]:
+        from kafka.admin import KafkaAdminClient
+
+        admin = KafkaAdminClient(**conf)  # a client per lookup, as above
+        try:
+            topics = admin.describe_topics()
+        finally:
+            admin.close()
+        out = {}
+        for t in topics:
+            tid, name = t.get("topic_id"), t.get("name") or t.get("topic")
+            if tid is None or name is None:
+                continue
+            tid = str(tid if isinstance(tid, uuid.UUID) else uuid.UUID(str(tid)))
+            if tid != "00000000-0000-0000-0000-000000000000":
+                out[tid] = name
         return out
 
     return lookup
