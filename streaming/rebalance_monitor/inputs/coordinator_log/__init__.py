@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from rebalance_monitor.inputs.decoded import Decoded
 
-from .line import COORD_LOGGER_RE, IDENT_RE, LEVEL_RE, LOGGER_RE, MAX_TS, TS_RE, match_ms, unwrap
+from .line import COORD_LOGGER_RE, IDENT_RE, LEVEL_RE, LOGGER_RE, line_ts, unwrap
 from .events import events_for
 from .fields import reason_member  # noqa: F401 (API)
 from .messages import KNOWN_NO_EVENT, RULES
@@ -123,12 +123,7 @@ def _decode(value, record_ts_ms) -> Decoded:
         m = pattern.search(message)
         if m is None:
             continue
-        ts = wrapper_ts
-        if ts is None:
-            tm = TS_RE.search(head)
-            ts = match_ms(tm) if tm else None
-        if ts is None:
-            ts = record_ts_ms if isinstance(record_ts_ms, int) and 0 <= record_ts_ms < MAX_TS else None
+        ts = line_ts(wrapper_ts, head, record_ts_ms)
         if ts is None:
             return Decoded([], rejected_reason="no_timestamp", record_type=f"log:{kind}",
                            detail="no timestamp in the wrapper, the line or the record")

@@ -10,7 +10,7 @@ import re
 
 from rebalance_monitor.core.vocabulary import EventType
 
-from .line import MAX_TS, TS_RE, match_ms
+from .line import line_ts
 
 APP_INFO_LOGGERS = ("org.apache.kafka.common.utils.AppInfoParser", "org.apache.kafka.common.utils.internals.AppInfoParser")
 VERSION_RE = re.compile(r"(?:^|\s)Kafka version\s*:\s*(?P<release>\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.+-]*)?)\s*$")
@@ -22,12 +22,7 @@ def broker_release_events(message: str, head: str, wrapper_ts: int | None, recor
     m = VERSION_RE.search(message)
     if m is None:
         return None
-    ts = wrapper_ts
-    if ts is None:
-        tm = TS_RE.search(head)
-        ts = match_ms(tm) if tm else None
-    if ts is None:
-        ts = record_ts_ms if isinstance(record_ts_ms, int) and 0 <= record_ts_ms < MAX_TS else None
+    ts = line_ts(wrapper_ts, head, record_ts_ms)
     if ts is None:
         return []
     return [{"v": 1, "type": EventType.BROKER_RELEASE, "ts": ts, "group": "", "release": m["release"]}]

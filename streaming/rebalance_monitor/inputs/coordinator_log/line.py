@@ -84,3 +84,15 @@ def unwrap(value) -> tuple[str, int | None] | None:
                     break
         return line.strip(), ts
     return text, None
+
+
+def line_ts(wrapper_ts: int | None, head: str, record_ts_ms) -> int | None:
+    """A log line's time: the shipper's wrapper's, else the line's own (`head`: where its timestamp is), else the
+    Kafka record's; None when none is there."""
+    if wrapper_ts is not None:
+        return wrapper_ts
+    tm = TS_RE.search(head)
+    ts = match_ms(tm) if tm else None
+    if ts is None and isinstance(record_ts_ms, int) and 0 <= record_ts_ms < MAX_TS:
+        ts = record_ts_ms
+    return ts

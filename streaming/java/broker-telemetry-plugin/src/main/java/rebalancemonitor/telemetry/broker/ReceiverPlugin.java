@@ -1,9 +1,5 @@
 package rebalancemonitor.telemetry.broker;
 
-import java.util.List;
-import java.util.Map;
-import org.apache.kafka.common.metrics.KafkaMetric;
-import org.apache.kafka.common.metrics.MetricsReporter;
 import org.apache.kafka.server.telemetry.ClientTelemetry;
 import org.apache.kafka.server.telemetry.ClientTelemetryReceiver;
 
@@ -13,33 +9,10 @@ import org.apache.kafka.server.telemetry.ClientTelemetryReceiver;
  * on the older brokers.
  */
 @SuppressWarnings({"deprecation", "removal"})
-public class ReceiverPlugin implements MetricsReporter, ClientTelemetry {
-    private final PushForwarding forwarding = new PushForwarding();
-
-    @Override
-    public void configure(Map<String, ?> configs) {
-        forwarding.configure(configs);
-    }
+public class ReceiverPlugin extends ForwardingReporter implements ClientTelemetry {
 
     @Override
     public ClientTelemetryReceiver clientReceiver() {
         return (context, payload) -> forwarding.export(context, payload, -1);
-    }
-
-    @Override
-    public void init(List<KafkaMetric> metrics) {
-    }
-
-    @Override
-    public void metricChange(KafkaMetric metric) {
-    }
-
-    @Override
-    public void metricRemoval(KafkaMetric metric) {
-    }
-
-    @Override
-    public void close() {
-        forwarding.close();
     }
 }
