@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from rebalance_monitor.core.assignors import ASSIGNOR_NAMES
 from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SMALL, cases
 from rebalance_monitor.testing.assignor_oracle import ORACLE_VERSION, KafkaAssignorOracle
-from rebalance_monitor.testing.assignor_shrink import agree, disagreement, outcome, shrink
+from rebalance_monitor.testing.assignor_shrink import agree, outcome
 
-from helpers.assignor_mix import mix_cases
+from helpers.assignor_mix import assert_kafka_agrees, mix_cases
 
 pytestmark = [pytest.mark.integration]
 
@@ -52,14 +52,7 @@ def test_agrees_with_kafka(oracle, assignor):
 
 @pytest.mark.parametrize("assignor", CLIENT + SERVER)
 def test_agrees_with_kafka_on_a_mix_of_sizes(oracle, assignor):
-    mixed = mix_cases(assignor, MIX_CASES)
-    for start in range(0, len(mixed), BATCH):
-        batch = mixed[start:start + BATCH]
-        for case, kafkas in zip(batch, oracle.assign_many(batch)):
-            if not agree(outcome(case), kafkas):
-                small = shrink(case, disagreement(oracle))
-                pytest.fail(f"Kafka {ORACLE_VERSION} disagrees; shrunk: {small}: ours {outcome(small)}, "
-                            f"Kafka's {oracle.assign_many([small])[0]}")
+    assert_kafka_agrees(oracle, mix_cases(assignor, MIX_CASES), ORACLE_VERSION, BATCH)
 
 
 def test_the_oracle_is_compiled_for_the_release_the_records_name():

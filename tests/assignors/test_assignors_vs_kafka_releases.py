@@ -12,9 +12,9 @@ from rebalance_monitor.core.assignors import ASSIGNOR_RELEASE, SERVER_ASSIGNOR_R
 from rebalance_monitor.testing.assignor_cases import SERVER
 from rebalance_monitor.testing.assignor_oracle import (ORACLE_RELEASES, ORACLE_VERSION, KafkaAssignorOracle,
                                                        pinned_releases)
-from rebalance_monitor.testing.assignor_shrink import agree, disagreement, outcome, shrink
+from rebalance_monitor.testing.assignor_shrink import agree, outcome
 
-from helpers.assignor_mix import mix_cases
+from helpers.assignor_mix import assert_kafka_agrees, mix_cases
 
 pytestmark = [pytest.mark.integration]
 
@@ -44,13 +44,7 @@ def test_every_server_release_has_its_oracle():
 @pytest.mark.parametrize("assignor", SERVER)
 def test_server_assignors_agree_with_that_releases_classes(older, assignor):
     mixed = [{**case, "release": older.version} for case in mix_cases(assignor, RELEASE_CASES)]
-    for start in range(0, len(mixed), BATCH):
-        batch = mixed[start:start + BATCH]
-        for case, kafkas in zip(batch, older.assign_many(batch)):
-            if not agree(outcome(case), kafkas):
-                small = shrink(case, disagreement(older))
-                pytest.fail(f"Kafka {older.version} disagrees; shrunk: {small}: ours {outcome(small)}, "
-                            f"Kafka's {older.assign_many([small])[0]}")
+    assert_kafka_agrees(older, mixed, older.version, BATCH)
 
 
 def test_the_mix_tells_the_releases_apart(older):
