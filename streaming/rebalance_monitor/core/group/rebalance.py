@@ -74,9 +74,10 @@ def proven_whole(r: Rebalance) -> bool:
 def awaits_member_list(g, r: Rebalance) -> bool:
     """The coordinator's log proved a classic generation whose member list `__consumer_offsets` also carries
     (settings.member_list_input) and that list has not come yet: the generation waits for it (or the settle
-    timer), so that its record does not keep the log's gaps (protocol, assignments, client ids, hosts)."""
-    return (g.settings.member_list_input and r.coordinator_members is None and not g.client_feed
-            and not any(m.kip848 for m in g.members.values()))
+    timer), so that its record does not keep the log's gaps (protocol, assignments, client ids, hosts). Only a
+    group's first generation, or a group that has shown such lists: one the log alone describes does not wait."""
+    return (g.settings.member_list_input and (g.membership_known or not g.generation)
+            and r.coordinator_members is None and not g.client_feed and not any(m.kip848 for m in g.members.values()))
 
 
 def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, reason: str | None = None) -> None:
