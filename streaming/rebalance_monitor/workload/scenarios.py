@@ -167,10 +167,7 @@ def _storm(ctx: Ctx) -> None:
 def _partition_change(ctx: Ctx) -> None:
     if create_partitions_supported(ctx.bootstrap, ctx.topic, ctx.partitions):
         ctx.start_traffic()
-        # only parts-0 refreshes its metadata often: one member notices the new partitions and re-joins; with
-        # both noticing them within a moment, their JoinGroups raced and one was left out of the next generation,
-        # REBALANCING for longer than the wait (a fresh clone's run, issue 30)
-        members = [ctx.add_member(f"parts-{i}", metadata_max_age_ms=2000 if i == 0 else 300000) for i in range(2)]
+        members = [ctx.add_member(f"parts-{i}", metadata_max_age_ms=2000) for i in range(2)]
         gen = ctx.wait_stable(members)
         ctx.action("create_partitions", topic=ctx.topic, total=ctx.partitions + 2)
         add_partitions(ctx.bootstrap, ctx.topic, ctx.partitions + 2)
