@@ -25,4 +25,14 @@ public interface ForwarderStatsMXBean {
 
     /** Units of work waiting now. */
     int getQueued();
+
+    /** Nanoseconds the callers spent in the plugin, in all (the broker plugin: the request-handler thread's time per
+     * push, from the call to the return, copying and offering included). */
+    long getCallerNanosTotal();
+
+    /** Calls timed in {@link #getCallerNanosTotal()}. */
+    long getCallerCalls();
+
+    /** The longest single call, in nanoseconds. */
+    long getCallerNanosMax();
 }

@@ -39,6 +39,7 @@ final class PushForwarding {
         if (f == null) {
             return;
         }
+        long started = System.nanoTime();
         try {
             ByteBuffer data = payload.data();
             if (data == null || !"OTLP".equalsIgnoreCase(String.valueOf(payload.contentType()))) {
@@ -55,6 +56,8 @@ final class PushForwarding {
             f.offer(counters -> events(bytes, clientId, host, instance, terminating, pushIntervalMs, received, counters));
         } catch (RuntimeException e) {
             f.countDecodeError();
+        } finally {
+            f.countCallerTime(System.nanoTime() - started);
         }
     }
 
