@@ -1,7 +1,8 @@
 """`rebalance-monitor demo`: the whole system on one machine, with nothing configured.
 
 Starts Apache Kafka (one KRaft node from the jars scripts/bootstrap.sh fetched) on free loopback ports, runs
-real instrumented consumer groups through a rebalance storm, a crash and a steady phase, runs the real Spark job
+real instrumented consumer groups through a rebalance storm, a crash and a steady phase, and a group of plain Java
+consumers watched through the broker's KIP-714 plugin, one of which stalls (demo_java.py), runs the real Spark job
 and the Prometheus exporter on them, reads committed and end offsets from the broker for lag, and shows a live
 view. Ctrl-C (or --duration) stops everything and leaves no process behind.
 """
@@ -65,11 +66,12 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     except DemoError as exc:
         print(f"rebalance-monitor demo: {exc}", file=sys.stderr)
         return 2
+    from . import demo_java
     from .config import load_config
     from .demo_output import DemoOutput
     from .demo_view import GroupBoard, lag_by_group, render
     from .spark.run import Monitor
-    from .testing.broker import Broker
+    from .testing.broker import TEST_BROKER_SETTINGS, Broker
     from .testing.kafka_install import KAFKA_VERSION
     from .testing.processes import free_port
 
@@ -88,6 +90,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     broker = monitor = prom = None
     workload = None
+    java_group = java_start = None
     view = None
     say = output.say
     output.__enter__()
@@ -97,11 +100,17 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             view.update(render(GroupBoard(), "...", "starting Apache Kafka and Spark", log_path))
         else:
             say(f"rebalance-monitor demo: Spark, Kafka and client logs go to {log_path}")
-        say(f"starting Apache Kafka {KAFKA_VERSION}...")
-        broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka")).start()
-        say(f"broker at {broker.bootstrap}")
         events_topic = "rebalance-events"
+        java_missing = demo_java.missing()
+        if java_missing and view is None:  # the live view says it in its panel (GroupBoard.note, below)
+            say(f"the Java group ({demo_java.GROUP}) is left out: {java_missing}")
+        say(f"starting Apache Kafka {KAFKA_VERSION}" + ("" if java_missing else " with the KIP-714 plugin") + "...")
+        broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka"),
+                        **({} if java_missing else demo_java.broker_options(free_port(), events_topic))).start()
+        say(f"broker at {broker.bootstrap}")
         broker.create_topics({events_topic: 1})
+        if not java_missing:
+            java_group = demo_java.JavaGroup(broker, work)
         if port == 0 or not _port_free(port):
             port = free_port()
         cfg = load_config(env={}, overrides={
@@ -115,26 +124,37 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "exporter.host": "127.0.0.1", "exporter.port": port,
             # lag: committed and log-end offsets from the broker, every few seconds
             "lag.broker_poll_interval": "3s",
-            "spark.local_dir": os.path.join(work, "spark")})
-        board = GroupBoard()
+            "spark.local_dir": os.path.join(work, "spark"),
+            # the Java group is seen through the broker alone: the plugin's events and the coordinator's records
+            **({} if java_missing else {
+                "kafka.offsets_topic": "__consumer_offsets",
+                "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])})})
+        # the demo's groups only: with __consumer_offsets read, the monitor's own reader groups would show too
+        board = GroupBoard(prefix="demo-")
+        if java_missing and view is not None:
+            board.note(f"the Java group ({demo_java.GROUP}) is left out: {java_missing}")
         deadline = time.monotonic() + duration_s if duration_s else None
 
         def tick() -> None:
             """While the monitor's query runs: the workload started once, the view or the new lines shown."""
-            nonlocal workload
+            nonlocal workload, java_start
             if workload is None:
                 workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
                                             name="demo-workload", daemon=True)
                 workload.start()
+                if java_group is not None:
+                    java_start = threading.Thread(target=_start_java, args=(java_group,), name="demo-java",
+                                                  daemon=True)
+                    java_start.start()
             if deadline is not None and time.monotonic() >= deadline:
                 stop.set()
             board.set_lag(lag_by_group(monitor.updater))
+            # the line mode's lines: on the terminal, or with the live view in the log file only
+            for line in board.take_new() + board.lag_changes():
+                say(line)
             if view is not None:
                 _fit(view.console)
                 view.update(render(board, monitor.exporter.url, phase["now"], log_path))
-                return
-            for line in board.take_new() + board.lag_changes():
-                say(line)
 
         monitor = Monitor(cfg, on_records=board.on_records, on_tick=tick, stop=stop)
         monitor.start_exporter()
@@ -146,9 +166,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if code != 0:
             say(f"the monitor job failed (exit code {code}); its log: {log_path}")
             return 1
-        if view is None:
-            for line in board.take_new():
-                say(line)
+        for line in board.take_new():
+            say(line)
         say(f"demo stopping: {board.generations} generations reconstructed")
         return 0
     except KeyboardInterrupt:  # a Ctrl-C before our handler was back in place
@@ -164,6 +183,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if workload is not None and workload.is_alive():
             say("waiting for the running workload scenario to clean up its consumers...")
             workload.join(timeout=120)
+        if java_group is not None:
+            if java_start is not None:
+                java_start.join(timeout=120)
+            java_group.stop()
         if monitor is not None:
             monitor.close(stop_spark=True)
         if prom is not None:
@@ -210,6 +233,13 @@ def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, pha
         except Exception as exc:  # noqa: BLE001 - keep the demo alive; say what went wrong
             log.warning("workload %s: %s", name, exc)
     phase["now"] = "done (the monitor keeps running)"
+
+
+def _start_java(java_group) -> None:
+    try:
+        java_group.start()
+    except Exception as exc:  # noqa: BLE001 - keep the demo alive; say what went wrong
+        log.warning("the Java group: %s", exc)
 
 
 def _start_prometheus(exporter, work: str, say):

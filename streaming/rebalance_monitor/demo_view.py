@@ -2,7 +2,9 @@
 from it, and the plain lines of `--no-live`.
 
 Times are local clock times; causes name the member's client id (or member id) and wrap instead of being cut;
-timeouts name the member's client id and host; lag is offset lag and time lag, as the exporter shows them.
+timeouts name the member's client id and host; lag is offset lag and time lag, as the exporter shows them. A member
+whose poll gap reaches POLL_WARN_RATIO of its max.poll.interval.ms gets an early warning line, before its poll
+timeout, and the group's row shows its largest poll-gap ratio.
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from .core.vocabulary import RecordKind
 LOG_LINES = 12  # the live view's "what happened" panel
 PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
 LAG_EVERY_S = 30.0  # the line mode says a group's lag when it changed, at most this often
+# a member that has not polled for this share of its max.poll.interval.ms is warned about (once, until it polls
+# again): kafka_consumergroup_poll_gap_ratio, from the group_status records' poll_gap_ratios
+POLL_WARN_RATIO = 0.5
 
 
 def clock(ms: int | None) -> str:
@@ -46,7 +51,8 @@ def lag_text(lag) -> str:
 class GroupBoard:
     """What the view shows, kept from the job's output records (called from the job's batch handler)."""
 
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock=time.monotonic, prefix: str = ""):
+        self.prefix = prefix  # only groups whose name starts with it (the demo's: not the monitor's own readers')
         self.lock = threading.Lock()
         self.groups: dict[str, dict] = {}
         self.log: list[str] = []  # the last LOG_LINES lines (the live view)
@@ -56,13 +62,14 @@ class GroupBoard:
 
     def _row(self, group: str) -> dict:
         return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
-                                              "storm": False, "timeouts": 0, "lag": None})
+                                              "storm": False, "timeouts": 0, "lag": None, "poll_gap": None,
+                                              "poll_warned": set()})
 
     def on_records(self, batch_id, records, dead) -> None:
         with self.lock:
             for r in records:
                 g = r.get("group")
-                if g:
+                if g and g.startswith(self.prefix):
                     self._apply(g, r)
 
     def _apply(self, g: str, r: dict) -> None:
@@ -74,7 +81,9 @@ class GroupBoard:
                 self._say(r.get("ts"), f"{g} is {r['state']}" + (f" (was {was})" if was != "?" else "")
                           + (f", generation {r['generation']}" if r.get("generation") is not None else "")
                           + f", {r['members']} members")
-            row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"])
+            row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"],
+                       poll_gap=r.get("max_poll_gap_ratio"))
+            self._poll_warnings(g, row, r)
         elif kind == RecordKind.GENERATION:
             self.generations += 1
             causes = cause_text(r["causes"])
@@ -102,11 +111,28 @@ class GroupBoard:
             self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "
                       f"{r['window_ms'] // 1000} s{pattern}")
 
+    def _poll_warnings(self, g: str, row: dict, r: dict) -> None:
+        """The early warning of each member whose poll gap reached POLL_WARN_RATIO, once until it polls again."""
+        ratios = r.get("poll_gap_ratios") or {}
+        for member, ratio in sorted(ratios.items()):
+            if ratio >= POLL_WARN_RATIO and member not in row["poll_warned"]:
+                row["poll_warned"].add(member)
+                self._say(r.get("ts"), f"poll early warning in {g}: {member} has not polled for {ratio:.0%} of its "
+                          f"max.poll.interval.ms (poll-gap ratio {ratio:.2f})")
+            elif ratio < POLL_WARN_RATIO:
+                row["poll_warned"].discard(member)
+        row["poll_warned"] &= set(ratios)  # a member gone is warned about afresh if it comes back
+
     def _say(self, ms: int | None, line: str) -> None:
         at = clock(ms) if ms is not None else time.strftime("%H:%M:%S")
         self.log.append(f"{at} {line}")
         del self.log[:-LOG_LINES]
         self.pending.append(f"{at} {line}")
+
+    def note(self, line: str) -> None:
+        """A line of the demo's own (not of a record), at the current time."""
+        with self.lock:
+            self._say(None, line)
 
     def take_new(self) -> list[str]:
         """The lines said since the last call, each once (the line mode: an operator's log)."""
@@ -138,6 +164,13 @@ class GroupBoard:
         return out
 
 
+def gap_text(ratio) -> str:
+    """The group's largest poll-gap ratio, red from POLL_WARN_RATIO on."""
+    if ratio is None:
+        return "-"
+    return f"[bold red]{ratio:.2f}[/]" if ratio >= POLL_WARN_RATIO else f"{ratio:.2f}"
+
+
 def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None):
     """The live view: one header panel, one table row per group, the latest events."""
     from rich.console import Group
@@ -149,13 +182,14 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
     for col in ("state", "gen", "members"):
         t.add_column(col, no_wrap=True)
     t.add_column("last cause", overflow="fold", ratio=1)
-    for col in ("storm", "timeouts"):
+    for col in ("storm", "timeouts", "poll gap"):
         t.add_column(col, no_wrap=True)
     t.add_column("lag", overflow="fold", min_width=24)
     with board.lock:
         for name, r in sorted(board.groups.items()):
             t.add_row(name, r["state"], str(r["generation"]), str(r["members"]), r["cause"],
-                      "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), lag_text(r["lag"]))
+                      "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), gap_text(r["poll_gap"]),
+                      lag_text(r["lag"]))
         lines = "\n".join(board.log) or "waiting for the first generation..."
     head = f"metrics: {url}/metrics   workload: {phase}   (Ctrl-C to stop)"
     if log_path:

@@ -128,3 +128,16 @@ def test_a_stalled_poll_loop_is_warned_about_before_its_poll_timeout():
     assert ratios == [0.0, 0.0, round(5000 / POLL, 4), round(10_000 / POLL, 4), round(15_000 / POLL, 4),
                       round(20_000 / POLL, 4), round(25_000 / POLL, 4)]
     assert g.status(38_000)["max_poll_gap_ratio"] == round(28_000 / POLL, 4)
+
+
+def test_a_client_rejoined_under_a_new_member_id_is_not_timed_out_on_its_previous_ids_clocks():
+    # a's polls stop at 10 s: its poll timeout at 40 s; the client polls again at 60 s and rejoins as a2, whose
+    # first snapshots still show the client's last heartbeat of a (at 40 s: no heartbeats while out of the group),
+    # past a2's session timeout and report delay already
+    events = generation(1000, ["a"])
+    events += [snapshot(t, "a", hb_ago=1000, poll_ago=max(0, t - 10_000)) for t in range(5000, 40_001, 5000)]
+    events += generation(60_000, ["a2"], gen=2)
+    events += [snapshot(t, "a2", hb_ago=t - 40_000 if t < 64_000 else 500, poll_ago=0)
+               for t in range(61_000, 80_001, 1000)]
+    timeouts = kinds(run(events), "member_timeout")
+    assert [(t["member_id"], t["timeout"]) for t in timeouts] == [("a", "poll")], timeouts

@@ -76,3 +76,31 @@ def test_a_generation_whose_assignment_was_not_checked_says_why():
     [line] = board.take_new()
     assert line.endswith(f"mismatched unknown ({why})"), line
     assert "None" not in line
+
+
+def test_a_member_near_its_poll_timeout_is_warned_about_once_until_it_polls_again():
+    status = next(r for r in sample_records() if r["kind"] == "group_status")
+    board = GroupBoard()
+
+    def push(ratios):
+        board.on_records(0, [dict(status, poll_gap_ratios=ratios, max_poll_gap_ratio=max(ratios.values()))], [])
+        return [line for line in board.take_new() if "poll early warning" in line]
+
+    assert push({"java-stall-1": 0.3, "java-ok-2": 0.05}) == []
+    [line] = push({"java-stall-1": 0.62, "java-ok-2": 0.1})
+    assert re.match(r"\d\d:\d\d:\d\d\.\d{3} poll early warning in orders-service: java-stall-1 has not polled for "
+                    r"62% of its max\.poll\.interval\.ms \(poll-gap ratio 0\.62\)$", line), line
+    assert push({"java-stall-1": 0.9, "java-ok-2": 0.1}) == []  # said once while it stays high
+    assert board.groups["orders-service"]["poll_gap"] == 0.9
+    assert push({"java-stall-1": 0.1, "java-ok-2": 0.1}) == []  # it polled again
+    assert len(push({"java-stall-1": 0.7, "java-ok-2": 0.1})) == 1  # and stalls again: warned again
+    assert push({"java-ok-2": 0.1}) == []  # removed from the group
+    assert len(push({"java-stall-1": 0.8, "java-ok-2": 0.1})) == 1  # back, and stalled: warned afresh
+
+
+def test_the_demo_board_keeps_its_own_groups_only():
+    status = next(r for r in sample_records() if r["kind"] == "group_status")
+    board = GroupBoard(prefix="demo-")
+    board.on_records(0, [dict(status, group="demo-java"), dict(status, group="rmkafka-8e2644ef72c8")], [])
+    assert list(board.groups) == ["demo-java"]
+    assert all("rmkafka" not in line for line in board.take_new())

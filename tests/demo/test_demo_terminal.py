@@ -1,7 +1,10 @@
 """`rebalance-monitor demo` in a real terminal (tmux), the one run of the whole demo in the suite: it starts
 Apache Kafka with nothing configured; the screen holds the live view and nothing else (Spark's, Kafka's and the
 clients' output go to the log file the view names), with times as clock times, a row per group with its last
-rebalance's cause and its lag read from the broker; Ctrl-C stops everything and leaves no process behind."""
+rebalance's cause and its lag read from the broker; the Java group's stalled member (plain Java consumers watched
+through the broker's KIP-714 plugin, demo_java.py) is warned about, then its poll timeout names it, and the line
+mode's lines (which the live view's run writes to its log file) say the warning first; Ctrl-C stops everything and
+leaves no process behind."""
 from __future__ import annotations
 
 import os
@@ -17,7 +20,10 @@ import pytest
 
 pytestmark = [pytest.mark.integration]
 
-GROUPS = ("demo-storm", "demo-crash", "demo-steady")
+GROUPS = ("demo-storm", "demo-crash", "demo-steady", "demo-java")
+# the stalled Java member: its early warning names its member id (client id and a uuid), its timeout its client id
+JAVA_WARNING = re.compile(r"poll early warning in demo-java:\s+java-stall-")
+JAVA_TIMEOUT = re.compile(r"poll timeout of\s+java-stall@127\.0\.0\.1\s+in\s+demo-java")
 CAUSE = re.compile(r"^\W*demo-\w+\b.*\b(member_joined|member_left|session_timeout)\b", re.M)
 
 
@@ -33,6 +39,9 @@ def session_processes(sid: int) -> list[str]:
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/bootstrap.sh installs it)")
 def test_the_live_view_owns_the_terminal(tmp_path):
+    from rebalance_monitor.testing import java_telemetry as jt
+
+    jt.jar(jt.BROKER_JAR)  # the Java group runs with the plugin's jar (built when missing, as tests/java do)
     session = f"rm-demo-{uuid.uuid4().hex[:6]}"
     env = f"TMPDIR={tmp_path}"
     cmd = f"cd {os.getcwd()} && {env} {sys.executable} -m rebalance_monitor demo --port 0; echo DEMO-EXITED-$?; sleep 600"
@@ -45,8 +54,9 @@ def test_the_live_view_owns_the_terminal(tmp_path):
             screen = tmux("capture-pane", "-p", "-t", session)
             screens.append(screen)
             rows = [g for g in GROUPS if re.search(rf"^\W*{g}\b", screen, re.M)]
+            seen = "\n".join(screens)  # the panel keeps the last lines: the Java group's may have scrolled away
             if len(rows) == len(GROUPS) and re.search(r"\d+ records", screen) and "timeout of" in screen \
-                    and CAUSE.search(screen):
+                    and CAUSE.search(screen) and JAVA_WARNING.search(seen) and JAVA_TIMEOUT.search(seen):
                 break
             time.sleep(3)
         # one header, one table, a row per group
@@ -60,6 +70,8 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         m = re.search(r"session timeout of (\S+) in demo-crash .*last seen (\d\d:\d\d:\d\d\.\d{3})", screen)
         assert m and "crash-victim" in m.group(1), screen
         assert not re.search(r"\b1[0-9]{12}\b", screen), "epoch milliseconds on the screen"
+        seen = "\n".join(screens)
+        assert JAVA_WARNING.search(seen) and JAVA_TIMEOUT.search(seen), screen  # the Java member, warned, then out
         # nothing but the view: no log lines of Spark, Kafka or the clients on any screen seen
         stray = re.compile(r"\b(WARN|INFO|ERROR|DEBUG)\b|Python worker|log4j|Exception|Traceback")
         for seen in screens:
@@ -76,6 +88,12 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         assert "nothing left running" in screen, screen
         logged = open(log.group(1), errors="replace").read()
         assert "INFO" in logged or "WARN" in logged  # what Spark and Kafka said went to the log file
+        # the line mode's lines, in the log file: the stalled member's early warning before its poll timeout
+        lines = logged.splitlines()
+        warned = [i for i, line in enumerate(lines) if JAVA_WARNING.search(line)]
+        timed_out = [i for i, line in enumerate(lines) if JAVA_TIMEOUT.search(line)]
+        assert warned and timed_out and warned[0] < timed_out[0], [lines[i] for i in warned + timed_out]
+        assert re.match(r"\d\d:\d\d:\d\d\.\d{3} poll early warning", lines[warned[0]]), lines[warned[0]]
         # nothing of the demo is left: in the pane's session only its shell and the `sleep` after the demo remain
         time.sleep(2)
         left = [p for p in session_processes(shell) if int(p.split()[0]) != shell and "sleep 600" not in p]

@@ -55,16 +55,11 @@ def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, ma
                       stall_ms: int, log_path):
     """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation) that stops polling
     for `stall_ms` a second after its first partitions (a slow handler); its heartbeat thread goes on."""
-    import subprocess
+    from rebalance_monitor.testing.java_telemetry import plain_java_consumer
 
-    from rebalance_monitor.testing.kafka_install import classpath, java_binary
-
-    cmd = [java_binary(), "-Xmx128m", "-cp", classpath(), "RmJavaConsumer", f"bootstrap={bootstrap}",
-           f"group={group}", f"topics={topic}", f"client.id={client_id}", "session.timeout.ms=6000",
-           f"max.poll.interval.ms={max_poll_interval_ms}", f"stall.ms={stall_ms}", "stall.after.ms=1000"]
-    with open(log_path, "ab") as out:  # stdin stays open: the consumer stops at its end
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
-                                start_new_session=True)
+    return plain_java_consumer(bootstrap, topic, group, client_id,
+                               {"session.timeout.ms": "6000", "max.poll.interval.ms": str(max_poll_interval_ms),
+                                "stall.ms": str(stall_ms), "stall.after.ms": "1000"}, log_path)
 
 
 def kill_hard(proc) -> None:

@@ -119,6 +119,8 @@ class Broker:
     heap: str = "768m"
     # jars added to the broker's class path (a metric.reporters plugin such as the monitor's KIP-714 plugin)
     extra_classpath: tuple[str, ...] = ()
+    # options of the broker's JVM (e.g. remote JMX on a loopback port, for the benches)
+    jvm_args: tuple[str, ...] = ()
     proc: subprocess.Popen | None = field(default=None, repr=False)
     _own_work_dir: bool = field(default=False, repr=False)
     _log_offset: int = field(default=0, repr=False)
@@ -172,9 +174,9 @@ class Broker:
         (work / "log4j.properties").write_text(log4j1_properties(self.coordinator_log))
         return work
 
-    def _java(self, main: str, *args: str, heap: str = "256m") -> list[str]:
+    def _java(self, main: str, *args: str, heap: str = "256m", jvm_args: tuple[str, ...] = ()) -> list[str]:
         work = Path(self.work_dir)
-        return [java_binary(), f"-Xmx{heap}", "-Xss1m", "-Djava.awt.headless=true",
+        return [java_binary(), f"-Xmx{heap}", "-Xss1m", "-Djava.awt.headless=true", *jvm_args,
                 f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
                 f"-Dlog4j.configuration=file:{work / 'log4j.properties'}",
                 f"-Dkafka.logs.dir={work}",
@@ -195,7 +197,7 @@ class Broker:
         self._format(work)
         out = open(self.server_log, "ab")
         self._log_offset = out.tell()
-        cmd = self._java("kafka.Kafka", str(work / "server.properties"), heap=self.heap)
+        cmd = self._java("kafka.Kafka", str(work / "server.properties"), heap=self.heap, jvm_args=self.jvm_args)
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=work)
         out.close()
         return self

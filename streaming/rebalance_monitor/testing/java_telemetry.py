@@ -82,3 +82,17 @@ def console_consumer(bootstrap: str, topic: str, group: str, client_id: str, pro
     finally:
         if log_path:
             out.close()
+
+
+def plain_java_consumer(bootstrap: str, topic: str, group: str, client_id: str, settings: dict[str, str],
+                        log_path: Path, version: str = KAFKA_VERSION) -> subprocess.Popen:
+    """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation; its keys:
+    session.timeout.ms, max.poll.interval.ms, stall.ms, stall.after.ms, ...) in `group`, as a process of its own
+    session. Its stdin stays open: the consumer closes (leaving its group) at its end; its output goes to
+    `log_path`."""
+    cmd = [java_binary(), "-Xmx128m", "-cp", classpath(version), "RmJavaConsumer", f"bootstrap={bootstrap}",
+           f"group={group}", f"topics={topic}", f"client.id={client_id}", *(f"{k}={v}" for k, v in settings.items())]
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                start_new_session=True)
+

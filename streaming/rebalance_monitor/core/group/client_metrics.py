@@ -8,6 +8,7 @@ From the first snapshot that carries them, the member's session and poll deadlin
 timeouts the coordinator records for it (its max.poll.interval.ms is the rebalance timeout) or, where the source
 knows the client's configuration, those it states. The evidence comes a period late at most, so a deadline is
 concluded passed only `report_delay` after it (the `member_timeout` record still names the deadline itself).
+Neither clock goes back before the member joined (a rejoined client's clocks still tell of its previous member id).
 
 A snapshot that cannot name its member (`member_id` ""; a reporter cannot see it) belongs to the one live member
 with the same client id (and host, when both are known); with none or several, it is counted and left.
@@ -30,14 +31,24 @@ def on_client_metrics(g, ev: ClientMetrics, out: list) -> None:
     ago = ev.last_heartbeat_ms_ago
     if ago is not None and 0 <= ago <= ev.ts:
         m.hb_tracked = True
-        m.heartbeat_snapshot(ev.ts - ago, ago, ev.ts)
+        at = _not_before_join(m, ev.ts - ago)
+        m.heartbeat_snapshot(at, ev.ts - at, ev.ts)
     ago = ev.last_poll_ms_ago
     if ago is not None and 0 <= ago <= ev.ts:
         m.poll_tracked = True
-        m.polled(ev.ts - ago)
+        m.polled(_not_before_join(m, ev.ts - ago))
         if ev.ts > m.last_seen_ms:
             m.last_seen_ms = ev.ts
     deadlines.recompute(g)  # a deadline may have moved earlier (first evidence, a stated timeout) or later
+
+
+def _not_before_join(m: Member, at: int) -> int:
+    """The clocks are the client's, not the member id's: a client that rejoins under a new member id (after a poll
+    timeout, as a rule) reports the last heartbeat and poll of its previous id until it makes new ones. The
+    member's join (it joined from poll(), and the coordinator heard from it then) is the earliest either can be."""
+    if m.joined_ms is not None and at < m.joined_ms:
+        return m.joined_ms
+    return at
 
 
 def report_delay(interval_ms: int | None) -> int:

@@ -211,6 +211,8 @@ def apply_member_info(g, info, ts: int, generation: int) -> dict:
     m = g.members.get(info.member_id)
     if m is None:
         m = create(g, info.member_id, ts)
+        if m is not None:
+            m.joined_ms = ts  # first seen in a completed generation: it had joined by then
     out = {"member_id": info.member_id}
     if info.assignment is not None:
         out["assignment"] = [list(tp) for tp in info.assignment]
