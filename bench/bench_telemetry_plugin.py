@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -130,7 +131,7 @@ def phase(broker: Broker, jmx_port: int, a) -> dict:
     """One window of load on `broker`: the JMX deltas, the probe's samples and the clients' own summary."""
     warmup = a.interval_ms / 1000 + a.clients / 2000 + 3  # the clients' ramp, their first push, one interval
     child = subprocess.Popen([sys.executable, str(HERE / "telemetry_clients.py"), broker.bootstrap, "--clients",
-                              str(a.clients), "--seconds", str(warmup + a.seconds + 8)],
+                              str(a.clients), "--seconds", str(warmup + a.seconds + 600)],
                              stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         time.sleep(warmup)
@@ -139,7 +140,8 @@ def phase(broker: Broker, jmx_port: int, a) -> dict:
         time.sleep(max(0.0, a.seconds - (time.monotonic() - t0)))
         probe.close()
         end, t1 = read_jmx(jmx_port), time.monotonic()
-        out, _ = child.communicate(timeout=a.seconds + 120)
+        child.send_signal(signal.SIGTERM)  # the load goes on until the window's figures are read
+        out, _ = child.communicate(timeout=120)
         clients = json.loads(out.strip().splitlines()[-1])
     finally:
         stop_process_group(child, timeout_s=10)

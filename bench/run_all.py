@@ -17,6 +17,8 @@ BENCHES = [
     ("standalone cluster vs local mode vs plain consumer, both Kafka readers", ["bench_cluster.py"]),
     ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
     ("history: a year of a fleet's history, one group and the top 20", ["bench_history.py"]),
+    ("KIP-714 broker plugin: a broker's cost under 2,000 clients' pushes, with and without it",
+     ["bench_telemetry_plugin.py"]),
 ]
 
 

@@ -13,7 +13,8 @@ version 0 and flexible: request header v2, response header v1):
 
 Run alone (the bench runs it as a child process, so its CPU is not the probe's):
     python bench/telemetry_clients.py HOST:PORT --clients 2000 --seconds 40
-It prints one JSON line: pushes answered, errors by code, the push round trip as the clients saw it.
+It prints one JSON line when done (--seconds, or SIGTERM): pushes answered, errors by code, the push round trip as
+the clients saw it.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import json
 import random
+import signal
 import struct
 import sys
 import time
@@ -149,7 +151,7 @@ class Client:
         return error, instance, subscription, interval
 
 
-async def run_client(c: Client, stop_at: float, stats: dict, compress) -> None:
+async def run_client(c: Client, stop_at: float, stopping: asyncio.Event, stats: dict, compress) -> None:
     c.reader, c.writer = await asyncio.open_connection(c.host, c.port)
     try:
         error, instance, subscription, interval = await c.subscribe()
@@ -159,7 +161,7 @@ async def run_client(c: Client, stop_at: float, stats: dict, compress) -> None:
         period = interval / 1000 + 0.005  # the broker throttles a push that comes sooner than the interval
         await asyncio.sleep(random.uniform(0, period))  # clients start at any time: pushes spread over the interval
         nxt = time.monotonic()
-        while time.monotonic() < stop_at:
+        while time.monotonic() < stop_at and not stopping.is_set():
             payload = compress(c.template.encode(time.time_ns()))
             body = instance + struct.pack(">ib", subscription, 0) + struct.pack(">b", ZSTD) \
                 + bytes(_varint(len(payload) + 1)) + payload + b"\x00"
@@ -180,7 +182,7 @@ async def run_client(c: Client, stop_at: float, stats: dict, compress) -> None:
             # the next push one interval after this one was answered: the broker throttles a push that it handles
             # sooner than the interval after the last one it handled, so a late answer delays the next push
             nxt = max(nxt + period, answered + period)
-            await asyncio.sleep(max(0.0, nxt - time.monotonic()))
+            await asyncio.sleep(max(0.0, nxt - time.monotonic()))  # a stop waits for this at most
     except (OSError, asyncio.IncompleteReadError) as exc:
         stats["errors"][type(exc).__name__] = stats["errors"].get(type(exc).__name__, 0) + 1
     finally:
@@ -195,10 +197,13 @@ async def run(host: str, port: int, clients: int, seconds: float) -> dict:
     stats = {"clients": clients, "pushes": 0, "errors": {}, "rtt_s": 0.0, "payload_bytes": 0,
              "raw_payload_bytes": len(OtlpTemplate("bench-group-0", "m" * 45).data)}
     stop_at = time.monotonic() + seconds
+    stopping = asyncio.Event()
+    # SIGTERM (the bench, at the end of its window): every client stops after its push under way
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
     made = [Client(i, host, port) for i in range(clients)]
     tasks = []
     for i, c in enumerate(made):  # connect over the first second, as a fleet that restarts does not
-        tasks.append(asyncio.create_task(run_client(c, stop_at, stats, compress)))
+        tasks.append(asyncio.create_task(run_client(c, stop_at, stopping, stats, compress)))
         if i % 100 == 99:
             await asyncio.sleep(0.05)
     await asyncio.gather(*tasks)

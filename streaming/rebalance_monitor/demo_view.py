@@ -3,8 +3,9 @@ from it, and the plain lines of `--no-live`.
 
 Times are local clock times; causes name the member's client id (or member id) and wrap instead of being cut;
 timeouts name the member's client id and host; lag is offset lag and time lag, as the exporter shows them. A member
-whose poll gap reaches POLL_WARN_RATIO of its max.poll.interval.ms gets an early warning line, before its poll
-timeout, and the group's row shows its largest poll-gap ratio.
+whose poll gap reaches POLL_WARN_RATIO of its max.poll.interval.ms gets an early warning line before its poll
+timeout (naming its client id and host when a generation's cause named them), and the group's row shows its
+largest poll-gap ratio.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class GroupBoard:
         self.pending: deque[str] = deque(maxlen=PENDING_LINES)  # every line, until the line mode takes it
         self.generations = 0
         self.clock = clock
+        self.names: dict[str, str] = {}  # member id -> client id@host, from the causes that named them
 
     def _row(self, group: str) -> dict:
         return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
@@ -87,6 +89,9 @@ class GroupBoard:
         elif kind == RecordKind.GENERATION:
             self.generations += 1
             causes = cause_text(r["causes"])
+            for c in r["causes"]:
+                if c.get("member_id") and c.get("client_id"):
+                    self.names[c["member_id"]] = who(c)
             row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
             dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
@@ -117,7 +122,8 @@ class GroupBoard:
         for member, ratio in sorted(ratios.items()):
             if ratio >= POLL_WARN_RATIO and member not in row["poll_warned"]:
                 row["poll_warned"].add(member)
-                self._say(r.get("ts"), f"poll early warning in {g}: {member} has not polled for {ratio:.0%} of its "
+                name = f"{self.names[member]} (member {member})" if member in self.names else member
+                self._say(r.get("ts"), f"poll early warning in {g}: {name} has not polled for {ratio:.0%} of its "
                           f"max.poll.interval.ms (poll-gap ratio {ratio:.2f})")
             elif ratio < POLL_WARN_RATIO:
                 row["poll_warned"].discard(member)

@@ -96,6 +96,12 @@ def test_a_member_near_its_poll_timeout_is_warned_about_once_until_it_polls_agai
     assert len(push({"java-stall-1": 0.7, "java-ok-2": 0.1})) == 1  # and stalls again: warned again
     assert push({"java-ok-2": 0.1}) == []  # removed from the group
     assert len(push({"java-stall-1": 0.8, "java-ok-2": 0.1})) == 1  # back, and stalled: warned afresh
+    # a member a generation's cause named: the warning says who it is, as a timeout does
+    gen = next(r for r in sample_records() if r["kind"] == "generation")
+    board.on_records(1, [dict(gen, causes=[{"cause": "member_joined", "member_id": "java-ok-2", "client_id": "java-ok",
+                                            "host": "10.0.0.7"}])], [])
+    [line] = push({"java-stall-1": 0.1, "java-ok-2": 0.55})
+    assert "orders-service: java-ok@10.0.0.7 (member java-ok-2) has not polled for 55%" in line, line
 
 
 def test_the_demo_board_keeps_its_own_groups_only():
