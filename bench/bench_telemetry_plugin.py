@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -44,7 +45,8 @@ from rebalance_monitor.testing.processes import free_port, stop_process_group
 HERE = Path(__file__).resolve().parent
 EVENTS, PROBE = "rebalance-events", "bench-probe"
 PUSH, LOCAL = "kafka.network:type=RequestMetrics,name={},request={}", "kafka.server:type=rebalance-monitor-telemetry"
-OBJECTS = {"push_total": PUSH.format("TotalTimeMs", "PushTelemetry"), "push_local": PUSH.format("LocalTimeMs", "PushTelemetry"),
+OBJECTS = {"push_total": PUSH.format("TotalTimeMs", "PushTelemetry"),
+           "push_local": PUSH.format("LocalTimeMs", "PushTelemetry"),
            "produce": PUSH.format("TotalTimeMs", "Produce"), "fetch": PUSH.format("TotalTimeMs", "FetchConsumer"),
            "plugin": LOCAL, "os": "java.lang:type=OperatingSystem",
            "idle": "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent"}
@@ -147,7 +149,8 @@ def phase(broker: Broker, jmx_port: int, a) -> dict:
         stop_process_group(child, timeout_s=10)
     delta = {k: {attr: end[k].get(attr, 0.0) - start[k].get(attr, 0.0) for attr in end[k]} for k in end}
     for k in ("push_total", "push_local", "produce", "fetch"):  # the window's sum of times: Count x Mean
-        delta[k]["Sum"] = end[k].get("Count", 0) * end[k].get("Mean", 0) - start[k].get("Count", 0) * start[k].get("Mean", 0)
+        delta[k]["Sum"] = (end[k].get("Count", 0) * end[k].get("Mean", 0)
+                           - start[k].get("Count", 0) * start[k].get("Mean", 0))
     delta["plugin"]["CallerNanosMax"] = end["plugin"].get("CallerNanosMax", 0.0)
     return {"seconds": t1 - t0, "delta": delta, "rtt": probe.rtt_ms, "e2e": probe.e2e_ms, "clients": clients}
 
@@ -245,6 +248,7 @@ def main(argv=None) -> int:
                       f"trip {statistics.fmean(got['rtt']) if got['rtt'] else float('nan'):.2f} ms mean, client "
                       f"errors {got['clients']['errors'] or 'none'}", flush=True)
         report(a, phases)
+        shutil.rmtree(work, ignore_errors=True)  # the brokers' logs stay only when the run failed
         return 0
     finally:
         for b in brokers.values():
