@@ -15,7 +15,8 @@ ramp) the broker's JMX figures are read at the start and the end (Kafka's JmxToo
   (Kafka rounds each request's times to whole milliseconds);
 * the plugin's own timer of its request-thread path (MBean kafka.server:type=rebalance-monitor-telemetry:
   CallerNanosTotal / CallerCalls, CallerNanosMax), its events produced and sent, and its drops;
-* the broker's CPU (java.lang OperatingSystem ProcessCpuTime), and its request handlers' idle share;
+* the broker's CPU (java.lang OperatingSystem ProcessCpuTime), its garbage collectors' count and time, and its
+  request handlers' idle share;
 * Produce and FetchConsumer TotalTimeMs (the broker's view, the plugin's own event batches included), and the probe's
   produce round trip and end-to-end latency (the clients' view).
 
@@ -50,6 +51,7 @@ OBJECTS = {"push_total": PUSH.format("TotalTimeMs", "PushTelemetry"),
            "produce": PUSH.format("TotalTimeMs", "Produce"), "fetch": PUSH.format("TotalTimeMs", "FetchConsumer"),
            "plugin": LOCAL, "os": "java.lang:type=OperatingSystem",
            "idle": "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent"}
+GC = "java.lang:type=GarbageCollector,name=*"
 
 
 def jmx_args(port: int) -> tuple[str, ...]:
@@ -64,21 +66,23 @@ def read_jmx(port: int) -> dict[str, dict[str, float]]:
     """{key of OBJECTS: {attribute: value}} read once with Kafka's JmxTool."""
     cmd = [java_binary(), "-Xmx64m", "-cp", classpath(), "org.apache.kafka.tools.JmxTool", "--one-time", "true",
            "--report-format", "properties", "--jmx-url", f"service:jmx:rmi:///jndi/rmi://127.0.0.1:{port}/jmxrmi"]
-    for name in OBJECTS.values():
+    for name in (*OBJECTS.values(), GC):
         cmd += ["--object-name", name]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     by_name = {v: k for k, v in OBJECTS.items()}
-    got: dict[str, dict[str, float]] = {k: {} for k in OBJECTS}
+    got: dict[str, dict[str, float]] = {k: {} for k in (*OBJECTS, "gc")}
     for line in out.splitlines():
         key, sep, value = line.rpartition("=")
         # properties lines: <object name>:<attribute>=<value>
         obj, _, attr = key.rpartition(":")
-        if not sep or obj not in by_name:
-            continue
         try:
-            got[by_name[obj]][attr] = float(value)
+            number = float(value)
         except ValueError:
-            pass
+            continue
+        if sep and obj in by_name:
+            got[by_name[obj]][attr] = number
+        elif sep and obj.startswith(GC.split(",")[0]) and attr in ("CollectionCount", "CollectionTime"):
+            got["gc"][attr] = got["gc"].get(attr, 0.0) + number  # all the JVM's collectors together
     return got
 
 
@@ -177,6 +181,8 @@ def summarize(phases: list[dict]) -> dict:
         "broker CPU, cores": total("os", "ProcessCpuTime") / 1e9 / secs,
         "broker CPU per push, us": total("os", "ProcessCpuTime") / 1e3 / pushes if pushes else float("nan"),
         "request handlers idle, %": 100 * total("idle", "Count") / 1e9 / secs,
+        "broker GC collections/s": total("gc", "CollectionCount") / secs,
+        "broker GC time, ms/s": total("gc", "CollectionTime") / secs,
         "Produce TotalTimeMs mean (broker)": mean_ms("produce"),
         "FetchConsumer TotalTimeMs mean (broker)": mean_ms("fetch"),
         "probe produce round trip, ms mean": statistics.fmean(rtt) if rtt else float("nan"),
