@@ -81,7 +81,8 @@ def read_jmx(port: int) -> dict[str, dict[str, float]]:
             continue
         if sep and obj in by_name:
             got[by_name[obj]][attr] = number
-        elif sep and obj.startswith(GC.split(",")[0]) and attr in ("CollectionCount", "CollectionTime"):
+        elif sep and obj.startswith("java.lang:") and "type=GarbageCollector" in obj \
+                and attr in ("CollectionCount", "CollectionTime"):  # (named java.lang:name=...,type=...)
             got["gc"][attr] = got["gc"].get(attr, 0.0) + number  # all the JVM's collectors together
     return got
 
