@@ -8,7 +8,8 @@ Each phase loads one broker (the other idles): --clients simulated Java consumer
 child process: one connection each, GetTelemetrySubscriptions then a zstd OTLP push every --interval-ms), and a
 probe producer and consumer (kafka-python, 20 records/s) measuring produce round trips and end-to-end latency.
 The phases alternate, with and without, --rounds times (the order flips each round), so a load of other work on
-the machine weighs on both. Over each phase's window (after a warm-up of one push interval and the clients'
+the machine weighs on both; first each broker gets one unmeasured window of the same load (--warmup-seconds: a
+fresh JVM's first window is its slowest). Over each phase's window (after a warm-up of one push interval and the clients'
 ramp) the broker's JMX figures are read at the start and the end (Kafka's JmxTool, over a loopback JMX port):
 
 * pushes/s handled (RequestMetrics Count of PushTelemetry), and the broker's TotalTimeMs / LocalTimeMs of them
@@ -230,6 +231,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=30, help="measured seconds per phase")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--interval-ms", type=int, default=2000)
+    ap.add_argument("--warmup-seconds", type=float, default=15,
+                    help="one unmeasured window of the same load on each broker first (JIT, connections, the "
+                         "plugin's producer)")
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="bench-telemetry-")
     ports = {"with": free_port(), "without": free_port()}
@@ -244,6 +248,8 @@ def main(argv=None) -> int:
             b.wait_ready()
             b.create_topics({PROBE: 1, EVENTS: 1})
             jt.subscribe(b.bootstrap, "rebalance-monitor", a.interval_ms)
+        for name in ("with", "without"):  # a first window on each, not measured: a fresh broker's is the slowest
+            phase(brokers[name], ports[name], argparse.Namespace(**{**vars(a), "seconds": a.warmup_seconds}))
         phases: dict[str, list[dict]] = {"with": [], "without": []}
         for r in range(a.rounds):
             for name in (("with", "without") if r % 2 == 0 else ("without", "with")):
