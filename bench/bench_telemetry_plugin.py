@@ -9,8 +9,9 @@ child process: one connection each, GetTelemetrySubscriptions then a zstd OTLP p
 probe producer and consumer (kafka-python, 20 records/s) measuring produce round trips and end-to-end latency.
 The phases alternate, with and without, --rounds times (the order flips each round), so a load of other work on
 the machine weighs on both; first each broker gets one unmeasured window of the same load (--warmup-seconds: a
-fresh JVM's first window is its slowest). Over each phase's window (after a warm-up of one push interval and the clients'
-ramp) the broker's JMX figures are read at the start and the end (Kafka's JmxTool, over a loopback JMX port):
+fresh JVM's first window is its slowest). Over each phase's window (after a warm-up of one push interval and the
+clients' ramp) the broker's JMX figures are read at the start and the end (Kafka's JmxTool, over a loopback JMX
+port):
 
 * pushes/s handled (RequestMetrics Count of PushTelemetry), and the broker's TotalTimeMs / LocalTimeMs of them
   (Kafka rounds each request's times to whole milliseconds);
