@@ -177,6 +177,8 @@ class LoggingConfig:
     level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="INFO")
     # the Kafka clients' own loggers (kafka-python) and py4j's: their INFO lines are connection chatter
     kafka_clients_level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="WARNING")
+    # the Spark driver JVM's lines (and its Python workers'), log4j's level names: those below it at DEBUG
+    spark_level: str = choice("DEBUG", "INFO", "WARN", "ERROR", default="ERROR")
     progress_interval: Duration = Duration(30_000)
 
 
