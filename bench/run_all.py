@@ -17,6 +17,7 @@ BENCHES = [
     ("where the job's time goes: read, decode, shuffle, job; both readers, both inputs", ["bench_pieces.py"]),
     ("standalone cluster vs local mode vs plain consumer, both Kafka readers", ["bench_cluster.py"]),
     ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
+    ("__consumer_offsets decode, commits compacted or not", ["bench_decode_offsets.py"]),
     ("history: a year of a fleet's history, one group and the top 20", ["bench_history.py"]),
 ]
 
