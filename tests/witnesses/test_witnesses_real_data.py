@@ -162,14 +162,8 @@ def test_storms_are_explained_alike_by_every_witness():
             assert storms["w-rolling_restart"]["pattern"] == "rolling_restart", (version, witness)
 
 
-CLIENTS_AND_LOG_GAP = pytest.mark.xfail(strict=True, reason=(
-    "known gap (issue 27): with the clients' events and the log read together, a generation the log proves before "
-    "the clients' syncs arrive is completed without them (no protocol, no expected assignment)"))
-
-
 @pytest.mark.parametrize("sources", [
-    ("coordinator-log", "offsets-topic"), ("events", "offsets-topic"),
-    pytest.param(("events", "coordinator-log"), marks=CLIENTS_AND_LOG_GAP),
+    ("coordinator-log", "offsets-topic"), ("events", "offsets-topic"), ("events", "coordinator-log"),
     ("events", "coordinator-log", "offsets-topic")], ids="+".join)
 def test_inputs_read_together_keep_what_each_knew(captured, sources):
     """Several inputs describing one generation: its record carries the union of what they know, never the

@@ -167,6 +167,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
         if gen == g.generation:  # a late sync or a replaced static member syncing the current generation
             m.sync_generation = gen
             m.assignment = ev.assignment
+            R.late_sync(g, ev, out)
         return
     r = g.rebalance
     if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:

@@ -40,8 +40,12 @@ def on_join(g, ev: Join, out: list) -> None:
         m.session_alive(ev.ts)
         return
     twin = M.static_twin(g, ev)
+    # its client's id-less join, read before: what it declared is this member's
+    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id) if g.client_feed and twin is None \
+        else None
+    client_id, host = (ev.client_id or answered[0], ev.host or answered[1]) if answered else (ev.client_id, ev.host)
     who = {"member_id": ev.member_id}
-    who.update({k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None})
+    who.update({k: v for k, v in (("client_id", client_id), ("host", host)) if v is not None})
     found = C.cause_of_new_member(twin is not None, False)
     # first the trigger (it completes a generation that formed before this member came), then the member; the
     # log line gives its own reason
@@ -51,6 +55,10 @@ def on_join(g, ev: Join, out: list) -> None:
     m = M.member(g, ev)
     if m is None:
         return
+    if answered is not None:
+        m.client_id = m.client_id or client_id
+        m.host = m.host or host
+        M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
     if ev.group_protocol == "consumer":
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
     m.joined_ms = ev.ts

@@ -94,7 +94,9 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
         # The current generation already formed: this trigger belongs to the next rebalance. Members whose
         # JoinGroup came while it was completing and that never synced it were not in it (the coordinator
         # sent the group back to PreparingRebalance for them): they carry over to the next round.
-        r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out)
+        # A member this trigger says joins (the log's `Adding new member M`) is the next round's.
+        joining = who.get("member_id") if who and cause == C.MEMBER_JOINED else None
+        r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out, joining)
     if not g.members and g.membership_known and cause not in (C.MEMBER_JOINED,):
         # The last member went away (also in the middle of a rebalance): the group becomes Empty and
         # nothing is reassigned. Only when we know the membership: broker log lines alone name members
@@ -115,13 +117,19 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
                                              started_ms=r.started_ms, causes=[dict(c) for c in r.causes]))
 
 
-def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list) -> Rebalance | None:
+def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list,
+                         joining: str | None = None) -> Rebalance | None:
     """Complete the generation `r` formed, as the next round begins. Members whose JoinGroup came while it was
-    completing and that never synced it were not in it (the coordinator sent the group back to
+    completing and that never synced it (or came after the coordinator's log said it formed, or are `joining`, the
+    member the next round's trigger names as added) were not in it (the coordinator sent the group back to
     PreparingRebalance for them): they, and the causes naming them, carry over to the next round, which is
     returned (None when nobody carries over)."""
-    late = {mid: t for mid, t in r.joined.items() if mid not in r.synced} if r.synced else {}
-    anonymous = list(r.anonymous_joins) if r.synced else []  # joined without an id, not seen since
+    # With the coordinator's log, also before any sync: a join after the generation formed (its `Stabilized`) is
+    # the next round's, and a join still without an id is in no generation.
+    formed = r.formed_ms if r.coordinator_confirmed else None
+    late = {mid: t for mid, t in r.joined.items() if mid not in r.synced
+            and (r.synced or mid == joining or (formed is not None and t > formed))}
+    anonymous = list(r.anonymous_joins) if r.synced or formed is not None else []  # joined without an id
     moved = [c for c in r.causes if c.get("member_id") in late]
     for mid in late:
         del r.joined[mid]
@@ -191,6 +199,8 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     r = g.rebalance
     if r is None:
         return
+    if g.held is not None:  # the generation before it goes out first, with what came of its late syncs
+        release_held(g, out)
     if r.generation is None:
         # Settled without ever learning the generation: nothing formed that we can report.
         g.rebalance = None
@@ -236,7 +246,11 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
                     if assignment is not None else None))
     rec.update(judged)
-    out.append(rec)
+    waiting = _late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None
+    if waiting:
+        hold(g, rec, waiting, r, ids, coord, why, completed_ms)
+    else:
+        out.append(rec)
     g.count("generations")
     # The group is now Stable on `gen`.
     g.generation = gen
@@ -266,6 +280,77 @@ def _assignment(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> dic
             return None
         assignment[mid] = tps
     return assignment
+
+
+def _late_syncs(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> list | None:
+    """The members of generation `gen` whose sync may still come, when the coordinator's log completed it
+    before them (with the clients' events read too): a client records its sync when the answer arrives, after
+    the log's `Assignment received` and possibly after the next round's first line. None when the record cannot
+    gain from waiting: a member of it gone, or a KIP-848 group (its members' syncs are their own epochs')."""
+    if not (g.client_feed and g.coordinator_feed) or any(m.kip848 for m in g.members.values()):
+        return None
+    waiting = []
+    for mid in ids:
+        m = g.members.get(mid)
+        if m is None:
+            return None
+        known = r.synced.get(mid) is not None or (m.sync_generation == gen and m.assignment is not None) or (
+            coord is not None and coord[mid].get("assignment") is not None)
+        if not known:
+            waiting.append(mid)
+    return waiting or None
+
+
+def hold(g, rec: dict, waiting: list, r: Rebalance, ids: list, coord: dict | None, why: str | None,
+         completed_ms: int) -> None:
+    """Keep generation record `rec` for the late syncs of `waiting` (see `_late_syncs`) until the end of its
+    settle window (`core.settle` from the first evidence that it formed), so that it carries the clients'
+    protocol and assignments with the log's reasons: `late_sync` fills it in, `release_held` emits it."""
+    known = {}
+    for mid in ids:
+        if mid in waiting:
+            continue
+        tps = r.synced.get(mid)
+        if tps is None and coord is not None and coord[mid].get("assignment") is not None:
+            tps = coord[mid]["assignment"]
+        m = g.members[mid]
+        if tps is None:
+            tps = m.assignment
+        known[mid] = [list(tp) for tp in tps]
+    until = max(completed_ms, (r.formed_ms if r.formed_ms is not None else completed_ms) + g.settings.settle_ms)
+    g.held = {"rec": rec, "known": known, "wait": waiting, "until": until, "why": why}
+
+
+def late_sync(g, ev, out: list) -> None:
+    """A member's sync of the generation the group is on, after its record was held for it: taken into the
+    record (its assignment, the protocol), which goes out once every awaited member synced."""
+    h = g.held
+    if h is None or h["rec"]["generation"] != ev.generation or ev.member_id not in h["wait"]:
+        return
+    h["wait"].remove(ev.member_id)
+    h["known"][ev.member_id] = [list(tp) for tp in ev.assignment]
+    if ev.protocol and h["rec"]["protocol"] is None:
+        h["rec"]["protocol"] = ev.protocol
+    if not h["wait"]:
+        release_held(g, out)
+
+
+def release_held(g, out: list) -> None:
+    """Emit the held generation record: with every member's assignment when all came (judged again against
+    the assignor with them), else as it was completed."""
+    h, g.held = g.held, None
+    if h is None:
+        return
+    rec = h["rec"]
+    if not h["wait"]:
+        gen = rec["generation"]
+        assignment = {mid: tuple(tuple(tp) for tp in tps) for mid, tps in h["known"].items()}
+        rec["assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
+        rec.update(judge_generation(g, rec["members"], assignment, rec["protocol"], gen, h["why"]))
+        if g.generation == gen:
+            g.protocol = rec["protocol"] or g.protocol
+            _take_ownership(g, assignment, gen)
+    out.append(rec)
 
 
 def _take_ownership(g, assignment: dict, gen: int) -> None:
