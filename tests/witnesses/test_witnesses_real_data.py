@@ -197,3 +197,31 @@ def test_inputs_read_together_keep_what_each_knew(captured, sources):
     last = max((r for k, r in gens.items() if k[0] == crash), key=lambda r: r["generation"])
     causes = [(c["cause"], c.get("client_id"), c.get("host") is not None) for c in last["causes"]]
     assert ("session_timeout", "crash-victim", True) in causes, (sources, causes)
+
+
+@pytest.mark.parametrize("sources", [("coordinator-log", "offsets-topic"), ("events", "coordinator-log", "offsets-topic")],
+                         ids="+".join)
+def test_kip848_epochs_read_together_carry_what_offsets_knew(captured, sources):
+    """KIP-848 groups (Kafka 4.x) with the log and `__consumer_offsets` (and the clients) read together: each
+    epoch's record carries the assignment `__consumer_offsets` holds for it (every member's reconciled
+    assignment record of the epoch), the log's assignor, and the client ids of the members its causes name; the
+    epoch bump both inputs report is one round, not two."""
+    version, truth, outputs = captured
+    kip848 = {t["group"]: t for n, t in truth.items() if n.startswith("kip848")}
+    if not kip848:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    d = DATA / version
+    groups = {g for g, t in kip848.items() if set(sources) <= set(t.get("witnesses", sources))}
+    together = W.reconstruct_together(W.load_captured(d), sources, groups=groups, topic_names=_topic_names(d))
+    gens = {(r["group"], r["generation"]): r for r in together if r["kind"] == "generation"}
+    alone = {(r["group"], r["generation"]): r for r in outputs["offsets-topic"] if r["kind"] == "generation"
+             and r["group"] in groups and r["members"]}
+    assert groups and alone
+    for key, r in alone.items():
+        assert key in gens, (sources, key)
+        assert gens[key]["assignment"] == r["assignment"], (sources, key)
+        assert gens[key]["protocol"] == "uniform", (sources, key)
+        named = [c for c in gens[key]["causes"] if c["cause"] in ("member_joined", "member_left", "session_timeout")]
+        assert all(c.get("client_id") for c in named), (sources, key, named)
+    started = [r["generation"] for r in together if r["kind"] == "rebalance_started"]
+    assert len(started) <= len(gens) + len(groups), (sources, started)

@@ -43,6 +43,10 @@ def on_join(g, ev: Join, out: list) -> None:
         if found is not None:
             cause = found.cause
             reason = reason or found.reason
+    elif ev.group_protocol == "consumer" and (existing.topics is None or set(existing.topics) == set(ev.topics)):
+        # a KIP-848 member already in, told again (its record in `__consumer_offsets` after the log's line or
+        # its client's event): the same join; KIP-848 members do not rejoin (a changed subscription is a cause)
+        pass
     else:
         r = g.rebalance
         if C.rejoin_is_deferred(r is not None and r.generation is not None and ev.member_id in r.synced,

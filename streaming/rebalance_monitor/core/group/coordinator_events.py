@@ -41,8 +41,8 @@ def on_join(g, ev: Join, out: list) -> None:
         return
     twin = M.static_twin(g, ev)
     # its client's id-less join, read before: what it declared is this member's
-    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id) if g.client_feed and twin is None \
-        else None
+    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id, ev.group_protocol == "consumer") \
+        if g.client_feed and twin is None else None
     client_id, host = (ev.client_id or answered[0], ev.host or answered[1]) if answered else (ev.client_id, ev.host)
     who = {"member_id": ev.member_id}
     who.update({k: v for k, v in (("client_id", client_id), ("host", host)) if v is not None})
@@ -76,6 +76,13 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     g.coordinator_feed = True
     if g.generation is None and ev.generation >= 0:
         g.generation = ev.generation
+    r = g.rebalance
+    newest = r.generation if r is not None and r.generation is not None else g.generation
+    if 0 <= ev.generation and newest is not None and ev.generation < newest and not ev.member_id:
+        # a round already known to have formed a later generation: a second input's word on it (the log and
+        # `__consumer_offsets` both say `group epoch bumped to E`), not the next round
+        g.count("known_rounds")
+        return
     who = None
     if ev.member_id:
         m = g.members.get(ev.member_id)

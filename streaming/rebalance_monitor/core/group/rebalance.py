@@ -72,12 +72,18 @@ def proven_whole(r: Rebalance) -> bool:
 
 
 def awaits_member_list(g, r: Rebalance) -> bool:
-    """The coordinator's log proved a classic generation whose member list `__consumer_offsets` also carries
-    (settings.member_list_input) and that list has not come yet: the generation waits for it (or the settle
-    timer), so that its record does not keep the log's gaps (protocol, assignments, client ids, hosts). Only a
-    group's first generation, or a group that has shown such lists: one the log alone describes does not wait."""
-    return (g.settings.member_list_input and (g.membership_known or not g.generation)
-            and r.coordinator_members is None and not g.client_feed and not any(m.kip848 for m in g.members.values()))
+    """The coordinator's log proved a generation whose members `__consumer_offsets` also describes
+    (settings.member_list_input) and that has not come yet: the generation waits for it (or the settle timer), so
+    that its record does not keep the log's gaps (protocol, assignments, client ids, hosts). A classic group's is
+    the generation's member list; a KIP-848 group's, each member's assignment record of the epoch (its current
+    assignment, reconciled). Only a group's first generation, or a group that has shown such lists: one the log
+    alone describes does not wait."""
+    if not g.settings.member_list_input:
+        return False
+    kip848 = [mid for mid, m in g.members.items() if m.kip848]
+    if kip848:  # (the log's first KIP-848 line names the epoch before the first: its first is the first completed)
+        return (g.membership_known or not g.history) and not all(mid in r.synced for mid in kip848)
+    return (g.membership_known or not g.generation) and r.coordinator_members is None and not g.client_feed
 
 
 def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, reason: str | None = None) -> None:
@@ -227,6 +233,12 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
                 r.add_cause(found.cause, m.describe(), found.reason)
                 membership.remove(g, mid, completed_ms or gen)
     assignment = _assignment(g, r, ids, coord, gen)
+    if g.coordinator_feed:  # causes the log named by member id alone take what another input said of the member
+        for cause in r.causes:
+            m = g.members.get(cause.get("member_id"))
+            if m is not None:
+                for k, v in m.describe().items():
+                    cause.setdefault(k, v)
     started = r.started_ms
     if completed_ms is None:
         completed_ms = settled_at if settled_at is not None else g.clock_ms
