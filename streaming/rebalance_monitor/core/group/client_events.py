@@ -13,7 +13,7 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import coordinator_events, deadlines, membership as M, rebalance as R, timers
+from . import coordinator_events, deadlines, held, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
 
@@ -171,7 +171,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
         if gen == g.generation:  # a late sync or a replaced static member syncing the current generation
             m.sync_generation = gen
             m.assignment = ev.assignment
-            R.late_sync(g, ev, out)
+            held.late_sync(g, ev, out)
         return
     r = g.rebalance
     if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:

@@ -11,7 +11,7 @@ Group keys: g group, v version, st state, gen generation, p protocol, l leader, 
 [[member id, ms]], rb rebalance (or null), o owners [[topic, partition, owner key]], tp partition counts
 {topic: n}, cf coordinator feed seen, kf client feed seen, mk membership known, cc coordinator change ms,
 s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters, hd a generation
-record held for its members' late syncs (rebalance.hold; absent or null: none, as in snapshots before it).
+record held for its members' late syncs (held.py; absent or null: none, as in snapshots before it).
 """
 from __future__ import annotations
 

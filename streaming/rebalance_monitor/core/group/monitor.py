@@ -71,7 +71,7 @@ class GroupMonitor:
         self.recent_set: set = set()
         self.counters: dict[str, int] = {}  # what was dropped or capped, by name
         self.dirty = True  # changed since the last `status`
-        self.held: dict | None = None  # a generation record waiting for its members' late syncs (rebalance.hold)
+        self.held: dict | None = None  # a generation record waiting for its members' late syncs (held.py)
 
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:

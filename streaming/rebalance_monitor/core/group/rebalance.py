@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation
 from ..storm_pattern import summarise
-from . import deadlines, membership
+from . import deadlines, held, membership
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -206,7 +206,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     if r is None:
         return
     if g.held is not None:  # the generation before it goes out first, with what came of its late syncs
-        release_held(g, out)
+        held.release(g, out)
     if r.generation is None:
         # Settled without ever learning the generation: nothing formed that we can report.
         g.rebalance = None
@@ -258,9 +258,9 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
                     if assignment is not None else None))
     rec.update(judged)
-    waiting = _late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None
+    waiting = held.late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None
     if waiting:
-        hold(g, rec, waiting, r, ids, coord, why, completed_ms)
+        held.hold(g, rec, waiting, r, ids, coord, why, completed_ms)
     else:
         out.append(rec)
     g.count("generations")
@@ -271,7 +271,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     g.rebalance = None
     g.state = STABLE if ids else EMPTY
     if assignment is not None:
-        _take_ownership(g, assignment, gen)
+        held.take_ownership(g, assignment, gen)
     g.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
     for srec in g.storm.on_generation(completed_ms, summarise(rec)):
         out.append(stamp(g, srec, completed_ms))
@@ -292,94 +292,6 @@ def _assignment(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> dic
             return None
         assignment[mid] = tps
     return assignment
-
-
-def _late_syncs(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> list | None:
-    """The members of generation `gen` whose sync may still come, when the coordinator's log completed it
-    before them (with the clients' events read too): a client records its sync when the answer arrives, after
-    the log's `Assignment received` and possibly after the next round's first line. None when the record cannot
-    gain from waiting: a member of it gone, or a KIP-848 group (its members' syncs are their own epochs')."""
-    if not (g.client_feed and g.coordinator_feed) or any(m.kip848 for m in g.members.values()):
-        return None
-    waiting = []
-    for mid in ids:
-        m = g.members.get(mid)
-        if m is None:
-            return None
-        known = r.synced.get(mid) is not None or (m.sync_generation == gen and m.assignment is not None) or (
-            coord is not None and coord[mid].get("assignment") is not None)
-        if not known:
-            waiting.append(mid)
-    return waiting or None
-
-
-def hold(g, rec: dict, waiting: list, r: Rebalance, ids: list, coord: dict | None, why: str | None,
-         completed_ms: int) -> None:
-    """Keep generation record `rec` for the late syncs of `waiting` (see `_late_syncs`) until the end of its
-    settle window (`core.settle` from the first evidence that it formed), so that it carries the clients'
-    protocol and assignments with the log's reasons: `late_sync` fills it in, `release_held` emits it."""
-    known = {}
-    for mid in ids:
-        if mid in waiting:
-            continue
-        tps = r.synced.get(mid)
-        if tps is None and coord is not None and coord[mid].get("assignment") is not None:
-            tps = coord[mid]["assignment"]
-        m = g.members[mid]
-        if tps is None:
-            tps = m.assignment
-        known[mid] = [list(tp) for tp in tps]
-    until = max(completed_ms, (r.formed_ms if r.formed_ms is not None else completed_ms) + g.settings.settle_ms)
-    g.held = {"rec": rec, "known": known, "wait": waiting, "until": until, "why": why}
-
-
-def late_sync(g, ev, out: list) -> None:
-    """A member's sync of the generation the group is on, after its record was held for it: taken into the
-    record (its assignment, the protocol), which goes out once every awaited member synced."""
-    h = g.held
-    if h is None or h["rec"]["generation"] != ev.generation or ev.member_id not in h["wait"]:
-        return
-    h["wait"].remove(ev.member_id)
-    h["known"][ev.member_id] = [list(tp) for tp in ev.assignment]
-    if ev.protocol and h["rec"]["protocol"] is None:
-        h["rec"]["protocol"] = ev.protocol
-    if not h["wait"]:
-        release_held(g, out)
-
-
-def release_held(g, out: list) -> None:
-    """Emit the held generation record: with every member's assignment when all came (judged again against
-    the assignor with them), else as it was completed."""
-    h, g.held = g.held, None
-    if h is None:
-        return
-    rec = h["rec"]
-    if not h["wait"]:
-        gen = rec["generation"]
-        assignment = {mid: tuple(tuple(tp) for tp in tps) for mid, tps in h["known"].items()}
-        rec["assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
-        rec.update(judge_generation(g, rec["members"], assignment, rec["protocol"], gen, h["why"]))
-        if g.generation == gen:
-            g.protocol = rec["protocol"] or g.protocol
-            _take_ownership(g, assignment, gen)
-    out.append(rec)
-
-
-def _take_ownership(g, assignment: dict, gen: int) -> None:
-    """The members own what generation `gen` assigned them (the owner of a static member: its instance id)."""
-    for mid, tps in assignment.items():
-        m = g.members.get(mid)
-        key = m.owner_key if m is not None else mid
-        for tp in tps:
-            g.owners[tuple(tp)] = key
-        if m is not None:
-            m.assignment = tuple(tps)
-            m.sync_generation = gen
-            m.owned = tuple(tps)
-            m.owned_generation = gen
-    if len(g.owners) > g.settings.max_partitions_per_group:
-        g.count("partitions_capped")
-        g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])
 
 
 def stamp(g, rec: dict, ts: int) -> dict:

@@ -8,14 +8,14 @@ early): firing checks each member's real deadline (`expire_members`).
 member is removed with a `member_timeout` record and triggers a rebalance (`timeout`); a generation that formed
 but was never proven complete is completed `settle_ms` after it formed; a storm ends. The caller owns the clock
 (see `GroupMonitor.process` and `advance_to`). A generation record held for its members' late syncs
-(`rebalance.hold`) goes out at the end of its settle window with what is known.
+(`held.py`) goes out at the end of its settle window with what is known.
 """
 from __future__ import annotations
 
 from .. import causes as C, records
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import deadlines, membership, rebalance
+from . import deadlines, held, membership, rebalance
 
 
 def fire(g, limit: int, out: list, inclusive: bool) -> None:
@@ -35,7 +35,7 @@ def fire(g, limit: int, out: list, inclusive: bool) -> None:
             for rec in g.storm.advance(at):
                 out.append(rebalance.stamp(g, rec, at))
         elif what == "held":
-            rebalance.release_held(g, out)
+            held.release(g, out)
 
 
 def earliest_due(g) -> tuple[int, str] | None:
