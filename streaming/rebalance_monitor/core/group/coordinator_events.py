@@ -202,14 +202,17 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     `cause_source: inferred`, with its evidence as the reason; an inferred timeout is counted and reported as a
     `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
     who = gone.describe()
-    if cause != C.UNKNOWN or g.client_feed:
-        return cause, who, reason
-    found = C.cause_of_departure(gone.last_commit_ms, ts, gone.session_timeout_ms, gone.rebalance_timeout_ms, gen)
+    if cause != C.UNKNOWN or (g.client_feed and (gone.hb_tracked or gone.poll_tracked)):
+        return cause, who, reason  # (a KIP-848 member's records in __consumer_offsets read as its joins and syncs)
+    session = gone.session_timeout_ms
+    if session is None and gone.kip848:  # the group's, as its coordinator applies it (settings)
+        session = g.settings.kip848_session_ms(g.group)
+    found = C.cause_of_departure(gone.last_commit_ms, ts, session, gone.rebalance_timeout_ms, gen)
     if found.cause != C.UNKNOWN:
         who["cause_source"] = C.INFERRED
     if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
         kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
-        limit = gone.session_timeout_ms if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
+        limit = session if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
         rec = records.member_timeout(
             g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=gone.last_commit_ms,
             deadline_ms=gone.last_commit_ms + limit,
