@@ -275,3 +275,22 @@ def test_kip848_departures_inferred_from_offsets_alone(captured):
     assert inferred(records, crash) == [want["kip848_crash"]]
     assert [(r["timeout"], r["cause_source"]) for r in records if r["kind"] == "member_timeout"] == [
         ("session", "inferred")]
+
+
+def test_kip848_epochs_from_the_clients_and_the_log_are_judged_only_on_known_ownership(captured):
+    """The clients' events with the log (no `__consumer_offsets`) name a KIP-848 group's assignor (`uniform`) and,
+    through the members the log adds, their subscriptions: an epoch whose members' assignment of the epoch
+    before is unknown (the clients' syncs of it never came) is not judged (the server assignors keep what
+    members own, and what they owned is unknown); every epoch judged matches."""
+    version, truth, outputs = captured
+    groups = {t["group"] for n, t in truth.items() if n.startswith("kip848") and "events" in t.get("witnesses", ())}
+    if not groups:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    d = DATA / version
+    together = W.reconstruct_together(W.load_captured(d), ("events", "coordinator-log"), groups=groups)
+    gens = [r for r in together if r["kind"] == "generation"]
+    judged = [r for r in gens if r["mismatched_partitions"] is not None]
+    assert judged and all(r["mismatched_partitions"] == 0 for r in judged), [
+        (r["group"], r["generation"], r["mismatched_partitions"]) for r in judged]
+    assert any(r["expected_reason"] == f"the members' assignment of epoch {r['generation'] - 1} is not known"
+               for r in gens)
