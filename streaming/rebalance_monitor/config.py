@@ -116,6 +116,8 @@ class CoreConfig:
     # the brokers' group.consumer.session.timeout.ms, and the groups that override it ("group=30s,other=1m")
     kip848_session_timeout: Duration = Duration(45_000)
     kip848_session_timeouts: str | None = None
+    # a member silent for this percentage of its session timeout or max.poll.interval.ms: a member_at_risk record
+    early_warning_percent: int = 50
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,7 @@ class MonitorConfig:
             broker_release=None if self.kafka.broker_release == "auto" else self.kafka.broker_release.strip(),
             kip848_session_timeout_ms=int(self.core.kip848_session_timeout),
             kip848_session_timeouts=group_durations("core.kip848_session_timeouts", self.core.kip848_session_timeouts),
+            early_warning_pct=self.core.early_warning_percent,
         )
 
     def group_filter(self):
@@ -303,6 +306,9 @@ def _validate(cfg: MonitorConfig) -> None:
     if cfg.core.kip848_session_timeout <= 0:
         raise ConfigError("core.kip848_session_timeout: must be greater than 0")
     group_durations("core.kip848_session_timeouts", cfg.core.kip848_session_timeouts)
+    if not 0 <= cfg.core.early_warning_percent <= 99:
+        raise ConfigError(f"core.early_warning_percent: 0 (no early warning) or 1-99 (percent of a member's session "
+                          f"timeout or max.poll.interval.ms); got {cfg.core.early_warning_percent}")
     if cfg.storm.min_rebalances < 1:
         raise ConfigError("storm.min_rebalances: must be at least 1")
     if cfg.storm.window <= 0:

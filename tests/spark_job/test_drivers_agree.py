@@ -151,7 +151,7 @@ def _comparable(records):
         if r["kind"] == "group_status":
             status[r["group"]] = {k: v for k, v in r.items() if k not in STATUS_TIME_FIELDS}
             continue
-        if r["kind"] == "member_timeout":
+        if r["kind"] in ("member_timeout", "member_at_risk"):
             r.pop("detected_ms")
             r.pop("ts")
         keep.append(json.dumps(r, sort_keys=True))

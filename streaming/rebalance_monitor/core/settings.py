@@ -44,6 +44,9 @@ class CoreSettings:
     # dynamic group config, kept in the cluster's metadata log): ((group, ms), ...). Inferred causes read it.
     kip848_session_timeout_ms: int = 45_000
     kip848_session_timeouts: tuple = ()
+    # Early warning: a member silent for this percentage of its session timeout (no heartbeat) or of its
+    # max.poll.interval.ms (no poll) is reported at risk, once per silence (a `member_at_risk` record); 0: never.
+    early_warning_pct: int = 50
 
     def kip848_session_ms(self, group: str) -> int:
         """The session timeout of KIP-848 group `group`, as its coordinator applies it."""

@@ -55,7 +55,7 @@ def group_to_state(g) -> dict:
         "tp": g.partitions, "cf": g.coordinator_feed, "kf": g.client_feed, "mk": g.membership_known,
         "cc": g.coordinator_change_ms, "br": g.broker_release, "s": storm_to_state(g.storm), "h": list(g.history),
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
-        "hd": g.held,
+        "hd": g.held, "wt": g.warned_to,
     }
 
 
@@ -90,6 +90,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
         g.remember(fp)
     g.counters = dict(state["n"])
     g.held = state.get("hd")
+    g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
     g.dirty = False
     return g
 

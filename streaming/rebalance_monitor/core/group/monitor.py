@@ -27,7 +27,7 @@ from ..events import (
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, timers
+from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, deadlines, timers
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -72,6 +72,7 @@ class GroupMonitor:
         self.counters: dict[str, int] = {}  # what was dropped or capped, by name
         self.dirty = True  # changed since the last `status`
         self.held: dict | None = None  # a generation record waiting for its members' late syncs (held.py)
+        self.warned_to = 0  # early warnings due up to this time were given (timers.warn_members)
 
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
@@ -107,9 +108,14 @@ class GroupMonitor:
         no timer due. Same effect as `process` of the same event (it would return no record). Returns False,
         changing nothing, when the case does not apply: the caller then builds the event and calls `process`.
         Most events of a busy group take this path."""
-        if self.rebalance is not None or self.storm.started_ms is not None or self.held is not None or \
-                (self.timer_ms is not None and self.timer_ms < ts):
+        if self.rebalance is not None or self.storm.started_ms is not None or self.held is not None:
             return False
+        if self.timer_ms is not None and self.timer_ms < ts:
+            # the bound is kept low (deadlines.py): the beats since may have moved every deadline and warning
+            # point later. Only a timer really due before `ts` needs the full path.
+            deadlines.recompute(self)
+            if self.timer_ms is not None and self.timer_ms < ts:
+                return False
         m = self.members.get(member_id)
         if m is None:
             return False
