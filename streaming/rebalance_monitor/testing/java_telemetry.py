@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from ..client_metrics_subscription import SUBSCRIPTION_METRICS  # the plugin's metric prefixes
 from .broker import Broker
 from .kafka_install import KAFKA_VERSION, classpath, java_binary, project_root
 from .processes import free_port
@@ -21,9 +22,6 @@ STREAMS_APP = "rebalancemonitor.testapp.StreamsTestApp"
 EXPORTER_PLUGIN = "rebalancemonitor.telemetry.broker.ExporterPlugin"  # Kafka 4.2+ (KIP-1217)
 RECEIVER_PLUGIN = "rebalancemonitor.telemetry.broker.ReceiverPlugin"  # Kafka 3.7-4.1 (KIP-714's first pair)
 REPORTER = "rebalancemonitor.telemetry.client.ConsumerReporter"
-# the metric name prefixes a subscription asks Java consumers for (the plugin's MemberMetrics.SUBSCRIPTION)
-SUBSCRIPTION_METRICS = ("org.apache.kafka.consumer.coordinator.", "org.apache.kafka.consumer.last.poll.",
-                        "org.apache.kafka.consumer.time.between.poll.", "org.apache.kafka.consumer.poll.idle.ratio.")
 
 
 def jar(name: str) -> Path:
