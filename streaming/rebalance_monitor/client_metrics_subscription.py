@@ -161,8 +161,13 @@ def describe(admin, names=None) -> dict[str, dict[str, str]]:
 
 
 def run(args) -> int:
+    from .config import ConfigError
+
     try:
         admin = _admin(args)
+    except ConfigError as exc:
+        print(f"rebalance-monitor client-metrics: bad configuration: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - a connection or configuration failure, said plainly
         print(f"rebalance-monitor client-metrics: cannot connect: {exc}", file=sys.stderr)
         return 1

@@ -41,7 +41,7 @@ def test_the_command_sets_up_the_subscription_a_stock_java_consumer_pushes_under
     name, client = f"cm-{unique}"[:60], f"cm-java-{unique}"[:60]
     topic, group = f"t-{unique}", f"g-{unique}"
     plugin_broker.create_topics({topic: 1})
-    proc = None
+    proc, restored = None, False
     try:
         assert FIXTURE_SUBSCRIPTION in _listed(bootstrap)
         done = _command("delete", "--bootstrap-server", bootstrap, "--name", FIXTURE_SUBSCRIPTION)
@@ -75,11 +75,19 @@ def test_the_command_sets_up_the_subscription_a_stock_java_consumer_pushes_under
         done = _command("delete", "--bootstrap-server", bootstrap, "--name", name)
         assert done.returncode == 0, done.stderr
         assert name not in _listed(bootstrap)
+
+        # the fixture's subscription back through the command (every client: no --match)
+        done = _command("subscribe", "--bootstrap-server", bootstrap, "--name", FIXTURE_SUBSCRIPTION,
+                        "--interval-ms", "2000")
+        assert done.returncode == 0, done.stderr
+        restored = True
+        assert _listed(bootstrap)[FIXTURE_SUBSCRIPTION]["match"] == ""
     finally:
         if proc is not None:
             kill_hard(proc)
         _command("delete", "--bootstrap-server", bootstrap, "--name", name)
-        jt.subscribe(bootstrap, FIXTURE_SUBSCRIPTION, 2000)  # the fixture's, as the other tests expect it
+        if not restored:
+            jt.subscribe(bootstrap, FIXTURE_SUBSCRIPTION, 2000)  # the fixture's, as the other tests expect it
 
 
 def test_bad_arguments_name_the_option_and_the_allowed_values():
