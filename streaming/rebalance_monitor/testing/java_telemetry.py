@@ -7,6 +7,7 @@ console consumer (`kafka-console-consumer.sh`'s), a Java consumer the project di
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,7 +26,14 @@ REPORTER = "rebalancemonitor.telemetry.client.ConsumerReporter"
 
 
 def jar(name: str) -> Path:
-    """A plugin jar of var/java/, built first (scripts/build_java.sh: nothing to do when up to date)."""
+    """A plugin jar of var/java/, built first (scripts/build_java.sh: nothing to do when up to date); of
+    $RM_JAVA_HOME as it is, when set (an installed package has no checkout to build from)."""
+    built = os.environ.get("RM_JAVA_HOME")
+    if built:
+        path = Path(built) / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: RM_JAVA_HOME has no {name} (scripts/build_java.sh builds it)")
+        return path
     root = project_root()
     subprocess.run([str(root / "scripts" / "build_java.sh")], check=True, cwd=root)
     path = root / "var" / "java" / name
