@@ -1,5 +1,5 @@
-"""KIP-714's standard consumer metrics in `client_metrics` (what librdkafka pushes: no member id, no heartbeat or
-poll clock) are the client's own account, kept per client instance and shown in `group_status`, never evidence of
+"""KIP-714's standard consumer metrics in `client_metrics` (what librdkafka pushes: no heartbeat or poll clock; its
+member id only once it has joined) are the client's own account, kept per client instance and shown in `group_status`, never evidence of
 a member's heartbeats or polls: a member whose client sends only these gets no gap ratio and no deadline of the
 monitor's own from them."""
 from __future__ import annotations
@@ -32,6 +32,16 @@ def test_standard_metrics_alone_are_no_heartbeat_or_poll_of_the_member_with_that
     assert client["poll_idle_ratio"] == 0.9 and client["rebalance_latency_max_ms"] == 80
     assert client["rebalance_latency_total_ms"] == 80 and client["rebalances_total"] is None  # sums of the changes
     assert "member_id" not in client
+
+
+def test_standard_metrics_naming_the_member_are_still_no_evidence_of_it():
+    events = generation(1000, ["a"])
+    events += [standard(t, client_id="client-a", member_id="a") for t in range(3000, 30_001, 2000)]
+    out = run(events, status=True)
+    status = kinds(out, "group_status")[-1]
+    assert status["heartbeat_gap_ratios"] == {} and status["poll_gap_ratios"] == {}, status
+    assert not kinds(out, "member_timeout")
+    assert status["client_standard_metrics"][0]["member_id"] == "a"
 
 
 def test_a_java_snapshot_is_member_evidence_and_its_standard_metrics_are_kept_too():

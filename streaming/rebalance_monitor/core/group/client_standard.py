@@ -2,9 +2,9 @@
 kept per client of a group as the client reports them, for what they are: the client's account of itself.
 
 They come in `client_metrics` events, from any client that pushes them: librdkafka (confluent-kafka) pushes only
-these, with the group but no member id and no heartbeat or poll clock, so they are never evidence of a member's
-heartbeats or polls and never matched to a member (`client_metrics.on_client_metrics`); Java clients push them
-beside their clocks. Per client (its client instance id, or its client id when the source has none): the latest
+these, with the group (and, from 2.16, once joined, its member id) but no heartbeat or poll clock, so they are never
+evidence of a member's heartbeats or polls and never touch a member (`client_metrics.on_client_metrics`); Java
+clients push them beside their clocks. Per client (its client instance id, or its client id when the source has none): the latest
 gauges, and running totals of the sums, which clients push as the change since their previous push. A client that
 sends nothing for `TTL_MS` is forgotten. `view` is what the `group_status` record carries
 (`client_standard_metrics`).

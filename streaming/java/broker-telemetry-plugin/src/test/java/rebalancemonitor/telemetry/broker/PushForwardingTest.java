@@ -61,4 +61,15 @@ class PushForwardingTest {
         String ev = PushForwarding.events(push, "c", "h", "u", false, 0, T / 1_000_000L, null).get(0)[1];
         assertFalse(ev.contains("\"rebalances\""), ev);
     }
+
+    @Test
+    void librdkafkasMemberIdAttributeNamesTheMember() {
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {
+            OtlpWriter.stringAttribute("member_id", "rd-1-abc"), OtlpWriter.stringAttribute("group_id", "g")},
+            OtlpWriter.gauge(MemberMetrics.POLL_IDLE_RATIO, 0.5, T));
+        List<String[]> evs = PushForwarding.events(push, "rd-1", "h", "u", true, 2000, T / 1_000_000L, null);
+        assertEquals(2, evs.size());
+        assertTrue(evs.get(0)[1].contains("\"member_id\":\"rd-1-abc\""), evs.get(0)[1]);
+        assertTrue(evs.get(1)[1].contains("\"type\":\"leave\"") && evs.get(1)[1].contains("rd-1-abc"), evs.get(1)[1]);
+    }
 }
