@@ -14,8 +14,10 @@ BENCHES = [
     ("exported-metrics snapshot", ["bench_metrics_state.py"]),
     ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),
     ("whole job vs plain consumer", ["bench_job.py"]),
+    ("where the job's time goes: read, decode, shuffle, job; both readers, both inputs", ["bench_pieces.py"]),
     ("standalone cluster vs local mode vs plain consumer, both Kafka readers", ["bench_cluster.py"]),
     ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
+    ("__consumer_offsets decode, commits compacted or not", ["bench_decode_offsets.py"]),
     ("history: a year of a fleet's history, one group and the top 20", ["bench_history.py"]),
 ]
 

@@ -72,6 +72,7 @@ class GroupMonitor:
         self.recent_set: set = set()
         self.counters: dict[str, int] = {}  # what was dropped or capped, by name
         self.dirty = True  # changed since the last `status`
+        self.held: dict | None = None  # a generation record waiting for its members' late syncs (held.py)
 
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
@@ -79,7 +80,7 @@ class GroupMonitor:
         out: list[dict] = []
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
-                or self.storm.started_ms is not None:
+                or self.storm.started_ms is not None or self.held is not None:
             timers.fire(self, ts, out, inclusive=False)
         kind = type(ev)
         # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
@@ -107,7 +108,7 @@ class GroupMonitor:
         no timer due. Same effect as `process` of the same event (it would return no record). Returns False,
         changing nothing, when the case does not apply: the caller then builds the event and calls `process`.
         Most events of a busy group take this path."""
-        if self.rebalance is not None or self.storm.started_ms is not None or \
+        if self.rebalance is not None or self.storm.started_ms is not None or self.held is not None or \
                 (self.timer_ms is not None and self.timer_ms < ts):
             return False
         m = self.members.get(member_id)
@@ -169,12 +170,14 @@ class GroupMonitor:
             settle = self.rebalance.settle_deadline(self.settings.settle_ms)
             if settle is not None and (best is None or settle < best):
                 best = settle
+        if self.held is not None and (best is None or self.held["until"] < best):
+            best = self.held["until"]
         return best
 
     def is_idle(self, now_ms: int) -> bool:
         """True when the group can be dropped from state: no event for the idle TTL and nothing pending."""
         return (now_ms - self.last_event_ms > self.settings.group_idle_ttl_ms and self.rebalance is None
-                and not self.storm.in_storm)
+                and not self.storm.in_storm and self.held is None)
 
     # --- views ---------------------------------------------------------------------------------
     def status(self, now_ms: int | None = None) -> dict:

@@ -7,14 +7,15 @@ early): firing checks each member's real deadline (`expire_members`).
 `fire(g, limit, ...)` runs every timer due before `limit` (or at it, `inclusive`) in time order: an expired
 member is removed with a `member_timeout` record and triggers a rebalance (`timeout`); a generation that formed
 but was never proven complete is completed `settle_ms` after it formed; a storm ends. The caller owns the clock
-(see `GroupMonitor.process` and `advance_to`).
+(see `GroupMonitor.process` and `advance_to`). A generation record held for its members' late syncs
+(`held.py`) goes out at the end of its settle window with what is known.
 """
 from __future__ import annotations
 
 from .. import causes as C, records
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import deadlines, membership, rebalance
+from . import deadlines, held, membership, rebalance
 
 
 def fire(g, limit: int, out: list, inclusive: bool) -> None:
@@ -33,10 +34,12 @@ def fire(g, limit: int, out: list, inclusive: bool) -> None:
         elif what == "storm":
             for rec in g.storm.advance(at):
                 out.append(rebalance.stamp(g, rec, at))
+        elif what == "held":
+            held.release(g, out)
 
 
 def earliest_due(g) -> tuple[int, str] | None:
-    """(time, "member" | "settle" | "storm") of the earliest timer, or None."""
+    """(time, "member" | "settle" | "storm" | "held") of the earliest timer, or None."""
     best = None
     if g.timer_ms is not None:
         best = (g.timer_ms, "member")
@@ -47,6 +50,8 @@ def earliest_due(g) -> tuple[int, str] | None:
     se = g.storm.end_deadline()
     if se is not None and (best is None or se < best[0]):
         best = (se, "storm")
+    if g.held is not None and (best is None or g.held["until"] < best[0]):
+        best = (g.held["until"], "held")
     return best
 
 
