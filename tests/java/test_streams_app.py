@@ -111,3 +111,37 @@ def test_a_streams_applications_stream_threads_are_watched(plugin_broker, unique
     finally:
         for p in procs.values():
             kill_hard(p)
+
+
+@pytest.mark.xfail(strict=True, reason="known: a Streams member that closes without leaving (Streams' default) still "
+                   "sends its terminating push, which the plugin forwards as a leave; the monitor then names "
+                   "member_left, while the coordinator removed it at its session timeout")
+def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugin_broker, unique, tmp_path):
+    if plugin_broker.version != KAFKA_VERSION:
+        pytest.skip("the push path shows it: Kafka 4.4 (the reporter's leave on 3.9 is the same)")
+    bootstrap = plugin_broker.bootstrap
+    app, topics = f"app-{unique}", (f"in-{unique}", f"out-{unique}")
+    plugin_broker.create_topics({topics[0]: 2, topics[1]: 1})
+    procs = {}
+    for c in ("s-x", "s-y"):
+        props = _streams_properties(bootstrap, app, c, topics, tmp_path / f"state-{c}", 1, reporter=False)
+        props["leave.group.on.close"] = "false"  # KafkaStreams.close() as Streams does it by default
+        procs[c] = jt.streams_app(props, tmp_path / f"{c}.properties", (), tmp_path / f"{c}.log")
+    try:
+        def both_members():
+            recs = records_of(bootstrap, EVENTS, app)
+            gens = [r for r in recs if r["kind"] == "generation" and len(r["members"]) == 2]
+            return gens[-1] if gens else None
+        both = eventually(both_members, 120, "both instances in the group", interval_s=2.0)
+        y = next(m for m in both["members"] if m.startswith("s-y-"))
+        stop_gracefully(procs.pop("s-y"))
+
+        def next_generation():
+            gens = [r for r in records_of(bootstrap, EVENTS, app) if r["kind"] == "generation"
+                    and r["generation"] > both["generation"] and y not in r["members"]]
+            return gens[0] if gens else None
+        gen = eventually(next_generation, 60, "the generation without s-y", interval_s=2.0)
+        assert [c["cause"] for c in gen["causes"] if c.get("member_id") == y] == ["session_timeout"], gen
+    finally:
+        for p in procs.values():
+            kill_hard(p)
