@@ -63,14 +63,14 @@ def storm(*, started_ms: int, ended_ms: int | None, rebalances: int, window_ms: 
 def group_status(group: str, ts: int, *, state: str, generation: int | None, protocol: str | None,
                  leader: str | None, members: int, heartbeat_gap_ratios: dict, in_storm: bool,
                  rebalancing_since_ms: int | None, coordinator_partition: int,
-                 poll_gap_ratios: dict | None = None) -> dict:
+                 poll_gap_ratios: dict | None = None, client_standard_metrics: list | None = None) -> dict:
     return {"kind": RecordKind.GROUP_STATUS, "group": group, "ts": ts, "state": state, "generation": generation,
             "protocol": protocol, "leader": leader, "members": members,
             "max_heartbeat_gap_ratio": max(heartbeat_gap_ratios.values()) if heartbeat_gap_ratios else None,
             "heartbeat_gap_ratios": heartbeat_gap_ratios, "in_storm": in_storm,
             "rebalancing_since_ms": rebalancing_since_ms, "coordinator_partition": coordinator_partition,
             "max_poll_gap_ratio": max(poll_gap_ratios.values()) if poll_gap_ratios else None,
-            "poll_gap_ratios": poll_gap_ratios or {}}
+            "poll_gap_ratios": poll_gap_ratios or {}, "client_standard_metrics": client_standard_metrics or []}
 
 
 def offsets_committed(group: str, ts: int, *, member_id: str | None, offsets) -> dict:

@@ -13,6 +13,7 @@
 | held.py | a `generation` record held for its members' late syncs (the log completed it first); ownership |
 | client_events.py | the handlers of the clients' events (join, sync, heartbeat, poll, leave, ...) |
 | client_metrics.py | the snapshots of a member's own heartbeat and poll clocks (Java clients: KIP-714, reporter) |
+| client_standard.py | the clients' own KIP-714 standard metrics (librdkafka's only ones), per client, never member evidence |
 | coordinator_events.py | the handlers of the coordinator's and the cluster's events |
 | codec.py | the snapshot kept between micro-batches, versioned |
 

@@ -27,7 +27,8 @@ from ..events import (
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, deadlines, timers
+from . import (client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
+               deadlines, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -53,6 +54,7 @@ class GroupMonitor:
         self.protocol: str | None = None  # its assignor
         self.leader: str | None = None
         self.members: dict[str, Member] = {}  # see membership.py
+        self.client_standard: dict[str, dict] = {}  # clients' own standard metrics (client_standard.py)
         self.removed: OrderedDict[str, int] = OrderedDict()
         self.rebalance: Rebalance | None = None  # the rebalance under way
         self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
@@ -205,7 +207,7 @@ class GroupMonitor:
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
-            poll_gap_ratios=poll_ratios)
+            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now))
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""
