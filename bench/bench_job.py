@@ -81,7 +81,7 @@ def tree_cpu_s() -> dict[str, float]:
     return out
 
 
-def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> dict:
+def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, connector: str = "python") -> dict:
     """The job as it runs in production (5 s processing-time trigger) on a backlog of `n` events, at most
     `per_trigger` per micro-batch. Sustained rate: rows / trigger-execution time over the batches after the
     first (which also starts Python workers and opens state)."""
@@ -91,7 +91,8 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int) -> d
     from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 
     exporter = MetricsExporter(ExporterSettings(port=0))
-    job = MonitorJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger}),
+    job = MonitorJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger,
+                                                         "kafka.connector": connector}),
                      spark=spark, updater=exporter.updater, idle_clock=False)
     counted = job._process_batch
 

@@ -67,11 +67,11 @@ def plain_drain(bootstrap: str, topic: str) -> tuple[int, float]:
     return n, secs
 
 
-def job_drain(spark, bootstrap: str, work: str, want: int) -> dict:
+def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "python") -> dict:
     cfg = load_config(env={}, overrides={
         "kafka.bootstrap_servers": bootstrap, "kafka.events_topic": "", "kafka.offsets_topic": "__consumer_offsets",
         "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"]),
-        "kafka.starting_offsets": "earliest", "kafka.connector": "python", "kafka.max_offsets_per_trigger": 500_000,
+        "kafka.starting_offsets": "earliest", "kafka.connector": connector, "kafka.max_offsets_per_trigger": 500_000,
         "state.checkpoint_location": os.path.join(work, "ck"), "sinks.history.parquet_path": os.path.join(work, "h"),
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
     job = MonitorJob(cfg, spark=spark, idle_clock=False)

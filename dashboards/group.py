@@ -42,6 +42,11 @@ def build() -> str:
     timeouts = sel("kafka_consumergroup_member_timeouts_total", ONE)
     gap = sel("kafka_consumergroup_heartbeat_gap_ratio", ONE)
     poll_gap = sel("kafka_consumergroup_poll_gap_ratio", ONE)
+    client_lat_avg = sel("kafka_consumergroup_client_rebalance_latency_avg_seconds", ONE)
+    client_lat_max = sel("kafka_consumergroup_client_rebalance_latency_max_seconds", ONE)
+    client_idle = sel("kafka_consumergroup_client_poll_idle_ratio", ONE)
+    client_rebalances = sel("kafka_consumergroup_client_rebalances_total", ONE)
+    client_lat_total = sel("kafka_consumergroup_client_rebalance_latency_seconds_total", ONE)
     mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", ONE)
     unassigned = sel("kafka_consumergroup_unassigned_partitions", ONE)
     imbalance = sel("kafka_consumergroup_assignment_imbalance", ONE)
@@ -170,6 +175,21 @@ def build() -> str:
         "the client reporter.",
         [q(f"max({poll_gap})", "time since last poll / max.poll.interval.ms")], unit="percentunit", max_val=1.2,
         w=12, h=8, thresholds=[(None, "green"), (0.8, "orange"), (1, "red")]))
+    own = (" As each client reports itself (KIP-714's standard metrics, e.g. confluent-kafka's): not evidence of "
+           "a member's heartbeats or polls.")
+    d = d.with_panel(ts_panel(
+        "Clients' own rebalance latency", help_of("kafka_consumergroup_client_rebalance_latency_max_seconds") + own,
+        [q(f"max by (client_id) ({client_lat_max})", "{{client_id}} max"),
+         q(f"max by (client_id) ({client_lat_avg})", "{{client_id}} avg")], unit="s", w=12, h=8))
+    d = d.with_panel(ts_panel(
+        "Clients' own rebalances", help_of("kafka_consumergroup_client_rebalances_total") + " Time: " +
+        help_of("kafka_consumergroup_client_rebalance_latency_seconds_total") + own,
+        [q(f"sum by (client_id) (increase({client_rebalances}[$__rate_interval]))", "{{client_id}} rebalances"),
+         q(f"sum by (client_id) (increase({client_lat_total}[$__rate_interval]))", "{{client_id}} seconds")],
+        bars=True, w=12, h=8))
+    d = d.with_panel(ts_panel(
+        "Clients' own poll idle ratio", help_of("kafka_consumergroup_client_poll_idle_ratio") + own,
+        [q(f"min by (client_id) ({client_idle})", "{{client_id}}")], unit="percentunit", max_val=1, w=12, h=8))
 
     d = d.with_row(row("Assignment"))
     d = d.with_panel(ts_panel(

@@ -122,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-live", action="store_true", help="plain log lines instead of the live view")
     d.set_defaults(func=_cmd_demo)
 
+    from .client_metrics_subscription import add_parser as add_client_metrics
+
+    add_client_metrics(sub)
+
     w = sub.add_parser("workload", add_help=False,
                        help="run a scenario of real consumer groups against a broker (workload --help)")
     w.add_argument("args", nargs=argparse.REMAINDER)

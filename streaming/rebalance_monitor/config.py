@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from .config_values import ConfigError, Duration, EnvText, build, choice, regex, secret  # noqa: F401 (ConfigError)
+from .config_values import ConfigError, Duration, EnvText, build, choice, group_durations, regex, secret  # noqa: F401 (ConfigError)
 from .kafka_connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, KafkaConnection
 from .metrics.catalogue import LAG_GRANULARITIES
 
@@ -112,6 +112,12 @@ class CoreConfig:
     settle: Duration = Duration(5_000)
     expected_assignment: bool = True
     expected_assignment_max_work: int = 50_000_000
+    # KIP-848 groups' session timeout (their records carry none; for causes inferred from __consumer_offsets):
+    # the brokers' group.consumer.session.timeout.ms, and the groups that override it ("group=30s,other=1m")
+    kip848_session_timeout: Duration = Duration(45_000)
+    kip848_session_timeouts: str | None = None
+    # a member silent for this percentage of its session timeout or max.poll.interval.ms: a member_at_risk record
+    early_warning_percent: int = 50
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,8 @@ class LoggingConfig:
     level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="INFO")
     # the Kafka clients' own loggers (kafka-python) and py4j's: their INFO lines are connection chatter
     kafka_clients_level: str = choice("DEBUG", "INFO", "WARNING", "ERROR", default="WARNING")
+    # the Spark driver JVM's lines (and its Python workers'), log4j's level names: those below it at DEBUG
+    spark_level: str = choice("DEBUG", "INFO", "WARN", "ERROR", default="ERROR")
     progress_interval: Duration = Duration(30_000)
 
 
@@ -207,6 +215,9 @@ class MonitorConfig:
             offsets_partitions=self.kafka.offsets_topic_partitions,
             member_list_input=bool(self.kafka.offsets_topic),
             broker_release=None if self.kafka.broker_release == "auto" else self.kafka.broker_release.strip(),
+            kip848_session_timeout_ms=int(self.core.kip848_session_timeout),
+            kip848_session_timeouts=group_durations("core.kip848_session_timeouts", self.core.kip848_session_timeouts),
+            early_warning_pct=self.core.early_warning_percent,
         )
 
     def group_filter(self):
@@ -292,6 +303,12 @@ def _validate(cfg: MonitorConfig) -> None:
     if cfg.kafka.broker_release != "auto" and not re.fullmatch(r"\s*\d+\.\d+\.\d+\s*", cfg.kafka.broker_release):
         raise ConfigError(f"kafka.broker_release: auto, or the brokers' Apache Kafka release as MAJOR.MINOR.PATCH "
                           f"(e.g. 4.0.0, 4.4.0); got {cfg.kafka.broker_release!r}")
+    if cfg.core.kip848_session_timeout <= 0:
+        raise ConfigError("core.kip848_session_timeout: must be greater than 0")
+    group_durations("core.kip848_session_timeouts", cfg.core.kip848_session_timeouts)
+    if not 0 <= cfg.core.early_warning_percent <= 99:
+        raise ConfigError(f"core.early_warning_percent: 0 (no early warning) or 1-99 (percent of a member's session "
+                          f"timeout or max.poll.interval.ms); got {cfg.core.early_warning_percent}")
     if cfg.storm.min_rebalances < 1:
         raise ConfigError("storm.min_rebalances: must be at least 1")
     if cfg.storm.window <= 0:

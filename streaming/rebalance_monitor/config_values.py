@@ -43,6 +43,23 @@ class Duration(int):
         raise ConfigError(f"{key}: expected a duration like 500ms, 5s, 10m, 2h or 7d, got {value!r}")
 
 
+def group_durations(key: str, text: str | None) -> tuple:
+    """((group, ms), ...) of `group=duration[,group=duration...]` (None or empty: none); a bad entry fails naming
+    the key."""
+    out = []
+    for entry in (text or "").split(","):
+        if not entry.strip():
+            continue
+        name, sep, value = entry.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"{key}: expected group=duration[,group=duration...] (e.g. orders=30s), got {text!r}")
+        ms = Duration.parse(key, value.strip())
+        if ms <= 0:
+            raise ConfigError(f"{key}: the duration of {name.strip()!r} must be greater than 0")
+        out.append((name.strip(), int(ms)))
+    return tuple(out)
+
+
 class EnvText(str):
     """A value from the environment: text, read as YAML unless the key is a string."""
 

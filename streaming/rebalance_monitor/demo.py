@@ -124,6 +124,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             "exporter.host": "127.0.0.1", "exporter.port": port,
             # lag: committed and log-end offsets from the broker, every few seconds
             "lag.broker_poll_interval": "3s",
+            # the log file keeps Spark's WARN lines (at INFO `run` logs them at DEBUG only)
+            "logging.spark_level": "WARN",
             "spark.local_dir": os.path.join(work, "spark"),
             # the Java group is seen through the broker alone: the plugin's events and the coordinator's records
             **({} if java_missing else {

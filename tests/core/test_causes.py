@@ -250,6 +250,9 @@ def test_every_rule_has_a_row():
     (0, 7_000, 10_000, 300_000, C.UNKNOWN),                # in between: neither
     (0, 290_000, 10_000, 300_000, C.POLL_TIMEOUT),         # about max.poll.interval.ms, well above the session
     (0, 12_000, 10_000, 12_000, C.SESSION_TIMEOUT),        # poll interval close to the session: a session timeout
+    (0, 4_948, 10_000, 5_000, C.POLL_TIMEOUT),             # past a poll interval shorter than the session, short of it
+    (0, 3_900, 10_000, 5_000, C.MEMBER_LEFT),              # short of 80% of that poll interval: within half a session
+    (0, 9_000, 10_000, 5_000, C.SESSION_TIMEOUT),          # about the session: it crashed (or hung)
     (9_000, 10_000, None, None, C.UNKNOWN),                # timeouts unknown
 ])
 def test_cause_of_departure(last_commit, gone, session, rebalance, cause):

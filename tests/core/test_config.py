@@ -46,6 +46,10 @@ def test_reference_file_lists_every_key_with_its_default():
     ({"kafka.security.protocol": "SASL_SSL"}, "kafka.security.sasl_mechanism: required"),
     ({"logging.level": "LOUD"}, "logging.level: 'LOUD' is not allowed; allowed values: DEBUG, INFO, WARNING, ERROR"),
     ({"lag.granularity": "broker"}, "lag.granularity: 'broker' is not allowed; allowed values: partition, topic, group"),
+    ({"core.kip848_session_timeout": 0}, "core.kip848_session_timeout: must be greater than 0"),
+    ({"core.kip848_session_timeouts": "orders"}, "core.kip848_session_timeouts: expected group=duration"),
+    ({"core.kip848_session_timeouts": "orders=soon"}, "core.kip848_session_timeouts: expected a duration"),
+    ({"core.kip848_session_timeouts": "orders=0s"}, "core.kip848_session_timeouts: the duration of 'orders' must be"),
 ])
 def test_bad_values_fail_naming_the_key_and_the_allowed_values(overrides, message):
     with pytest.raises(ConfigError) as err:
@@ -261,3 +265,11 @@ def test_environment_values_are_text_for_string_keys():
     assert cfg.exporter.persist_state is False and cfg.kafka.security.sasl_mechanism is None
     with pytest.raises(ConfigError, match="groups.max_groups: expected an integer, got '5k'"):
         load_config(env={"RM__GROUPS__MAX_GROUPS": "5k"})
+
+
+def test_kip848_session_timeouts_reach_the_core():
+    settings = load_config(env={}, overrides={"core.kip848_session_timeout": "30s",
+                                              "core.kip848_session_timeouts": "orders=10s, pay=1m"}).core_settings()
+    assert (settings.kip848_session_ms("orders"), settings.kip848_session_ms("pay"),
+            settings.kip848_session_ms("other")) == (10_000, 60_000, 30_000)
+    assert load_config(env={}).core_settings().kip848_session_ms("any") == 45_000  # Kafka's default

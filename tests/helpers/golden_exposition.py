@@ -96,7 +96,15 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
          "pattern": "rolling_restart"},
         # a group status entering a rebalance (snapshots the lag), a coordinator moving and resigning
         _status("orders-service", t + 4_000, "PreparingRebalance", generation=12, members=2, ratio=1.25,
-                in_storm=False, part=17, rebalancing_since_ms=t + 3_500),
+                in_storm=False, part=17, rebalancing_since_ms=t + 3_500, client_standard_metrics=[
+                    # a librdkafka client's standard metrics (no rebalance count), a Java client's, a bad entry
+                    {"client_id": "rdkafka", "client_instance_id": "Zm9vYmFyYmF6cXV4MTIzNA", "source": "kip714",
+                     "ts": t + 3_000, "poll_idle_ratio": 0.75, "rebalance_latency_avg_ms": 120,
+                     "rebalance_latency_max_ms": 250, "rebalances_total": None, "rebalance_latency_total_ms": 370},
+                    {"client_id": "java-1", "client_instance_id": "cXV4YmF6YmFyZm9vMTIzNA", "source": "kip714",
+                     "ts": t + 3_000, "poll_idle_ratio": 0.5, "rebalance_latency_avg_ms": 30,
+                     "rebalance_latency_max_ms": 30, "rebalances_total": 2, "rebalance_latency_total_ms": 60},
+                    "not an entry"]),
         {"kind": "coordinator", "group": "orders-service", "ts": t + 4_000, "partition": 17, "broker": None,
          "action": "elected"},
         {"kind": "coordinator", "group": WEIRD, "ts": t + 4_000, "partition": 4, "action": "resigned"},

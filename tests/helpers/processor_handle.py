@@ -87,10 +87,11 @@ class TimerValues:
         return self.watermark
 
 
-def new_processor(delay=2000, handle=None, cache_bytes=0, started_ms=0):
-    """A GroupProcessor (default core settings, no status records) on `handle`, a fresh MemoryHandle by default;
-    `cache_bytes`: its worker's runner cache (spark/runner_cache.py; 0: none); `started_ms`: the job's start."""
-    p = GroupProcessor(CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=started_ms,
+def new_processor(delay=2000, handle=None, cache_bytes=0, started_ms=0, settings=None):
+    """A GroupProcessor (default core settings, or `settings`; no status records) on `handle`, a fresh MemoryHandle
+    by default; `cache_bytes`: its worker's runner cache (spark/runner_cache.py; 0: none); `started_ms`: the job's
+    start."""
+    p = GroupProcessor(settings or CoreSettings(), emit_status=False, release_delay_ms=delay, started_ms=started_ms,
                        cache_bytes=cache_bytes)
     p.init(handle or MemoryHandle())
     return p

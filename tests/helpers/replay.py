@@ -24,7 +24,7 @@ def comparable(records):
         if r["kind"] in ("group_status",):
             continue
         r = dict(r)
-        if r["kind"] == "member_timeout":
+        if r["kind"] in ("member_timeout", "member_at_risk"):
             r.pop("detected_ms")
             r.pop("ts")
         keep.append(json.dumps(r, sort_keys=True))

@@ -35,6 +35,16 @@ def test_timeline_names_the_cause_the_client_and_the_host():
     assert rows[1]["detail"] == "orders-4@/10.0.0.8"
 
 
+def test_timeline_shows_a_member_at_risk_before_its_timeout():
+    risk = {"kind": "member_at_risk", "group": "orders", "ts": 1_700_000_066_000, "risk": "poll",
+            "member_id": "b-1", "client_id": "orders-4", "host": "/10.0.0.8", "last_seen_ms": 1_700_000_000_000,
+            "warn_ms": 1_700_000_150_000, "deadline_ms": 1_700_000_300_000, "limit_ms": 300_000}
+    rows = timeline_rows([risk, TIMEOUT])
+    assert [r["event"] for r in rows] == ["poll at risk", "session timeout"]
+    assert rows[0]["time"] == risk["warn_ms"]  # when it was at risk, not when a driver noticed
+    assert rows[0]["detail"] == "orders-4@/10.0.0.8: no poll for 150.0 s of its 300 s max.poll.interval.ms"
+
+
 def test_fleet_ranks_by_rebalances_and_names_the_usual_suspect():
     recs = [dict(GEN, ts=GEN["ts"] + i) for i in range(3)] + [dict(GEN, group="payments")]
     recs.append({"kind": "storm", "group": "orders", "ts": 1_700_000_100_000, "ended_ms": None, "rebalances": 4})

@@ -15,27 +15,13 @@ from helpers.eventually import eventually
 from helpers.java_telemetry import events_of, kill_hard, records_of, stalling_consumer, stop_gracefully
 
 from rebalance_monitor.testing import java_telemetry as jt
-from rebalance_monitor.testing.kafka_install import KAFKA_CLASSIC_VERSION, KAFKA_VERSION
+from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
 
 pytestmark = pytest.mark.integration
 
-EVENTS = "rebalance-events"
+EVENTS = "rebalance-events"  # the plugin_broker fixture's (tests/java/conftest.py)
 SESSION_MS = 6000
 CONSUMER = {"session.timeout.ms": str(SESSION_MS), "heartbeat.interval.ms": "1000"}
-
-
-@pytest.fixture(scope="module", params=[(KAFKA_VERSION, jt.EXPORTER_PLUGIN), (KAFKA_CLASSIC_VERSION, jt.RECEIVER_PLUGIN)],
-                ids=["kafka-4.4-exporter", "kafka-3.9-receiver"])
-def plugin_broker(request, tmp_path_factory):
-    version, plugin = request.param
-    log = tmp_path_factory.mktemp("plugin-broker") / "broker.log"
-    broker = jt.plugin_broker(EVENTS, plugin=plugin, version=version, log_path=str(log)).start()
-    try:
-        broker.create_topics({EVENTS: 1})
-        jt.subscribe(broker.bootstrap, "rebalance-monitor", 2000)
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _member_events(bootstrap, group, client_id, etype="client_metrics"):

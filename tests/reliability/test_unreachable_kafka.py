@@ -5,7 +5,7 @@
   on that port and the job recovers by itself: /ready turns green; then SIGTERM to the job's whole process group
   (as a terminal, systemd or a container runtime may send it, Spark's JVM included) stops it in order, one line
   per step, exit code 0, with no traceback, Java exception or ERROR anywhere; and at INFO the job said nothing
-  but its configuration summary, its inputs, where its metrics are, the back-off steps, one progress line per
+  (no line of Spark's either) but its configuration summary, its inputs, where its metrics are, the back-off steps, one progress line per
   interval and its stop;
 * a listener reached with the wrong security protocol (SSL against the test broker's PLAINTEXT): the same
   report, with the client's error.
@@ -157,6 +157,11 @@ def stopped_in_order_and_said_only_what_an_operator_reads(text: str, address: st
     after = text.split("is not reachable")[-1].split("\n", 1)[-1]  # the back-off lines name the refusal
     assert not bad.search(after), bad.search(after).group(0) + "\n" + after[-4000:]
     assert " ERROR " not in text and "Traceback" not in text
+    # and nothing but the monitor's own lines: Spark's JVM and its Python workers write into the log, below
+    # logging.spark_level at DEBUG (Spark's WARN lines and start-up banner, the JVM's incubator-module warning)
+    others = [ln for ln in text.splitlines()
+              if ln.strip() and not re.match(r"\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ rebalance_monitor\.", ln)]
+    assert others == [], "\n".join(others[:20])
 
 
 def test_wrong_security_protocol_is_reported_with_the_clients_error(broker, tmp_path, unique):

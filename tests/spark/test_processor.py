@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import pyarrow as pa
 from pyspark.sql import Row
 
@@ -188,12 +189,15 @@ def test_the_groups_one_timer_is_kept_in_state_replaced_only_when_an_earlier_wak
     assert p.handle.maps["groups"].gets <= batches + 3
 
 
-def test_a_timer_not_later_than_needed_is_kept_not_replaced():
+@pytest.mark.parametrize("warn_pct,share", [(0, 0.6), (50, 1.0)])
+def test_a_timer_not_later_than_needed_is_kept_not_replaced(warn_pct, share):
     # nothing pending between batches (the watermark passes each batch's events): the group's wake-up is
-    # its members' next session deadline, which moves later with every heartbeat; the registered one stays
-    # until it fires (early), instead of being replaced in every batch
+    # its members' next session deadline (or, with early warnings, their next warning point: half of it), which
+    # moves later with every heartbeat; the registered one stays until it fires (early), instead of being
+    # replaced in every batch. With 10 s sessions and 5 s batches a warning point 5 s ahead passes in every
+    # batch: one registration a batch at most, never more
     evs = _events(seconds=120)
-    p = new_processor(delay=None, handle=_CountingHandle())
+    p = new_processor(delay=None, handle=_CountingHandle(), settings=CoreSettings(early_warning_pct=warn_pct))
     batches = 0
     for start in range(evs[0]["ts"], evs[-1]["ts"] + 1, 5000):
         chunk = [e for e in evs if start <= e["ts"] < start + 5000]
@@ -201,7 +205,7 @@ def test_a_timer_not_later_than_needed_is_kept_not_replaced():
         _fire(p, start + 4999)
         batches += 1
         assert len(p.handle.timers) == 1
-    assert p.handle.registered <= 0.6 * batches, (p.handle.registered, batches)
+    assert p.handle.registered <= share * batches, (p.handle.registered, batches)
 
 
 def test_the_decode_stage_leaves_out_the_groups_allow_and_deny_exclude_and_names_them():

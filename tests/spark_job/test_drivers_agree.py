@@ -7,7 +7,8 @@ group_deleted), cluster-wide events with group "" (a partition-count change that
 and reaches a group created after it; a coordinator move of one group's `__consumer_offsets` partition, which
 must reach that group and no other; end offsets; the brokers' release) and their per-group forms, an event without a group (a dead
 letter), disorder within the release delay, late events (dead letters `late_event` in both), and a group that
-`groups.deny` leaves out.
+`groups.deny` leaves out, and a generation record held across the two runs for a member's late sync
+(the clients' events with the coordinator's log).
 
 The one documented difference (docs/records.md): detection times. A `member_timeout`'s `detected_ms` and `ts`
 say when the driver saw the deadline pass, and `group_status` is a snapshot taken whenever a driver looks (the
@@ -95,6 +96,13 @@ def all_kinds(base: int) -> tuple[list[dict], list[dict], list[str]]:
     first.append(_ev("broker_release", base + 7250, "", release="4.0.0"))
     first.append(_ev("end_offsets", base + 7300, "gb", offsets=[["t", 2, 10]]))
     first.append(_ev("topic_partitions", base + 7400, "gb", topics={"t": 4}))
+    # gd: the clients' events and the coordinator's log: the log completes generation 1 (d2's join starts the next
+    # round) before d1's sync of it, which comes in the second part: the record is held across the runs for it
+    first += [_join(base + 12_000, "d1", "gd"), _ev("generation_completed", base + 12_100, "gd", generation=1),
+              _ev("generation_completed", base + 12_102, "gd", generation=1, leader="d1"),
+              _join(base + 12_150, "d2", "gd"),
+              _ev("rebalance_started", base + 12_151, "gd", generation=1, reason="Adding new member d2",
+                  member_id="d2")]
     # a group groups.deny leaves out, and an event without a group
     first += [_join(base + 100, "x", "scratch-1"), _sync(base + 200, "x", "scratch-1", 1, _t(0), "x")]
     first.append(_ev("heartbeat", base + 5000, "", member_id="nobody", generation=1, error=None))
@@ -105,10 +113,11 @@ def all_kinds(base: int) -> tuple[list[dict], list[dict], list[str]]:
     second: list[dict] = []
     # late: far behind what ga and gc already processed
     second += [_hb(base + 1500, "a", "ga", 1), _hb(base + 1600, "c", "gc", 1)]
+    second.append(_sync(base + 15_900, "d1", "gd", 1, _t(*range(6)), "d1"))
     second += [_hb(base + s * 1000, "a", "ga", 2) for s in range(16, 20)]
     second += [_ev("group_empty", base + 21_000, "gb", generation=5),
                _ev("group_deleted", base + 22_000, "gb")]
-    return first, second, ["ga", "gb", "gc"]
+    return first, second, ["ga", "gb", "gc", "gd"]
 
 
 def _produce(broker, topic, events):
@@ -142,7 +151,7 @@ def _comparable(records):
         if r["kind"] == "group_status":
             status[r["group"]] = {k: v for k, v in r.items() if k not in STATUS_TIME_FIELDS}
             continue
-        if r["kind"] == "member_timeout":
+        if r["kind"] in ("member_timeout", "member_at_risk"):
             r.pop("detected_ms")
             r.pop("ts")
         keep.append(json.dumps(r, sort_keys=True))
@@ -186,3 +195,5 @@ def test_replay_and_the_job_give_the_same_records(spark, broker, unique, tmp_pat
     assert {r["group"] for r in coordinator} == {"gb"}, "a coordinator move reaches the groups of its partition"
     gc = [r for r in expected if r["kind"] == "generation" and r["group"] == "gc"]
     assert gc and gc[0]["unassigned_partitions"] == 0, "gc was created after t grew to 6 partitions"
+    gd = [r for r in expected if r["kind"] == "generation" and r["group"] == "gd"]
+    assert [(r["generation"], r["members"], r["mismatched_partitions"]) for r in gd] == [(1, ["d1"], 0)], gd

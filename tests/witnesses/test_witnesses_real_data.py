@@ -12,6 +12,9 @@ import pytest
 from rebalance_monitor.inputs.topic_ids import TopicNames
 from rebalance_monitor.testing import witnesses as W
 from rebalance_monitor.testing.witness_compare import View, blind_spot, compare
+from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS
+
+KIP848_SESSION_TIMEOUT_MS = int(TEST_BROKER_SETTINGS["group.consumer.session.timeout.ms"])  # the capture's brokers'
 
 DATA = Path(__file__).parent / "data"
 VERSIONS = sorted(p.name for p in DATA.iterdir() if (p / "truth.json").exists())
@@ -23,12 +26,22 @@ def _topic_names(d: Path):
     return TopicNames(json.loads(f.read_text())) if f.exists() else None
 
 
+def _monitor_config(**overrides):
+    """The monitor as an operator of the capture's brokers configures it: their KIP-848 session timeout
+    (group.consumer.session.timeout.ms, testing/broker.py) is the monitor's `core.kip848_session_timeout`."""
+    from rebalance_monitor.config import load_config
+
+    return load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10,
+                                          "core.kip848_session_timeout": f"{KIP848_SESSION_TIMEOUT_MS}ms", **overrides})
+
+
 def _load(version: str):
     d = DATA / version
     truth = json.loads((d / "truth.json").read_text())
     groups = {t["group"] for t in truth.values()}
-    outputs = {src: W.reconstruct(src, recs, groups=groups, topic_names=_topic_names(d) if src == "offsets-topic"
-                                  else None)
+    cfg = _monitor_config()
+    outputs = {src: W.reconstruct(src, recs, cfg=cfg, groups=groups,
+                                  topic_names=_topic_names(d) if src == "offsets-topic" else None)
                for src, recs in W.load_captured(d).items()}
     return truth, outputs
 
@@ -81,7 +94,8 @@ def test_timeouts_and_causes_each_witness_can_see(captured):
     assert [(r["timeout"], r["client_id"], r["cause_source"]) for r in timeouts] == [
         ("session", "crash-victim", "inferred")], timeouts
     offsets_causes = {c["cause"] for r in outputs["offsets-topic"] if r["kind"] == "generation" for c in r["causes"]}
-    assert offsets_causes <= {"member_joined", "unknown", "member_left", "session_timeout"}, offsets_causes
+    assert offsets_causes <= {"member_joined", "unknown", "member_left", "session_timeout", "poll_timeout"}, \
+        offsets_causes
     inferred = [c for r in outputs["offsets-topic"] if r["kind"] == "generation" for c in r["causes"]
                 if c["cause"] in ("member_left", "session_timeout")]
     assert inferred and all(c["cause_source"] == "inferred" and c["reason"].startswith("inferred: ")
@@ -162,14 +176,8 @@ def test_storms_are_explained_alike_by_every_witness():
             assert storms["w-rolling_restart"]["pattern"] == "rolling_restart", (version, witness)
 
 
-CLIENTS_AND_LOG_GAP = pytest.mark.xfail(strict=True, reason=(
-    "known gap (issue 27): with the clients' events and the log read together, a generation the log proves before "
-    "the clients' syncs arrive is completed without them (no protocol, no expected assignment)"))
-
-
 @pytest.mark.parametrize("sources", [
-    ("coordinator-log", "offsets-topic"), ("events", "offsets-topic"),
-    pytest.param(("events", "coordinator-log"), marks=CLIENTS_AND_LOG_GAP),
+    ("coordinator-log", "offsets-topic"), ("events", "offsets-topic"), ("events", "coordinator-log"),
     ("events", "coordinator-log", "offsets-topic")], ids="+".join)
 def test_inputs_read_together_keep_what_each_knew(captured, sources):
     """Several inputs describing one generation: its record carries the union of what they know, never the
@@ -203,3 +211,86 @@ def test_inputs_read_together_keep_what_each_knew(captured, sources):
     last = max((r for k, r in gens.items() if k[0] == crash), key=lambda r: r["generation"])
     causes = [(c["cause"], c.get("client_id"), c.get("host") is not None) for c in last["causes"]]
     assert ("session_timeout", "crash-victim", True) in causes, (sources, causes)
+
+
+@pytest.mark.parametrize("sources", [("coordinator-log", "offsets-topic"), ("events", "coordinator-log", "offsets-topic")],
+                         ids="+".join)
+def test_kip848_epochs_read_together_carry_what_offsets_knew(captured, sources):
+    """KIP-848 groups (Kafka 4.x) with the log and `__consumer_offsets` (and the clients) read together: each
+    epoch's record carries the assignment `__consumer_offsets` holds for it (every member's reconciled
+    assignment record of the epoch), the log's assignor, and the client ids of the members its causes name; the
+    epoch bump both inputs report is one round, not two."""
+    version, truth, outputs = captured
+    kip848 = {t["group"]: t for n, t in truth.items() if n.startswith("kip848")}
+    if not kip848:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    d = DATA / version
+    groups = {g for g, t in kip848.items() if set(sources) <= set(t.get("witnesses", sources))}
+    together = W.reconstruct_together(W.load_captured(d), sources, groups=groups, topic_names=_topic_names(d))
+    gens = {(r["group"], r["generation"]): r for r in together if r["kind"] == "generation"}
+    alone = {(r["group"], r["generation"]): r for r in outputs["offsets-topic"] if r["kind"] == "generation"
+             and r["group"] in groups and r["members"]}
+    assert groups and alone
+    for key, r in alone.items():
+        assert key in gens, (sources, key)
+        assert gens[key]["assignment"] == r["assignment"], (sources, key)
+        assert gens[key]["protocol"] == "uniform", (sources, key)
+        named = [c for c in gens[key]["causes"] if c["cause"] in ("member_joined", "member_left", "session_timeout")]
+        assert all(c.get("client_id") for c in named), (sources, key, named)
+    started = [r["generation"] for r in together if r["kind"] == "rebalance_started"]
+    assert len(started) <= len(gens) + len(groups), (sources, started)
+
+
+def test_kip848_departures_inferred_from_offsets_alone(captured):
+    """KIP-848 records carry no session timeout: the monitor takes the brokers' (`core.kip848_session_timeout`),
+    or a group's own (`core.kip848_session_timeouts`, mirroring its dynamic `consumer.session.timeout.ms`). With
+    the capture brokers' 10 s, each KIP-848 departure `__consumer_offsets` alone shows (a member's record deleted)
+    has its real cause: the killed member a session timeout, the stopped one a leave, the member that stalled
+    past its 5 s max.poll.interval.ms (its client left the group) a poll timeout."""
+    version, truth, outputs = captured
+    kip848 = {n: t for n, t in truth.items() if n.startswith("kip848")}
+    if not kip848:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    want = {"kip848_crash": ("session_timeout", "k848-victim"), "kip848_scale": ("member_left", "k848-2"),
+            "kip848_slow": ("poll_timeout", "k848-slow")}
+
+    def inferred(records, group):
+        return [(c["cause"], c["client_id"]) for r in records if r["group"] == group and r["kind"] == "generation"
+                for c in r["causes"] if c.get("cause_source") == "inferred"]
+
+    for name, found in want.items():
+        assert inferred(outputs["offsets-topic"], kip848[name]["group"]) == [found], name
+    seen = [(c["cause"], c.get("client_id")) for r in outputs["events"] if r["kind"] == "generation"
+            and r["group"] == kip848["kip848_crash"]["group"] for c in r["causes"]]
+    assert want["kip848_crash"] in seen, seen  # what the clients saw
+    assert any(a["action"] == "poll_timeout_observed" for a in kip848["kip848_slow"]["actions"])
+    # a group's own session timeout wins over the brokers' (here the brokers' is left at Kafka's default 45 s,
+    # under which a crash detected after 10 s would read as a leave)
+    d = DATA / version
+    crash = kip848["kip848_crash"]["group"]
+    cfg = _monitor_config(**{"core.kip848_session_timeout": "45s",
+                             "core.kip848_session_timeouts": f"{crash}={KIP848_SESSION_TIMEOUT_MS}ms"})
+    records = W.reconstruct("offsets-topic", W.load_captured(d)["offsets-topic"], cfg=cfg, groups={crash},
+                            topic_names=_topic_names(d))
+    assert inferred(records, crash) == [want["kip848_crash"]]
+    assert [(r["timeout"], r["cause_source"]) for r in records if r["kind"] == "member_timeout"] == [
+        ("session", "inferred")]
+
+
+def test_kip848_epochs_from_the_clients_and_the_log_are_judged_only_on_known_ownership(captured):
+    """The clients' events with the log (no `__consumer_offsets`) name a KIP-848 group's assignor (`uniform`) and,
+    through the members the log adds, their subscriptions: an epoch whose members' assignment of the epoch
+    before is unknown (the clients' syncs of it never came) is not judged (the server assignors keep what
+    members own, and what they owned is unknown); every epoch judged matches."""
+    version, truth, outputs = captured
+    groups = {t["group"] for n, t in truth.items() if n.startswith("kip848") and "events" in t.get("witnesses", ())}
+    if not groups:
+        pytest.skip(f"Kafka {version} runs no KIP-848 scenario (the consumer protocol is GA from 4.0)")
+    d = DATA / version
+    together = W.reconstruct_together(W.load_captured(d), ("events", "coordinator-log"), groups=groups)
+    gens = [r for r in together if r["kind"] == "generation"]
+    judged = [r for r in gens if r["mismatched_partitions"] is not None]
+    assert judged and all(r["mismatched_partitions"] == 0 for r in judged), [
+        (r["group"], r["generation"], r["mismatched_partitions"]) for r in judged]
+    assert any(r["expected_reason"] == f"the members' assignment of epoch {r['generation'] - 1} is not known"
+               for r in gens)

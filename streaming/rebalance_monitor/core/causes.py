@@ -276,7 +276,8 @@ def cause_of_departure(last_commit_ms: int | None, gone_ms: int, session_timeout
     from a generation's member list, or its KIP-848 record was deleted at `gone_ms`). The commits of the
     partitions it owned tell: commits that stopped about one session timeout before (or, with a rebalance
     timeout well above the session timeout, about one poll interval before) mean it crashed or hung (it
-    stopped polling); commits until the rebalance mean it left. The reason holds the evidence. A member that
+    stopped polling), as do commits that stopped one poll interval shorter than the session before (a KIP-848
+    client leaves its group when its poll interval passes); commits until the rebalance mean it left. The reason holds the evidence. A member that
     never committed (or commits rarely) cannot be told: `unknown`."""
     where = f"generation {generation}" if generation is not None else "the group"
     if last_commit_ms is None:
@@ -288,6 +289,12 @@ def cause_of_departure(last_commit_ms: int | None, gone_ms: int, session_timeout
             and gap >= TIMEOUT_MIN_GAP_SHARE * rebalance_timeout_ms:
         return Found(POLL_TIMEOUT, f"inferred: {evidence}, about its max.poll.interval.ms ({rebalance_timeout_ms} "
                                    "ms): it stopped polling")
+    if session_timeout_ms and rebalance_timeout_ms and rebalance_timeout_ms < session_timeout_ms \
+            and TIMEOUT_MIN_GAP_SHARE * rebalance_timeout_ms <= gap < TIMEOUT_MIN_GAP_SHARE * session_timeout_ms:
+        # a poll interval shorter than the session: past the one, short of the other (its session lived on)
+        return Found(POLL_TIMEOUT, f"inferred: {evidence}, about its max.poll.interval.ms ({rebalance_timeout_ms} "
+                                   f"ms) and short of its session timeout ({session_timeout_ms} ms): it stopped "
+                                   "polling")
     if session_timeout_ms and gap >= TIMEOUT_MIN_GAP_SHARE * session_timeout_ms:
         return Found(SESSION_TIMEOUT, f"inferred: {evidence}, at least about its session timeout "
                                       f"({session_timeout_ms} ms): it crashed or hung")

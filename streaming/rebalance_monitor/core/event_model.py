@@ -129,6 +129,11 @@ class ClientMetrics(MemberEvent):
     poll_idle_ratio: float | None = None
     session_timeout_ms: int | None = None  # the client's configuration, where the source knows it (a reporter)
     rebalance_timeout_ms: int | None = None  # max.poll.interval.ms, likewise
+    # KIP-714's standard consumer metrics, as the client reports them (every client that pushes: librdkafka too)
+    rebalance_latency_avg_ms: int | None = None
+    rebalance_latency_max_ms: int | None = None
+    rebalances: int | None = None  # rebalances since the client's previous snapshot
+    rebalance_latency_ms: int | None = None  # their summed latency
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,6 +140,14 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         if release is None:
             out["expected_reason"] = f"server assignor rules of Kafka {broker} not reproduced (4.0.0 and later are)"
             return out
+    if assignor in SERVER_ASSIGNORS:
+        # the server assignors keep what members own: what they owned must be the previous epoch's assignment
+        prev = group.generation if group.generation is not None and group.generation < gen else None
+        owned = [m.owned_generation for m in (group.members.get(mid) for mid in ids)
+                 if m is not None and m.owned_generation is not None]
+        if prev is not None and owned and max(owned) < prev:
+            out["expected_reason"] = f"the members' assignment of epoch {prev} is not known"
+            return out
     order = ids
     if assignor in SERVER_ASSIGNORS:
         # the coordinator fills its HashMap of members in the order they joined the group: members whose ids fall in

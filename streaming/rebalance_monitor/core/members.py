@@ -150,12 +150,28 @@ class Member:
             return s
         return s if s < p else p
 
-    def next_due(self) -> int | None:
-        """When a deadline of the member may be concluded passed: its next deadline plus its report delay."""
+    def next_due(self, warn_pct: int = 0, warned_to: int = 0) -> int | None:
+        """When a deadline of the member may be concluded passed: its next deadline plus its report delay; or,
+        earlier, its next early-warning point after `warned_to` (`warn_points`), plus that delay."""
+        delay = self.report_delay_ms or 0
         d = self.next_deadline()
-        if d is None or not self.report_delay_ms:
-            return d
-        return d + self.report_delay_ms
+        if d is not None:
+            d += delay
+        if warn_pct:
+            for w in self.warn_points(warn_pct):
+                if w is not None and warned_to < w[1] + delay and (d is None or w[1] + delay < d):
+                    d = w[1] + delay
+        return d
+
+    def warn_points(self, pct: int) -> tuple:
+        """((kind, when, deadline, limit) or None for the session, the same for the poll): when the member will
+        have been silent for `pct` percent of its session timeout / max.poll.interval.ms (its deadline less the
+        rest of that limit), as its deadlines stand now."""
+        s = self.session_deadline()
+        p = self.poll_deadline()
+        st, rt = self.session_timeout_ms, self.rebalance_timeout_ms
+        return (("session", s - st * (100 - pct) // 100, s, st) if s is not None else None,
+                ("poll", p - rt * (100 - pct) // 100, p, rt) if p is not None else None)
 
     def poll_gap_ratio(self, now_ms: int) -> float | None:
         """Time since the last poll at `now_ms` over max.poll.interval.ms (the rebalance timeout): 1 means the

@@ -38,6 +38,20 @@ def member_timeout(group: str, detected_ms: int, *, member_id: str, timeout: str
     return rec
 
 
+def member_at_risk(group: str, detected_ms: int, *, member_id: str, risk: str, last_seen_ms: int | None,
+                   warn_ms: int, deadline_ms: int, limit_ms: int | None, identity: Iterable[tuple[str, str | None]] = ()
+                   ) -> dict:
+    """A member silent for core.early_warning_percent of its `risk` ("session" or "poll") limit `limit_ms`: at
+    `warn_ms` (event time) it had not been heard from since `last_seen_ms`; its deadline is `deadline_ms`."""
+    rec = {"kind": RecordKind.MEMBER_AT_RISK, "group": group, "ts": detected_ms, "member_id": member_id,
+           "risk": risk, "last_seen_ms": last_seen_ms, "warn_ms": warn_ms, "deadline_ms": deadline_ms,
+           "limit_ms": limit_ms, "detected_ms": detected_ms}
+    for key, value in identity:
+        if value is not None:
+            rec[key] = value
+    return rec
+
+
 def storm(*, started_ms: int, ended_ms: int | None, rebalances: int, window_ms: int, pattern: str,
           pattern_detail: dict) -> dict:
     """A storm starting, changing its pattern, or ending; the group and time are stamped by its group
@@ -49,14 +63,14 @@ def storm(*, started_ms: int, ended_ms: int | None, rebalances: int, window_ms: 
 def group_status(group: str, ts: int, *, state: str, generation: int | None, protocol: str | None,
                  leader: str | None, members: int, heartbeat_gap_ratios: dict, in_storm: bool,
                  rebalancing_since_ms: int | None, coordinator_partition: int,
-                 poll_gap_ratios: dict | None = None) -> dict:
+                 poll_gap_ratios: dict | None = None, client_standard_metrics: list | None = None) -> dict:
     return {"kind": RecordKind.GROUP_STATUS, "group": group, "ts": ts, "state": state, "generation": generation,
             "protocol": protocol, "leader": leader, "members": members,
             "max_heartbeat_gap_ratio": max(heartbeat_gap_ratios.values()) if heartbeat_gap_ratios else None,
             "heartbeat_gap_ratios": heartbeat_gap_ratios, "in_storm": in_storm,
             "rebalancing_since_ms": rebalancing_since_ms, "coordinator_partition": coordinator_partition,
             "max_poll_gap_ratio": max(poll_gap_ratios.values()) if poll_gap_ratios else None,
-            "poll_gap_ratios": poll_gap_ratios or {}}
+            "poll_gap_ratios": poll_gap_ratios or {}, "client_standard_metrics": client_standard_metrics or []}
 
 
 def offsets_committed(group: str, ts: int, *, member_id: str | None, offsets) -> dict:

@@ -39,3 +39,18 @@ class CoreSettings:
     # The brokers' Apache Kafka release ("4.0.0"), None when unknown: the server (KIP-848) assignors' expected
     # assignments follow its rules (assignors.server_rules_release; unknown: the newest).
     broker_release: str | None = None
+    # KIP-848 groups: the session timeout is the group's, not in their records (`__consumer_offsets`): the brokers'
+    # group.consumer.session.timeout.ms (Kafka's default 45 s), or a group's own consumer.session.timeout.ms (a
+    # dynamic group config, kept in the cluster's metadata log): ((group, ms), ...). Inferred causes read it.
+    kip848_session_timeout_ms: int = 45_000
+    kip848_session_timeouts: tuple = ()
+    # Early warning: a member silent for this percentage of its session timeout (no heartbeat) or of its
+    # max.poll.interval.ms (no poll) is reported at risk, once per silence (a `member_at_risk` record); 0: never.
+    early_warning_pct: int = 50
+
+    def kip848_session_ms(self, group: str) -> int:
+        """The session timeout of KIP-848 group `group`, as its coordinator applies it."""
+        for name, ms in self.kip848_session_timeouts:
+            if name == group:
+                return ms
+        return self.kip848_session_timeout_ms

@@ -38,6 +38,7 @@ class RecordKind(StrEnum):
 
     GENERATION = "generation"
     MEMBER_TIMEOUT = "member_timeout"
+    MEMBER_AT_RISK = "member_at_risk"
     STORM = "storm"
     REBALANCE_STARTED = "rebalance_started"
     GROUP_STATUS = "group_status"
@@ -49,8 +50,8 @@ class RecordKind(StrEnum):
 
 
 # What the history sink keeps (and `rebalance-monitor history` reads): the record kinds that say what happened.
-HISTORY_KINDS = (RecordKind.GENERATION, RecordKind.MEMBER_TIMEOUT, RecordKind.STORM, RecordKind.REBALANCE_STARTED,
-                 RecordKind.GROUP_DELETED, RecordKind.COORDINATOR)
+HISTORY_KINDS = (RecordKind.GENERATION, RecordKind.MEMBER_TIMEOUT, RecordKind.MEMBER_AT_RISK, RecordKind.STORM,
+                 RecordKind.REBALANCE_STARTED, RecordKind.GROUP_DELETED, RecordKind.COORDINATOR)
 
 
 class GroupState(StrEnum):

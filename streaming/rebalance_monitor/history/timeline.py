@@ -44,6 +44,12 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
                        unchecked_reason=unchecked_reason(r))
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
+        elif kind == RecordKind.MEMBER_AT_RISK:
+            row["time"] = r.get("warn_ms") or r.get("ts")
+            silent, limit = _silent_s(r), r.get("limit_ms")
+            row.update(event=f"{r.get('risk')} at risk", detail=f"{_who(r) or r.get('member_id')}: no "
+                       f"{'heartbeat' if r.get('risk') == 'session' else 'poll'} for {silent} s of its "
+                       f"{(limit or 0) / 1000:g} s {'session timeout' if r.get('risk') == 'session' else 'max.poll.interval.ms'}")
         elif kind == RecordKind.STORM:
             what = "storm ended" if r.get("ended_ms") else "storm" if r.get("ts") == r.get("started_ms") else "storm pattern"
             row.update(event=what, detail=f"{r.get('rebalances')} rebalances in the window"
@@ -54,6 +60,11 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
             continue
         rows.append(row)
     return rows
+
+
+def _silent_s(r: dict):
+    seen, warn = r.get("last_seen_ms"), r.get("warn_ms")
+    return round((warn - seen) / 1000.0, 1) if isinstance(seen, int) and isinstance(warn, int) else "?"
 
 
 def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:

@@ -169,6 +169,30 @@ POLL_GAP_RATIO = _g(
     "kafka_consumergroup_poll_gap_ratio", "gauge",
     "Largest ratio, over the members whose polls are known, of time since the last poll to max.poll.interval.ms "
     "(1 means the member is about to be removed for not polling).", ("group",))
+# ---- the clients' own standard metrics (KIP-714's standard consumer set, as each client pushes it) -----------
+# Per client instance, as the client reports itself: not evidence of a member's heartbeats or polls (librdkafka
+# pushes only these, naming no member). From group_status records' client_standard_metrics.
+_PER_CLIENT = ("group", "client_id", "client_instance_id")
+CLIENT_POLL_IDLE_RATIO = _g(
+    "kafka_consumergroup_client_poll_idle_ratio", "gauge",
+    "The client's own standard metric (KIP-714, consumer.poll.idle.ratio.avg): the share of its time spent waiting "
+    "in poll; as the client pushes it.", _PER_CLIENT)
+CLIENT_REBALANCE_LATENCY_AVG = _g(
+    "kafka_consumergroup_client_rebalance_latency_avg_seconds", "gauge",
+    "The client's own standard metric (KIP-714, consumer.coordinator.rebalance.latency.avg): its average "
+    "rebalance in its sample window; as the client pushes it.", _PER_CLIENT, "seconds")
+CLIENT_REBALANCE_LATENCY_MAX = _g(
+    "kafka_consumergroup_client_rebalance_latency_max_seconds", "gauge",
+    "The client's own standard metric (KIP-714, consumer.coordinator.rebalance.latency.max): its longest "
+    "rebalance in its sample window; as the client pushes it.", _PER_CLIENT, "seconds")
+CLIENT_REBALANCES = _g(
+    "kafka_consumergroup_client_rebalances_total", "counter",
+    "The client's own standard metric (KIP-714, consumer.coordinator.rebalance.total): rebalances it took part "
+    "in since the monitor first heard of it (Java clients; librdkafka does not push it).", _PER_CLIENT)
+CLIENT_REBALANCE_LATENCY_TOTAL = _g(
+    "kafka_consumergroup_client_rebalance_latency_seconds_total", "counter",
+    "The client's own standard metric (KIP-714, consumer.coordinator.rebalance.latency.total): time it spent "
+    "in rebalances since the monitor first heard of it.", _PER_CLIENT, "seconds")
 STORM = _g(
     "kafka_consumergroup_storm", "gauge",
     "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
@@ -265,7 +289,8 @@ SINK_ERRORS = _g(
 CATALOGUE: tuple[MetricSpec, ...] = (
     REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
     LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
-    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
+    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, CLIENT_POLL_IDLE_RATIO,
+    CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
     GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS,

@@ -42,7 +42,14 @@ def sample_records() -> list[dict]:
         {"kind": "group_status", "group": g, "ts": T0, "state": "Stable", "generation": 12,
          "protocol": "cooperative-sticky", "leader": "c-1", "members": 2, "max_heartbeat_gap_ratio": 0.31,
          "heartbeat_gap_ratios": {"c-1": 0.31, "c-2": 0.05}, "in_storm": True, "rebalancing_since_ms": None,
-         "coordinator_partition": 17, "max_poll_gap_ratio": 0.12, "poll_gap_ratios": {"c-1": 0.12, "c-2": 0.02}},
+         "coordinator_partition": 17, "max_poll_gap_ratio": 0.12, "poll_gap_ratios": {"c-1": 0.12, "c-2": 0.02},
+         "client_standard_metrics": [
+             {"client_id": "py-worker", "client_instance_id": "Zm9vYmFyYmF6cXV4MTIzNA", "source": "kip714",
+              "ts": T0, "poll_idle_ratio": 0.82, "rebalance_latency_avg_ms": 140, "rebalance_latency_max_ms": 310,
+              "rebalances_total": None, "rebalance_latency_total_ms": 450},
+             {"client_id": "java-1", "client_instance_id": "cXV4YmF6YmFyZm9vMTIzNA", "source": "kip714",
+              "ts": T0, "poll_idle_ratio": 0.4, "rebalance_latency_avg_ms": 35, "rebalance_latency_max_ms": 60,
+              "rebalances_total": 3, "rebalance_latency_total_ms": 105}]},
     ]
 
 

@@ -20,7 +20,7 @@ from .catalogue import (
     MEMBERS, MISMATCHED_PARTITIONS, NEEDLESS_MOVES, PARTITIONS_MOVED, POLL_GAP_RATIO, PROTOCOL_INFO, REBALANCE_DURATION,
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
 )
-from . import lag_levels
+from . import client_standard, lag_levels
 from .exposition import Family, escape_label
 from .lag import EndOffsetTable
 from .series import GroupSeries
@@ -51,8 +51,8 @@ assert len(_TOPIC_PARTITION) == 3, "topic, partition"
 META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, GENERATION, LAST_REBALANCE_TS,
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
                  LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
-                 REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, STORM,
-                 STORMS, STORM_PATTERN)
+                 REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO,
+                 *client_standard.FAMILIES, STORM, STORMS, STORM_PATTERN)
 LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
 
 
@@ -118,6 +118,8 @@ def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
         f[HEARTBEAT_GAP_RATIO.name] = _GAP_RATIO.of_group(g, s.heartbeat_gap_ratio)
     if s.poll_gap_ratio is not None:
         f[POLL_GAP_RATIO.name] = _POLL_GAP_RATIO.of_group(g, s.poll_gap_ratio)
+    if s.client_standard:
+        client_standard.lines(g, s.client_standard, f)
     if s.storm is not None or s.storms_total:
         f[STORM.name] = _STORM.of_group(g, s.storm or 0)
         f[STORMS.name] = _STORMS.of_group(g, s.storms_total)

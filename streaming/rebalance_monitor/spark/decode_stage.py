@@ -37,6 +37,7 @@ from ..core.group_filter import GroupFilter
 from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
 from ..decode import decode_record
 from ..event_columns import hot_fields
+from .commit_compaction import CommitCompactor, is_live_commit
 from .gc_pause import gc_paused
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
@@ -108,6 +109,7 @@ class _Rows:
         self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
+        self.commits = CommitCompactor()  # the chunk's live offset commits, the last per key (commit_compaction.py)
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
 
@@ -195,15 +197,25 @@ def _cluster_event(out: _Rows, ev, order: int, payload: str) -> str | None:
 def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str, str], max_bytes: int,
                    max_future_ms: int, topic_names=None) -> None:
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
-    record's Kafka timestamp in epoch ms, None if it has none). `topic_names`: see `topic_names_of`."""
+    record's Kafka timestamp in epoch ms, None if it has none). `topic_names`: see `topic_names_of`. The live
+    offset commits of `__consumer_offsets` are compacted over the chunk, the last per key (commit_compaction.py)."""
     now = int(time.time() * 1000)
     groups, newest = out.groups, out.newest
     top, top_append = out.batch_max, out.batch_max_append
+    commits = out.commits
     n = 0
     for topic, partition, offset, append_ms, key, value in records:
         n += 1
-        order = (partition << 40) | offset
         source = topic_sources.get(topic, "events")
+        if source == "offsets-topic":
+            if is_live_commit(key, value):
+                commits.offer(bytes(key), (topic, partition, offset, append_ms, key, value))
+                continue
+            if commits.held:  # the group's membership may change here: the commits before it first
+                out.batch_max, out.batch_max_append = top, top_append
+                _decode_held(out, commits, topic_sources, now, max_bytes, max_future_ms, topic_names)
+                top, top_append = out.batch_max, out.batch_max_append
+        order = (partition << 40) | offset
         if source == "events":
             hot = hot_fields(value, max_bytes, now, max_future_ms)
             if hot is not None and hot[2]:  # (a heartbeat or poll without a group takes the full path)
@@ -231,10 +243,19 @@ def decode_records(out: _Rows, records: Iterable[tuple], topic_sources: dict[str
                      max_future_ms, topic_names)
         top, top_append = out.batch_max, out.batch_max_append
     out.batch_max, out.batch_max_append = top, top_append
+    if commits.held:
+        _decode_held(out, commits, topic_sources, now, max_bytes, max_future_ms, topic_names)
     out.records += n
     if topic_names is not None:
         for tid, count in topic_names.take_unresolved().items():
             out.unresolved[tid] = out.unresolved.get(tid, 0) + count
+
+
+def _decode_held(out: _Rows, commits: CommitCompactor, topic_sources, now, max_bytes, max_future_ms,
+                 topic_names) -> None:
+    for topic, partition, offset, append_ms, key, value in commits.drain():
+        _decode_slow(out, topic_sources[topic], topic, partition, offset, (partition << 40) | offset, append_ms, now,
+                     key, value, max_bytes, max_future_ms, topic_names)
 
 
 def topic_names_of(topic_ids: tuple | None):

@@ -124,7 +124,8 @@ class MonitorJob:
             c = self.cfg.spark
             self.spark = build_session(master=c.master, app_name=c.app_name, local_dir=c.local_dir,
                                        shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf, jit=c.jit,
-                                       jars=jar_files(c.jars_dir) if c.jars_dir else ())
+                                       jars=jar_files(c.jars_dir) if c.jars_dir else (),
+                                       spark_level=self.cfg.logging.spark_level)
         self.spark.conf.set("spark.sql.streaming.stateStore.providerClass",
                             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
         return self.spark

@@ -5,13 +5,12 @@ are sources.py's.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
 import sys
 from typing import Any, Mapping, Sequence
 
+from .jvm_process import jvm_log_level, launched_jvm
 from .jvm import KAFKA_PROVIDER_CLASS, jvm_class_available, kafka_connector_available  # noqa: F401 (of this module too)
 from .sources import register_sources
 
@@ -68,12 +67,13 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
 
 def build_session(master: str | None = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
                   shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = (),
-                  jit: str = "quick"):
+                  jit: str = "quick", spark_level: str = "ERROR"):
     """Start (or return the running) SparkSession with the job's settings.
 
     RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
     session time zone UTC, the JVMs' compiler as `jit` says (JIT_OPTIONS), and the Python Kafka source
-    registered as format "rmkafka".
+    registered as format "rmkafka". A driver JVM this launches logs through the monitor's log, its lines below
+    `spark_level` (logging.spark_level) at DEBUG (jvm_process.py).
     With a local master the driver binds to the loopback address. `master=None` keeps the master spark-submit
     (or the Spark operator) set, instead of overriding it.
     """
@@ -88,50 +88,15 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with jvm_ignoring_sigterm():
+    with launched_jvm(spark_level):
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel(jvm_log_level(spark_level))
     quiet_loggers(spark)
     check_driver_jit(spark, jit)
     register_sources(spark)
     log.debug("SparkSession %s on %s (Spark %s, shuffle partitions %s)", app_name, spark.sparkContext.master,
              spark.version, shuffle_partitions)
     return spark
-
-
-@contextlib.contextmanager
-def jvm_ignoring_sigterm():
-    """A JVM that PySpark launches while this is open starts with SIGTERM ignored, as PySpark already starts it
-    with SIGINT ignored. A SIGTERM to the job's whole process group (a terminal's, systemd's or a container
-    runtime's stop) then reaches the Python driver alone, which stops the query, the poller, the exporter and
-    Spark in that order (run.py); otherwise the JVM's shutdown hook stops the SparkContext under the running
-    query at the same moment (Java stack traces, py4j's connection refused). The JVM still exits when the driver
-    goes away (PySpark's gateway ends on its stdin's end), and a SIGKILL still kills it. The Python workers it
-    starts without PySpark's daemon (the streaming source's runner) inherit the ignored SIGTERM, so they too
-    outlive a SIGTERM to the group until the stop; they end when Spark closes their connection (seen across a
-    query's restart after a broker outage: the old runner gone, one new one). The daemon's workers set their own. PySpark pinned at
-    4.2.0 launches the gateway with `pyspark.java_gateway.Popen`, whose `preexec_fn` this extends; the
-    process tests stop the job this way (tests/reliability/test_unreachable_kafka.py)."""
-    from pyspark import java_gateway
-
-    popen = java_gateway.Popen
-
-    def launch(*args, **kwargs):
-        theirs = kwargs.get("preexec_fn")
-
-        def preexec():
-            if theirs is not None:
-                theirs()
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-        kwargs["preexec_fn"] = preexec
-        return popen(*args, **kwargs)
-
-    java_gateway.Popen = launch
-    try:
-        yield
-    finally:
-        java_gateway.Popen = popen
 
 
 def driver_java_options(spark) -> list[str]:

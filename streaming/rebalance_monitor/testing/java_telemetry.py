@@ -7,25 +7,33 @@ console consumer (`kafka-console-consumer.sh`'s), a Java consumer the project di
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
+from ..client_metrics_subscription import SUBSCRIPTION_METRICS  # the plugin's metric prefixes
 from .broker import Broker
 from .kafka_install import KAFKA_VERSION, classpath, java_binary, project_root
 from .processes import free_port
 
 BROKER_JAR = "broker-telemetry-plugin.jar"
 REPORTER_JAR = "client-metrics-reporter.jar"
+STREAMS_APP_JAR = "streams-test-app.jar"  # a test application: stock Kafka Streams, a stateless topology
+STREAMS_APP = "rebalancemonitor.testapp.StreamsTestApp"
 EXPORTER_PLUGIN = "rebalancemonitor.telemetry.broker.ExporterPlugin"  # Kafka 4.2+ (KIP-1217)
 RECEIVER_PLUGIN = "rebalancemonitor.telemetry.broker.ReceiverPlugin"  # Kafka 3.7-4.1 (KIP-714's first pair)
 REPORTER = "rebalancemonitor.telemetry.client.ConsumerReporter"
-# the metric name prefixes a subscription asks Java consumers for (the plugin's MemberMetrics.SUBSCRIPTION)
-SUBSCRIPTION_METRICS = ("org.apache.kafka.consumer.coordinator.", "org.apache.kafka.consumer.last.poll.",
-                        "org.apache.kafka.consumer.time.between.poll.", "org.apache.kafka.consumer.poll.idle.ratio.")
 
 
 def jar(name: str) -> Path:
-    """A plugin jar of var/java/, built first (scripts/build_java.sh: nothing to do when up to date)."""
+    """A plugin jar of var/java/, built first (scripts/build_java.sh: nothing to do when up to date); of
+    $RM_JAVA_HOME as it is, when set (an installed package has no checkout to build from)."""
+    built = os.environ.get("RM_JAVA_HOME")
+    if built:
+        path = Path(built) / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: RM_JAVA_HOME has no {name} (scripts/build_java.sh builds it)")
+        return path
     root = project_root()
     subprocess.run([str(root / "scripts" / "build_java.sh")], check=True, cwd=root)
     path = root / "var" / "java" / name
@@ -96,3 +104,20 @@ def plain_java_consumer(bootstrap: str, topic: str, group: str, client_id: str, 
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
                                 start_new_session=True)
 
+
+def streams_app(properties: dict[str, str], properties_path: Path, extra_classpath: tuple[str, ...] = (),
+                log_path: Path | None = None) -> subprocess.Popen:
+    """The Kafka Streams test application (streaming/java/streams-test-app: stock Kafka Streams 4.4, a stateless
+    topology from `input.topic` to `output.topic`) with the Streams `properties` given (written to
+    `properties_path`), in a process of its own session; SIGTERM closes it (leaving the group unless
+    `leave.group.on.close` is "false"). Its consumers are Streams' own: `<client.id>-StreamThread-N-consumer`."""
+    properties_path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+    cmd = [java_binary(), "-Xmx192m", "-cp", ":".join((classpath(KAFKA_VERSION), str(jar(STREAMS_APP_JAR)),
+                                                        *extra_classpath)), STREAMS_APP, str(properties_path)]
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    try:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    finally:
+        if log_path:
+            out.close()

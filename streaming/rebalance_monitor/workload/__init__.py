@@ -8,10 +8,10 @@ Command line: `python -m rebalance_monitor.workload SCENARIO --bootstrap HOST:PO
 """
 from .members import Member, MemberProcess, MemberSpec
 from .scenarios import (SCENARIOS, Scenario, ScenarioError, ScenarioResult, ensure_topics, run_scenario,
-                        scenario_names)
+                        scenario_names, storm_threshold)
 from . import kip848  # noqa: F401  (registers the KIP-848 and Java scenarios)
 from .evidence import evidence, missing_triggers
 from .traffic import TrafficProducer, produce_traffic
 
-__all__ = ["SCENARIOS", "Scenario", "ScenarioError", "ScenarioResult", "run_scenario", "scenario_names",
+__all__ = ["SCENARIOS", "Scenario", "ScenarioError", "ScenarioResult", "run_scenario", "scenario_names", "storm_threshold",
            "ensure_topics", "evidence", "missing_triggers", "produce_traffic", "TrafficProducer", "Member", "MemberProcess", "MemberSpec"]

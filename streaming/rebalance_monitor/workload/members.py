@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from rebalance_monitor.instrument.emitter import Emitter
 from rebalance_monitor.instrument.kafka_python import instrument_consumer
 
+from .kafka_python_join import settle_finished_join, wait_for_metadata_snapshot
+
 log = logging.getLogger("rebalance_monitor.workload")
 
 ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -173,6 +175,8 @@ class Member:
             consumer = make_consumer(spec)
             self._consumer = consumer
             self.instrumentation = instrument_consumer(consumer, self.emitter, host=spec.host)
+            # kafka-python 3.0 drops a join that finishes between two polls (kafka_python_join.py)
+            settle_finished_join(consumer)
             if spec.pattern:
                 consumer.subscribe(pattern=spec.pattern)
             else:
@@ -183,6 +187,9 @@ class Member:
                 while time.monotonic() < deadline and not all(consumer.partitions_for_topic(t) for t in spec.topics):
                     self._stop.wait(0.2)
                 consumer.subscribe(topics=list(spec.topics))
+                # ... and the coordinator's own snapshot of them: a first leader that assigned against an empty
+                # one rejoins at its next metadata refresh (kafka_python_join.py)
+                wait_for_metadata_snapshot(consumer, spec.topics, 15, self._stop)
             while not self._stop.is_set():
                 batch = consumer.poll(timeout_ms=spec.poll_timeout_ms)
                 n = sum(len(v) for v in batch.values())

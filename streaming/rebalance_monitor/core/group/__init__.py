@@ -8,10 +8,12 @@
 | states.py | the group states (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead) |
 | membership.py | members entering (capped) and leaving; static members; joins without a member id |
 | deadlines.py | the cached lower bound of the earliest member deadline |
-| timers.py | firing member deadlines, the settle timer, a storm's end, in time order |
+| timers.py | firing member deadlines, the settle timer, a storm's end, a held record's end, in time order |
 | rebalance.py | a rebalance from its first trigger to its `generation` record |
+| held.py | a `generation` record held for its members' late syncs (the log completed it first); ownership |
 | client_events.py | the handlers of the clients' events (join, sync, heartbeat, poll, leave, ...) |
 | client_metrics.py | the snapshots of a member's own heartbeat and poll clocks (Java clients: KIP-714, reporter) |
+| client_standard.py | the clients' own KIP-714 standard metrics (librdkafka's only ones), per client, never member evidence |
 | coordinator_events.py | the handlers of the coordinator's and the cluster's events |
 | codec.py | the snapshot kept between micro-batches, versioned |
 

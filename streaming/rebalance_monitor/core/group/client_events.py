@@ -13,7 +13,7 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import coordinator_events, deadlines, membership as M, rebalance as R, timers
+from . import coordinator_events, deadlines, held, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
 
@@ -43,6 +43,10 @@ def on_join(g, ev: Join, out: list) -> None:
         if found is not None:
             cause = found.cause
             reason = reason or found.reason
+    elif ev.group_protocol == "consumer" and (existing.topics is None or set(existing.topics) == set(ev.topics)):
+        # a KIP-848 member already in, told again (its record in `__consumer_offsets` after the log's line or
+        # its client's event): the same join; KIP-848 members do not rejoin (a changed subscription is a cause)
+        pass
     else:
         r = g.rebalance
         if C.rejoin_is_deferred(r is not None and r.generation is not None and ev.member_id in r.synced,
@@ -167,6 +171,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
         if gen == g.generation:  # a late sync or a replaced static member syncing the current generation
             m.sync_generation = gen
             m.assignment = ev.assignment
+            held.late_sync(g, ev, out)
         return
     r = g.rebalance
     if rejoined is not None and r is not None and r.generation == gen and ev.member_id in r.synced:

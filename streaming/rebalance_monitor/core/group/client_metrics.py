@@ -11,18 +11,23 @@ concluded passed only `report_delay` after it (the `member_timeout` record still
 Neither clock goes back before the member joined (a rejoined client's clocks still tell of its previous member id).
 
 A snapshot that cannot name its member (`member_id` ""; a reporter cannot see it) belongs to the one live member
-with the same client id (and host, when both are known); with none or several, it is counted and left.
+with the same client id (and host, when both are known); with none or several, it is counted and left. A snapshot
+with neither a heartbeat nor a poll clock (librdkafka's pushes: KIP-714's standard metrics only, the member id in
+them or not) is evidence of nothing about a member: its standard metrics are the client's own (`client_standard.py`).
 """
 from __future__ import annotations
 
 from ..events import ClientMetrics
 from ..members import Member
-from . import deadlines, membership as M
+from . import client_standard, deadlines, membership as M
 
 DEFAULT_INTERVAL_MS = 10_000
 
 
 def on_client_metrics(g, ev: ClientMetrics, out: list) -> None:
+    client_standard.take(g, ev)
+    if not client_standard.has_clocks(ev):
+        return  # the client's standard metrics alone: nothing of a member's heartbeats or polls
     m = _member_of(g, ev)
     if m is None:
         return

@@ -10,7 +10,9 @@ shipped it, goes here.
 Group keys: g group, v version, st state, gen generation, p protocol, l leader, m members, rm removed
 [[member id, ms]], rb rebalance (or null), o owners [[topic, partition, owner key]], tp partition counts
 {topic: n}, cf coordinator feed seen, kf client feed seen, mk membership known, cc coordinator change ms,
-s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters.
+s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters, hd a generation
+record held for its members' late syncs (held.py; absent or null: none, as in snapshots before it), cs the clients'
+standard metrics {client key: entry} (client_standard.py; absent from older snapshots: none).
 """
 from __future__ import annotations
 
@@ -54,6 +56,8 @@ def group_to_state(g) -> dict:
         "tp": g.partitions, "cf": g.coordinator_feed, "kf": g.client_feed, "mk": g.membership_known,
         "cc": g.coordinator_change_ms, "br": g.broker_release, "s": storm_to_state(g.storm), "h": list(g.history),
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
+        "hd": g.held, "wt": g.warned_to,
+        "cs": g.client_standard,
     }
 
 
@@ -87,6 +91,9 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     for fp in state["r"]:
         g.remember(fp)
     g.counters = dict(state["n"])
+    g.held = state.get("hd")
+    g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
+    g.client_standard = {k: dict(e) for k, e in (state.get("cs") or {}).items()}
     g.dirty = False
     return g
 

@@ -40,8 +40,12 @@ def on_join(g, ev: Join, out: list) -> None:
         m.session_alive(ev.ts)
         return
     twin = M.static_twin(g, ev)
+    # its client's id-less join, read before: what it declared is this member's
+    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id, ev.group_protocol == "consumer") \
+        if g.client_feed and twin is None else None
+    client_id, host = (ev.client_id or answered[0], ev.host or answered[1]) if answered else (ev.client_id, ev.host)
     who = {"member_id": ev.member_id}
-    who.update({k: v for k, v in (("client_id", ev.client_id), ("host", ev.host)) if v is not None})
+    who.update({k: v for k, v in (("client_id", client_id), ("host", host)) if v is not None})
     found = C.cause_of_new_member(twin is not None, False)
     # first the trigger (it completes a generation that formed before this member came), then the member; the
     # log line gives its own reason
@@ -51,6 +55,10 @@ def on_join(g, ev: Join, out: list) -> None:
     m = M.member(g, ev)
     if m is None:
         return
+    if answered is not None:
+        m.client_id = m.client_id or client_id
+        m.host = m.host or host
+        M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
     if ev.group_protocol == "consumer":
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
     m.joined_ms = ev.ts
@@ -68,6 +76,13 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     g.coordinator_feed = True
     if g.generation is None and ev.generation >= 0:
         g.generation = ev.generation
+    r = g.rebalance
+    newest = r.generation if r is not None and r.generation is not None else g.generation
+    if 0 <= ev.generation and newest is not None and ev.generation < newest and not ev.member_id:
+        # a round already known to have formed a later generation: a second input's word on it (the log and
+        # `__consumer_offsets` both say `group epoch bumped to E`), not the next round
+        g.count("known_rounds")
+        return
     who = None
     if ev.member_id:
         m = g.members.get(ev.member_id)
@@ -187,14 +202,17 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     `cause_source: inferred`, with its evidence as the reason; an inferred timeout is counted and reported as a
     `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
     who = gone.describe()
-    if cause != C.UNKNOWN or g.client_feed:
-        return cause, who, reason
-    found = C.cause_of_departure(gone.last_commit_ms, ts, gone.session_timeout_ms, gone.rebalance_timeout_ms, gen)
+    if cause != C.UNKNOWN or (g.client_feed and (gone.hb_tracked or gone.poll_tracked)):
+        return cause, who, reason  # (a KIP-848 member's records in __consumer_offsets read as its joins and syncs)
+    session = gone.session_timeout_ms
+    if session is None and gone.kip848:  # the group's, as its coordinator applies it (settings)
+        session = g.settings.kip848_session_ms(g.group)
+    found = C.cause_of_departure(gone.last_commit_ms, ts, session, gone.rebalance_timeout_ms, gen)
     if found.cause != C.UNKNOWN:
         who["cause_source"] = C.INFERRED
     if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
         kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
-        limit = gone.session_timeout_ms if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
+        limit = session if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
         rec = records.member_timeout(
             g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=gone.last_commit_ms,
             deadline_ms=gone.last_commit_ms + limit,

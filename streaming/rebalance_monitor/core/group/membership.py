@@ -179,6 +179,45 @@ def match_anonymous(g, ev) -> dict | None:
     return None
 
 
+def match_coordinator_join(g, member_id: str, instance_id: str | None, kip848: bool = False) -> list | None:
+    """The id-less join of this round that the coordinator's log answers by adding member `member_id`, taken off
+    the list: its entry [client_id, host, details], or None. The log may name the member before its client's
+    first event under the id: the member is the one that join declared (subscription, timeouts, client id, host).
+    Kafka names a classic member `<group instance id or client id>-<uuid>`: a static member's join is the one of
+    its instance; a dynamic member's, the first of its client id. A KIP-848 member's id is a bare uuid: its join
+    is the one KIP-848 join pending (none when several are)."""
+    r = g.rebalance
+    if r is None or not r.anonymous_joins:
+        return None
+    if kip848:
+        found = [i for i, e in enumerate(r.anonymous_joins) if len(e) > 2 and e[2] and e[2].get("gp") == "consumer"
+                 and (not instance_id or e[2].get("gi") == instance_id)]
+        if len(found) != 1:
+            return None
+        entry = r.anonymous_joins.pop(found[0])
+        _drop_anonymous_cause(r, entry[0])
+        return entry
+    for i, entry in enumerate(r.anonymous_joins):
+        details = entry[2] if len(entry) > 2 and entry[2] else {}
+        if (details.get("gi") == instance_id) if instance_id else (
+                not details.get("gi") and entry[0] and _names(member_id, entry[0])):
+            del r.anonymous_joins[i]
+            _drop_anonymous_cause(r, entry[0])
+            return entry
+    return None
+
+
+def _drop_anonymous_cause(r, client_id: str | None) -> None:
+    """The round's cause for an id-less join goes with it: the caller names the member's own."""
+    r.causes = [c for c in r.causes if not (c["cause"] == C.MEMBER_JOINED and c.get("member_id") is None
+                                            and c.get("client_id") == client_id)]
+
+
+def _names(member_id: str, prefix: str) -> bool:
+    """Kafka's member id `<prefix>-<uuid>`."""
+    return member_id.startswith(prefix + "-") and len(member_id) == len(prefix) + 37
+
+
 def adopt_anonymous_join(g, m: Member, details: dict) -> None:
     """A member first seen after its id-less join (the coordinator answered it with an id straight away, as for
     static members): it joined this round with what that join declared."""

@@ -27,7 +27,8 @@ from ..events import (
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import client_events as client, client_metrics, codec, coordinator_events as coordinator, timers
+from . import (client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
+               deadlines, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -53,6 +54,7 @@ class GroupMonitor:
         self.protocol: str | None = None  # its assignor
         self.leader: str | None = None
         self.members: dict[str, Member] = {}  # see membership.py
+        self.client_standard: dict[str, dict] = {}  # clients' own standard metrics (client_standard.py)
         self.removed: OrderedDict[str, int] = OrderedDict()
         self.rebalance: Rebalance | None = None  # the rebalance under way
         self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
@@ -71,6 +73,8 @@ class GroupMonitor:
         self.recent_set: set = set()
         self.counters: dict[str, int] = {}  # what was dropped or capped, by name
         self.dirty = True  # changed since the last `status`
+        self.held: dict | None = None  # a generation record waiting for its members' late syncs (held.py)
+        self.warned_to = 0  # early warnings due up to this time were given (timers.warn_members)
 
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
@@ -78,7 +82,7 @@ class GroupMonitor:
         out: list[dict] = []
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
-                or self.storm.started_ms is not None:
+                or self.storm.started_ms is not None or self.held is not None:
             timers.fire(self, ts, out, inclusive=False)
         kind = type(ev)
         # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
@@ -106,9 +110,14 @@ class GroupMonitor:
         no timer due. Same effect as `process` of the same event (it would return no record). Returns False,
         changing nothing, when the case does not apply: the caller then builds the event and calls `process`.
         Most events of a busy group take this path."""
-        if self.rebalance is not None or self.storm.started_ms is not None or \
-                (self.timer_ms is not None and self.timer_ms < ts):
+        if self.rebalance is not None or self.storm.started_ms is not None or self.held is not None:
             return False
+        if self.timer_ms is not None and self.timer_ms < ts:
+            # the bound is kept low (deadlines.py): the beats since may have moved every deadline and warning
+            # point later. Only a timer really due before `ts` needs the full path.
+            deadlines.recompute(self)
+            if self.timer_ms is not None and self.timer_ms < ts:
+                return False
         m = self.members.get(member_id)
         if m is None:
             return False
@@ -168,12 +177,14 @@ class GroupMonitor:
             settle = self.rebalance.settle_deadline(self.settings.settle_ms)
             if settle is not None and (best is None or settle < best):
                 best = settle
+        if self.held is not None and (best is None or self.held["until"] < best):
+            best = self.held["until"]
         return best
 
     def is_idle(self, now_ms: int) -> bool:
         """True when the group can be dropped from state: no event for the idle TTL and nothing pending."""
         return (now_ms - self.last_event_ms > self.settings.group_idle_ttl_ms and self.rebalance is None
-                and not self.storm.in_storm)
+                and not self.storm.in_storm and self.held is None)
 
     # --- views ---------------------------------------------------------------------------------
     def status(self, now_ms: int | None = None) -> dict:
@@ -196,7 +207,7 @@ class GroupMonitor:
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
-            poll_gap_ratios=poll_ratios)
+            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now))
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""

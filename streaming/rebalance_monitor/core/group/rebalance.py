@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation
 from ..storm_pattern import summarise
-from . import deadlines, membership
+from . import deadlines, held, membership
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -72,12 +72,18 @@ def proven_whole(r: Rebalance) -> bool:
 
 
 def awaits_member_list(g, r: Rebalance) -> bool:
-    """The coordinator's log proved a classic generation whose member list `__consumer_offsets` also carries
-    (settings.member_list_input) and that list has not come yet: the generation waits for it (or the settle
-    timer), so that its record does not keep the log's gaps (protocol, assignments, client ids, hosts). Only a
-    group's first generation, or a group that has shown such lists: one the log alone describes does not wait."""
-    return (g.settings.member_list_input and (g.membership_known or not g.generation)
-            and r.coordinator_members is None and not g.client_feed and not any(m.kip848 for m in g.members.values()))
+    """The coordinator's log proved a generation whose members `__consumer_offsets` also describes
+    (settings.member_list_input) and that has not come yet: the generation waits for it (or the settle timer), so
+    that its record does not keep the log's gaps (protocol, assignments, client ids, hosts). A classic group's is
+    the generation's member list; a KIP-848 group's, each member's assignment record of the epoch (its current
+    assignment, reconciled). Only a group's first generation, or a group that has shown such lists: one the log
+    alone describes does not wait."""
+    if not g.settings.member_list_input:
+        return False
+    kip848 = [mid for mid, m in g.members.items() if m.kip848]
+    if kip848:  # (the log's first KIP-848 line names the epoch before the first: its first is the first completed)
+        return (g.membership_known or not g.history) and not all(mid in r.synced for mid in kip848)
+    return (g.membership_known or not g.generation) and r.coordinator_members is None and not g.client_feed
 
 
 def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, reason: str | None = None) -> None:
@@ -94,7 +100,9 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
         # The current generation already formed: this trigger belongs to the next rebalance. Members whose
         # JoinGroup came while it was completing and that never synced it were not in it (the coordinator
         # sent the group back to PreparingRebalance for them): they carry over to the next round.
-        r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out)
+        # A member this trigger says joins (the log's `Adding new member M`) is the next round's.
+        joining = who.get("member_id") if who and cause == C.MEMBER_JOINED else None
+        r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out, joining)
     if not g.members and g.membership_known and cause not in (C.MEMBER_JOINED,):
         # The last member went away (also in the middle of a rebalance): the group becomes Empty and
         # nothing is reassigned. Only when we know the membership: broker log lines alone name members
@@ -115,13 +123,19 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
                                              started_ms=r.started_ms, causes=[dict(c) for c in r.causes]))
 
 
-def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list) -> Rebalance | None:
+def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list,
+                         joining: str | None = None) -> Rebalance | None:
     """Complete the generation `r` formed, as the next round begins. Members whose JoinGroup came while it was
-    completing and that never synced it were not in it (the coordinator sent the group back to
+    completing and that never synced it (or came after the coordinator's log said it formed, or are `joining`, the
+    member the next round's trigger names as added) were not in it (the coordinator sent the group back to
     PreparingRebalance for them): they, and the causes naming them, carry over to the next round, which is
     returned (None when nobody carries over)."""
-    late = {mid: t for mid, t in r.joined.items() if mid not in r.synced} if r.synced else {}
-    anonymous = list(r.anonymous_joins) if r.synced else []  # joined without an id, not seen since
+    # With the coordinator's log, also before any sync: a join after the generation formed (its `Stabilized`) is
+    # the next round's, and a join still without an id is in no generation.
+    formed = r.formed_ms if r.coordinator_confirmed else None
+    late = {mid: t for mid, t in r.joined.items() if mid not in r.synced
+            and (r.synced or mid == joining or (formed is not None and t > formed))}
+    anonymous = list(r.anonymous_joins) if r.synced or formed is not None else []  # joined without an id
     moved = [c for c in r.causes if c.get("member_id") in late]
     for mid in late:
         del r.joined[mid]
@@ -191,6 +205,8 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     r = g.rebalance
     if r is None:
         return
+    if g.held is not None:  # the generation before it goes out first, with what came of its late syncs
+        held.release(g, out)
     if r.generation is None:
         # Settled without ever learning the generation: nothing formed that we can report.
         g.rebalance = None
@@ -217,6 +233,12 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
                 r.add_cause(found.cause, m.describe(), found.reason)
                 membership.remove(g, mid, completed_ms or gen)
     assignment = _assignment(g, r, ids, coord, gen)
+    if g.coordinator_feed:  # causes the log named by member id alone take what another input said of the member
+        for cause in r.causes:
+            m = g.members.get(cause.get("member_id"))
+            if m is not None:
+                for k, v in m.describe().items():
+                    cause.setdefault(k, v)
     started = r.started_ms
     if completed_ms is None:
         completed_ms = settled_at if settled_at is not None else g.clock_ms
@@ -236,7 +258,11 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
                     if assignment is not None else None))
     rec.update(judged)
-    out.append(rec)
+    waiting = held.late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None
+    if waiting:
+        held.hold(g, rec, waiting, r, ids, coord, why, completed_ms)
+    else:
+        out.append(rec)
     g.count("generations")
     # The group is now Stable on `gen`.
     g.generation = gen
@@ -245,7 +271,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     g.rebalance = None
     g.state = STABLE if ids else EMPTY
     if assignment is not None:
-        _take_ownership(g, assignment, gen)
+        held.take_ownership(g, assignment, gen)
     g.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
     for srec in g.storm.on_generation(completed_ms, summarise(rec)):
         out.append(stamp(g, srec, completed_ms))
@@ -266,23 +292,6 @@ def _assignment(g, r: Rebalance, ids: list, coord: dict | None, gen: int) -> dic
             return None
         assignment[mid] = tps
     return assignment
-
-
-def _take_ownership(g, assignment: dict, gen: int) -> None:
-    """The members own what generation `gen` assigned them (the owner of a static member: its instance id)."""
-    for mid, tps in assignment.items():
-        m = g.members.get(mid)
-        key = m.owner_key if m is not None else mid
-        for tp in tps:
-            g.owners[tuple(tp)] = key
-        if m is not None:
-            m.assignment = tuple(tps)
-            m.sync_generation = gen
-            m.owned = tuple(tps)
-            m.owned_generation = gen
-    if len(g.owners) > g.settings.max_partitions_per_group:
-        g.count("partitions_capped")
-        g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])
 
 
 def stamp(g, rec: dict, ts: int) -> dict:

@@ -7,14 +7,15 @@ early): firing checks each member's real deadline (`expire_members`).
 `fire(g, limit, ...)` runs every timer due before `limit` (or at it, `inclusive`) in time order: an expired
 member is removed with a `member_timeout` record and triggers a rebalance (`timeout`); a generation that formed
 but was never proven complete is completed `settle_ms` after it formed; a storm ends. The caller owns the clock
-(see `GroupMonitor.process` and `advance_to`).
+(see `GroupMonitor.process` and `advance_to`). A generation record held for its members' late syncs
+(`held.py`) goes out at the end of its settle window with what is known.
 """
 from __future__ import annotations
 
 from .. import causes as C, records
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import deadlines, membership, rebalance
+from . import deadlines, held, membership, rebalance
 
 
 def fire(g, limit: int, out: list, inclusive: bool) -> None:
@@ -33,10 +34,12 @@ def fire(g, limit: int, out: list, inclusive: bool) -> None:
         elif what == "storm":
             for rec in g.storm.advance(at):
                 out.append(rebalance.stamp(g, rec, at))
+        elif what == "held":
+            held.release(g, out)
 
 
 def earliest_due(g) -> tuple[int, str] | None:
-    """(time, "member" | "settle" | "storm") of the earliest timer, or None."""
+    """(time, "member" | "settle" | "storm" | "held") of the earliest timer, or None."""
     best = None
     if g.timer_ms is not None:
         best = (g.timer_ms, "member")
@@ -47,12 +50,16 @@ def earliest_due(g) -> tuple[int, str] | None:
     se = g.storm.end_deadline()
     if se is not None and (best is None or se < best[0]):
         best = (se, "storm")
+    if g.held is not None and (best is None or g.held["until"] < best[0]):
+        best = (g.held["until"], "held")
     return best
 
 
 def expire_members(g, at: int, detected: int, out: list) -> None:
     """Fire the member deadlines that are really due at `at` (the cached bound may be stale), as noticed at
-    `detected`."""
+    `detected`; the early warnings due by then first."""
+    if g.settings.early_warning_pct:
+        warn_members(g, at, detected, out)
     expired = []
     for m in g.members.values():
         s = m.session_deadline()
@@ -66,6 +73,31 @@ def expire_members(g, at: int, detected: int, out: list) -> None:
     for deadline, kind, m in expired:
         timeout(g, m, kind, deadline, detected, out)
     deadlines.recompute(g)
+
+
+def warn_members(g, at: int, detected: int, out: list) -> None:
+    """A `member_at_risk` record for each member whose early-warning point (`Member.warn_points`, plus its report
+    delay) passed after the last one given (`g.warned_to`, which moves only when one is given: the fast path of
+    `process_beat` then leaves the same state) and by `at`, its deadline not yet passed."""
+    since, pct = g.warned_to, g.settings.early_warning_pct
+    due = []
+    for m in g.members.values():
+        delay = m.report_delay_ms or 0
+        for point in m.warn_points(pct):
+            if point is None:
+                continue
+            kind, when, deadline, limit = point
+            if since < when + delay <= at < deadline + delay:
+                due.append((when, kind, m, deadline, limit))
+    due.sort(key=lambda x: (x[0], x[2].member_id, x[1]))
+    for when, kind, m, deadline, limit in due:
+        out.append(records.member_at_risk(
+            g.group, detected, member_id=m.member_id, risk=kind,
+            last_seen_ms=m.last_heartbeat_ms if kind == TimeoutKind.SESSION else m.last_poll_ms,
+            warn_ms=when, deadline_ms=deadline, limit_ms=limit,
+            identity=((key, getattr(m, key)) for key in ("client_id", "host", "group_instance_id"))))
+        g.count(f"at_risk_{kind}")
+        g.warned_to = max(g.warned_to, when + (m.report_delay_ms or 0))
 
 
 def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, trigger: bool = True,

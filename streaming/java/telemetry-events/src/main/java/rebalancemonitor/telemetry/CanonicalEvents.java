@@ -25,6 +25,10 @@ public final class CanonicalEvents {
         j.put("assigned_partitions", MemberMetrics.msOrNull(m.assignedPartitions));
         Double idle = m.pollIdleRatio;
         j.put("poll_idle_ratio", idle == null || idle.isNaN() || idle.isInfinite() ? null : idle);
+        j.put("rebalance_latency_avg_ms", MemberMetrics.msOrNull(m.rebalanceLatencyAvgMs));
+        j.put("rebalance_latency_max_ms", MemberMetrics.msOrNull(m.rebalanceLatencyMaxMs));
+        j.put("rebalances", MemberMetrics.msOrNull(m.rebalancesDelta));
+        j.put("rebalance_latency_ms", MemberMetrics.msOrNull(m.rebalanceLatencyDeltaMs));
         j.put("session_timeout_ms", sessionTimeoutMs == null ? null : Long.valueOf(sessionTimeoutMs));
         j.put("rebalance_timeout_ms", rebalanceTimeoutMs == null ? null : Long.valueOf(rebalanceTimeoutMs));
         return j.end();

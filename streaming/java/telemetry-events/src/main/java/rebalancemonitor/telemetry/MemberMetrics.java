@@ -14,6 +14,11 @@ public final class MemberMetrics {
     public static final String POLL_INTERVAL_MAX = PREFIX + "consumer.time.between.poll.max";
     public static final String ASSIGNED_PARTITIONS = PREFIX + "consumer.coordinator.assigned.partitions";
     public static final String POLL_IDLE_RATIO = PREFIX + "consumer.poll.idle.ratio.avg";
+    // KIP-714's standard consumer metrics (what librdkafka pushes too): rebalance latency, and the rebalance sums
+    public static final String REBALANCE_LATENCY_AVG = PREFIX + "consumer.coordinator.rebalance.latency.avg";
+    public static final String REBALANCE_LATENCY_MAX = PREFIX + "consumer.coordinator.rebalance.latency.max";
+    public static final String REBALANCE_LATENCY_TOTAL = PREFIX + "consumer.coordinator.rebalance.latency.total";
+    public static final String REBALANCE_TOTAL = PREFIX + "consumer.coordinator.rebalance.total";
     /** What a client-metrics subscription should ask for (kafka-client-metrics.sh --metrics). */
     public static final String[] SUBSCRIPTION = {
         PREFIX + "consumer.coordinator.", PREFIX + "consumer.last.poll.", PREFIX + "consumer.time.between.poll.",
@@ -26,6 +31,12 @@ public final class MemberMetrics {
     public Double pollIntervalMaxMs;
     public Double assignedPartitions;
     public Double pollIdleRatio;
+    /** Milliseconds: the client's average and longest rebalance in its sample window. */
+    public Double rebalanceLatencyAvgMs;
+    public Double rebalanceLatencyMaxMs;
+    /** Since the client's previous push (delta sums; a push with cumulative sums leaves them null). */
+    public Double rebalancesDelta;
+    public Double rebalanceLatencyDeltaMs;
 
     /** The KIP-714 name of an in-process metric of group {@code group} named {@code name}. */
     public static String otlpName(String group, String name) {
@@ -41,6 +52,8 @@ public final class MemberMetrics {
             case POLL_INTERVAL_MAX: pollIntervalMaxMs = value; return true;
             case ASSIGNED_PARTITIONS: assignedPartitions = value; return true;
             case POLL_IDLE_RATIO: pollIdleRatio = value; return true;
+            case REBALANCE_LATENCY_AVG: rebalanceLatencyAvgMs = value; return true;
+            case REBALANCE_LATENCY_MAX: rebalanceLatencyMaxMs = value; return true;
             default: return false;
         }
     }
@@ -48,14 +61,22 @@ public final class MemberMetrics {
     public static MemberMetrics of(Map<String, OtlpMetrics.Point> metrics) {
         MemberMetrics m = new MemberMetrics();
         for (Map.Entry<String, OtlpMetrics.Point> e : metrics.entrySet()) {
-            m.take(e.getKey(), e.getValue().value);
+            OtlpMetrics.Point p = e.getValue();
+            if (!m.take(e.getKey(), p.value) && p.delta) {
+                if (REBALANCE_TOTAL.equals(e.getKey())) {
+                    m.rebalancesDelta = p.value;
+                } else if (REBALANCE_LATENCY_TOTAL.equals(e.getKey())) {
+                    m.rebalanceLatencyDeltaMs = p.value;
+                }
+            }
         }
         return m;
     }
 
     public boolean isEmpty() {
         return lastHeartbeatSecondsAgo == null && lastPollSecondsAgo == null && pollIntervalMaxMs == null
-            && assignedPartitions == null && pollIdleRatio == null;
+            && assignedPartitions == null && pollIdleRatio == null && rebalanceLatencyAvgMs == null
+            && rebalanceLatencyMaxMs == null && rebalancesDelta == null && rebalanceLatencyDeltaMs == null;
     }
 
     /** A duration in seconds as whole milliseconds; null when absent, negative (Kafka's "never") or not finite. */

@@ -12,16 +12,28 @@ import java.util.Map;
  * (gauge or sum). Histograms, summaries and exemplars are skipped.
  */
 public final class OtlpMetrics {
-    /** One number data point: its value and its time (Unix nanoseconds; 0 when the client sent none). */
+    /**
+     * One number data point: its value and its time (Unix nanoseconds; 0 when the client sent none); {@code delta}
+     * when it is a point of a Sum with delta temporality (the change since the client's previous push).
+     */
     public static final class Point {
         public final double value;
         public final long timeUnixNano;
+        public final boolean delta;
 
         Point(double value, long timeUnixNano) {
+            this(value, timeUnixNano, false);
+        }
+
+        Point(double value, long timeUnixNano, boolean delta) {
             this.value = value;
             this.timeUnixNano = timeUnixNano;
+            this.delta = delta;
         }
     }
+
+    /** AggregationTemporality DELTA (Sum field 2). */
+    private static final long TEMPORALITY_DELTA = 1;
 
     /** One {@code ResourceMetrics}: the resource's attributes and its metrics' latest points by name. */
     public static final class Resource {
@@ -138,10 +150,11 @@ public final class OtlpMetrics {
         }
     }
 
-    /** Metric {1: name, 5: Gauge, 7: Sum}; Gauge and Sum hold NumberDataPoints in field 1. */
+    /** Metric {1: name, 5: Gauge, 7: Sum}; Gauge and Sum hold NumberDataPoints in field 1, Sum its temporality in 2. */
     private static void metric(ProtoReader r, Map<String, Point> metrics) {
         String name = null;
         Point latest = null;
+        boolean delta = false;
         while (r.more()) {
             int tag = r.tag();
             int f = ProtoReader.field(tag);
@@ -156,6 +169,8 @@ public final class OtlpMetrics {
                         if (p != null && (latest == null || p.timeUnixNano >= latest.timeUnixNano)) {
                             latest = p;
                         }
+                    } else if (f == 7 && ProtoReader.field(t) == 2 && ProtoReader.wireType(t) == ProtoReader.VARINT) {
+                        delta = points.varint() == TEMPORALITY_DELTA;
                     } else {
                         points.skip(ProtoReader.wireType(t));
                     }
@@ -165,7 +180,7 @@ public final class OtlpMetrics {
             }
         }
         if (name != null && latest != null) {
-            metrics.put(name, latest);
+            metrics.put(name, delta ? new Point(latest.value, latest.timeUnixNano, true) : latest);
         }
     }
 

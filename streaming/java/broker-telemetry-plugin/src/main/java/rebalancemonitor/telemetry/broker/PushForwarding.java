@@ -17,7 +17,8 @@ import rebalancemonitor.telemetry.OtlpMetrics;
  * What both broker entry points share. On the request-handler thread {@link #export} only copies the payload and
  * offers it to the forwarder's bounded queue; decoding and producing happen on the forwarder's thread.
  * A push of a group member (resource attribute group_id) becomes a {@code client_metrics} event, and a push marked
- * terminating a {@code leave} as well; other clients' pushes are ignored (counted).
+ * terminating a {@code leave} as well; other clients' pushes are ignored (counted). The member id is KIP-714's
+ * {@code group_member_id}, or librdkafka's {@code member_id}.
  */
 final class PushForwarding {
     static final String MBEAN = "kafka.server:type=rebalance-monitor-telemetry";
@@ -73,7 +74,11 @@ final class PushForwarding {
                 }
                 continue;
             }
-            Member who = new Member(group, res.attributes.get("group_member_id"),
+            String memberId = res.attributes.get("group_member_id");
+            if (memberId == null || memberId.isEmpty()) {
+                memberId = res.attributes.get("member_id");  // librdkafka's name for it (2.16: once it has joined)
+            }
+            Member who = new Member(group, memberId,
                 res.attributes.get("group_instance_id"), clientId, host);
             long ts = receivedMs;
             for (OtlpMetrics.Point p : res.metrics.values()) {  // the client's own measurement time

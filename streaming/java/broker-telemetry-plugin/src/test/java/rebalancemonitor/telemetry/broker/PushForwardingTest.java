@@ -1,6 +1,7 @@
 package rebalancemonitor.telemetry.broker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -11,6 +12,7 @@ import org.apache.kafka.server.telemetry.ClientTelemetryPayload;
 import org.junit.jupiter.api.Test;
 import rebalancemonitor.telemetry.MemberMetrics;
 import rebalancemonitor.telemetry.OtlpWriter;
+
 
 class PushForwardingTest {
     static final long T = 1_760_000_000_000_000_000L;
@@ -62,5 +64,45 @@ class PushForwardingTest {
         } finally {
             forwarding.close();
         }
+    }
+
+    @Test
+    void aPushOfStandardMetricsOnlyIsForwardedWithThemAndNoMemberId() {
+        // what librdkafka pushes: group_id, no member id; no heartbeat or poll clock; delta sums
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {OtlpWriter.stringAttribute("group_id", "g")},
+            OtlpWriter.gauge(MemberMetrics.REBALANCE_LATENCY_AVG, 12.5, T),
+            OtlpWriter.gauge(MemberMetrics.REBALANCE_LATENCY_MAX, 40.0, T),
+            OtlpWriter.sum(MemberMetrics.REBALANCE_LATENCY_TOTAL, 40, T),
+            OtlpWriter.sum(MemberMetrics.REBALANCE_TOTAL, 2, T),
+            OtlpWriter.gauge(MemberMetrics.POLL_IDLE_RATIO, 0.75, T));
+        List<String[]> evs = PushForwarding.events(push, "rd-1", "127.0.0.1", "u", true, 2000, T / 1_000_000L, null);
+        assertEquals(1, evs.size());  // terminating, but no member to leave
+        String ev = evs.get(0)[1];
+        assertTrue(ev.contains("\"member_id\":\"\""), ev);
+        assertTrue(ev.contains("\"poll_idle_ratio\":0.75,\"rebalance_latency_avg_ms\":13,\"rebalance_latency_max_ms\":40,"
+            + "\"rebalances\":2,\"rebalance_latency_ms\":40"), ev);
+        assertFalse(ev.contains("last_heartbeat_ms_ago") || ev.contains("last_poll_ms_ago"), ev);
+    }
+
+    @Test
+    void cumulativeSumsAreNotTakenForChangesSinceThePreviousPush() {
+        OtlpWriter point = new OtlpWriter().fixed64Field(3, T).fixed64Field(6, 9);
+        OtlpWriter cumulative = new OtlpWriter().stringField(1, MemberMetrics.REBALANCE_TOTAL)
+            .messageField(7, new OtlpWriter().messageField(1, point).varintField(2, 2).varintField(3, 1));
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {OtlpWriter.stringAttribute("group_id", "g")},
+            cumulative, OtlpWriter.gauge(MemberMetrics.POLL_IDLE_RATIO, 0.5, T));
+        String ev = PushForwarding.events(push, "c", "h", "u", false, 0, T / 1_000_000L, null).get(0)[1];
+        assertFalse(ev.contains("\"rebalances\""), ev);
+    }
+
+    @Test
+    void librdkafkasMemberIdAttributeNamesTheMember() {
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {
+            OtlpWriter.stringAttribute("member_id", "rd-1-abc"), OtlpWriter.stringAttribute("group_id", "g")},
+            OtlpWriter.gauge(MemberMetrics.POLL_IDLE_RATIO, 0.5, T));
+        List<String[]> evs = PushForwarding.events(push, "rd-1", "h", "u", true, 2000, T / 1_000_000L, null);
+        assertEquals(2, evs.size());
+        assertTrue(evs.get(0)[1].contains("\"member_id\":\"rd-1-abc\""), evs.get(0)[1]);
+        assertTrue(evs.get(1)[1].contains("\"type\":\"leave\"") && evs.get(1)[1].contains("rd-1-abc"), evs.get(1)[1]);
     }
 }
