@@ -45,12 +45,13 @@ def commit_load(bootstrap: str, topic: str, groups: int, commits: int, partition
     return written
 
 
-def plain_drain(bootstrap: str, topic: str) -> tuple[int, float]:
-    """(records, seconds) for a plain confluent-kafka consumer reading `topic` from the start to its end."""
+def plain_drain(bootstrap: str, topic: str, **conf) -> tuple[int, float]:
+    """(records, seconds) for a plain confluent-kafka consumer reading `topic` from the start to its end (`conf`:
+    settings over librdkafka's defaults)."""
     import confluent_kafka as ck
 
     c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-plain-unused", "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest", "log_level": 3})
+                     "auto.offset.reset": "earliest", "log_level": 3, **conf})
     meta = c.list_topics(topic, timeout=30)
     parts = sorted(meta.topics[topic].partitions)
     ends = {p: c.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)[1] for p in parts}
@@ -68,6 +69,9 @@ def plain_drain(bootstrap: str, topic: str) -> tuple[int, float]:
 
 
 def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "python") -> dict:
+    """The job (5 s trigger, 500,000 records a batch at most) over `__consumer_offsets` from its start until it has
+    read `want` records. Steady rate: the Kafka records of the batches after the first (which also starts the
+    Python workers and opens state) over their trigger-execution time."""
     cfg = load_config(env={}, overrides={
         "kafka.bootstrap_servers": bootstrap, "kafka.events_topic": "", "kafka.offsets_topic": "__consumer_offsets",
         "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"]),
@@ -75,6 +79,15 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
         "state.checkpoint_location": os.path.join(work, "ck"), "sinks.history.parquet_path": os.path.join(work, "h"),
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
     job = MonitorJob(cfg, spark=spark, idle_clock=False)
+    read: dict[int, int] = {}  # Kafka records per batch (numInputRows counts the decoded, packed rows)
+    counted = job._process_batch
+
+    def process_batch(df, batch_id):
+        before = job.stats.records_read
+        counted(df, batch_id)
+        read[batch_id] = job.stats.records_read - before
+
+    job._process_batch = process_batch
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
     q = job.start()
@@ -84,19 +97,14 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
     wall = time.perf_counter() - t0
     cpu1 = tree_cpu_s()  # CPU seconds by process kind (bench_job.tree_cpu_s); their sum is the job's
     cpu = sum(cpu1.values()) - sum(cpu0.values())
-    progress = list(q.recentProgress)
+    progress = {p["batchId"]: p for p in q.recentProgress}
     job.stop()
-    batches = [p for p in progress if p.get("numInputRows")]
-    steady = batches[1:] or batches
-    secs = sum(p["durationMs"]["triggerExecution"] for p in steady) / 1000.0
-    rows_steady = job.stats.records_read - (_rows(batches[0]) if len(batches) > 1 else 0)
-    return {"records": job.stats.records_read, "wall_s": wall, "cpu_s": cpu, "batches": len(batches),
-            "steady_rate": rows_steady / secs if secs else float("nan")}
-
-
-def _rows(progress: dict) -> int:
-    return sum(int((s.get("metrics") or {}).get("records", 0) or 0) for s in progress.get("sources", [])) or \
-        int(progress.get("numInputRows") or 0)
+    per_batch = [(read[b], progress[b]["durationMs"]["triggerExecution"] / 1000.0) for b in sorted(read)
+                 if read[b] and b in progress]
+    steady = per_batch[1:] or per_batch
+    secs = sum(d for _, d in steady)
+    return {"records": job.stats.records_read, "wall_s": wall, "cpu_s": cpu, "batches": len(per_batch),
+            "steady_rate": sum(r for r, _ in steady) / secs if secs else float("nan"), "per_batch": per_batch}
 
 
 def main() -> None:
@@ -117,6 +125,13 @@ def main() -> None:
             n, secs = plain_drain(broker.bootstrap, "__consumer_offsets")
             plain = n / secs
             print(f"plain confluent-kafka consumer: {n:,} records in {secs:.1f} s = {plain:,.0f} records/s", flush=True)
+            from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS
+
+            n_tuned, secs = plain_drain(broker.bootstrap, "__consumer_offsets",
+                                        **{"fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS})
+            tuned = n_tuned / secs
+            print(f"plain confluent-kafka consumer tuned as the job's source (fetch.queue.backoff.ms="
+                  f"{FETCH_QUEUE_BACKOFF_MS}): {tuned:,.0f} records/s", flush=True)
             from rebalance_monitor.spark.session import build_session
 
             spark = build_session(master="local[2]", app_name="bench-offsets", local_dir=os.path.join(work, "spark"),
@@ -127,8 +142,13 @@ def main() -> None:
                   f"{res['wall_s']:.1f} s (session warm), steady {res['steady_rate']:,.0f} records/s, "
                   f"CPU {res['cpu_s'] / max(res['records'], 1) * 1e6:.1f} us/record over the job's processes",
                   flush=True)
-            print(f"ratio job/plain (steady): {res['steady_rate'] / plain:.2f}x; whole drain incl. first batch: "
-                  f"{res['records'] / res['wall_s'] / plain:.2f}x", flush=True)
+            print(f"ratio job/plain (steady): {res['steady_rate'] / plain:.2f}x of librdkafka's defaults, "
+                  f"{res['steady_rate'] / tuned:.2f}x of the tuned consumer; whole drain incl. first batch: "
+                  f"{res['records'] / res['wall_s'] / tuned:.2f}x of the tuned consumer; peers' published rates on "
+                  f"2 cores: KMinion 100-120k/s, Burrow 40-50k/s (steady: {res['steady_rate'] / 110_000:.1f}x "
+                  "KMinion's)", flush=True)
+            print("  per batch (records, s): " + ", ".join(f"({r:,}, {d:.1f})" for r, d in res["per_batch"]),
+                  flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

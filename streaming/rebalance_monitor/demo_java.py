@@ -4,8 +4,9 @@ scripts/build_java.sh built into var/java/) with a client-metrics subscription e
 their heartbeat and poll clocks to it; the monitor reads the plugin's events and `__consumer_offsets`.
 
 `java-ok` polls all along; `java-stall` polls for STALL_AFTER_MS, then its handler takes STALL_MS, past its
-max.poll.interval.ms: the monitor's poll-gap ratio for it climbs with each push (the demo's early warning at
-POLL_WARN_RATIO, demo_view.py) before the coordinator removes it, and its poll timeout names it. It polls again
+max.poll.interval.ms: the monitor's poll-gap ratio for it climbs with each push, the core reports it at risk
+(a `member_at_risk` record at half its max.poll.interval.ms, the demo's early-warning line) before the
+coordinator removes it, and its poll timeout names it. It polls again
 after the stall, rejoining the group.
 """
 from __future__ import annotations

@@ -3,9 +3,9 @@ from it, and the plain lines of `--no-live`.
 
 Times are local clock times; causes name the member's client id (or member id) and wrap instead of being cut;
 timeouts name the member's client id and host; lag is offset lag and time lag, as the exporter shows them. A member
-whose poll gap reaches POLL_WARN_RATIO of its max.poll.interval.ms gets an early warning line before its poll
-timeout (naming its client id and host when a generation's cause named them), and the group's row shows its
-largest poll-gap ratio.
+the core reports at risk (a `member_at_risk` record: silent for core.early_warning_percent of its session timeout or
+max.poll.interval.ms) gets an early warning line before its timeout (naming its client id and host when known),
+and the group's row shows its largest poll-gap ratio, red from POLL_WARN_RATIO on.
 """
 from __future__ import annotations
 
@@ -19,9 +19,21 @@ from .core.vocabulary import RecordKind
 LOG_LINES = 12  # the live view's "what happened" panel
 PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
 LAG_EVERY_S = 30.0  # the line mode says a group's lag when it changed, at most this often
-# a member that has not polled for this share of its max.poll.interval.ms is warned about (once, until it polls
-# again): kafka_consumergroup_poll_gap_ratio, from the group_status records' poll_gap_ratios
+# the group's largest poll-gap ratio (kafka_consumergroup_poll_gap_ratio, from the group_status records) is shown
+# red from here (the core's default early warning, core.early_warning_percent)
 POLL_WARN_RATIO = 0.5
+
+
+def early_warning_text(g: str, r: dict, names: dict) -> str:
+    """The line of a `member_at_risk` record: who, and for how long of which limit it has been silent."""
+    member = r["member_id"]
+    name = who(r) if r.get("client_id") else names.get(member)
+    name = f"{name} (member {member})" if name else member
+    limit, seen, warn = r.get("limit_ms"), r.get("last_seen_ms"), r.get("warn_ms")
+    share = f"{(warn - seen) / limit:.0%}" if limit and isinstance(seen, int) and isinstance(warn, int) else "?"
+    if r.get("risk") == "poll":
+        return f"poll early warning in {g}: {name} has not polled for {share} of its max.poll.interval.ms"
+    return f"session early warning in {g}: {name} has not sent a heartbeat for {share} of its session timeout"
 
 
 def clock(ms: int | None) -> str:
@@ -64,8 +76,7 @@ class GroupBoard:
 
     def _row(self, group: str) -> dict:
         return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
-                                              "storm": False, "timeouts": 0, "lag": None, "poll_gap": None,
-                                              "poll_warned": set()})
+                                              "storm": False, "timeouts": 0, "lag": None, "poll_gap": None})
 
     def on_records(self, batch_id, records, dead) -> None:
         with self.lock:
@@ -85,7 +96,6 @@ class GroupBoard:
                           + f", {r['members']} members")
             row.update(state=r["state"], generation=r["generation"], members=r["members"], storm=r["in_storm"],
                        poll_gap=r.get("max_poll_gap_ratio"))
-            self._poll_warnings(g, row, r)
         elif kind == RecordKind.GENERATION:
             self.generations += 1
             causes = cause_text(r["causes"])
@@ -96,6 +106,8 @@ class GroupBoard:
             dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
                       f"{dur}, caused by {causes}; moved {r['partitions_moved']}, {mismatch_text(r)}")
+        elif kind == RecordKind.MEMBER_AT_RISK:
+            self._say(r.get("warn_ms"), early_warning_text(g, r, self.names))
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row["timeouts"] += 1
             self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "
@@ -115,19 +127,6 @@ class GroupBoard:
             row.update(storm=r["ended_ms"] is None, storm_said=key, storm_pattern=r.get("pattern"))
             self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "
                       f"{r['window_ms'] // 1000} s{pattern}")
-
-    def _poll_warnings(self, g: str, row: dict, r: dict) -> None:
-        """The early warning of each member whose poll gap reached POLL_WARN_RATIO, once until it polls again."""
-        ratios = r.get("poll_gap_ratios") or {}
-        for member, ratio in sorted(ratios.items()):
-            if ratio >= POLL_WARN_RATIO and member not in row["poll_warned"]:
-                row["poll_warned"].add(member)
-                name = f"{self.names[member]} (member {member})" if member in self.names else member
-                self._say(r.get("ts"), f"poll early warning in {g}: {name} has not polled for {ratio:.0%} of its "
-                          f"max.poll.interval.ms (poll-gap ratio {ratio:.2f})")
-            elif ratio < POLL_WARN_RATIO:
-                row["poll_warned"].discard(member)
-        row["poll_warned"] &= set(ratios)  # a member gone is warned about afresh if it comes back
 
     def _say(self, ms: int | None, line: str) -> None:
         at = clock(ms) if ms is not None else time.strftime("%H:%M:%S")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rebalance_monitor.demo_view import GroupBoard, lag_by_group
+from rebalance_monitor.demo_view import GroupBoard, clock, lag_by_group
 from rebalance_monitor.metrics.docs import T0, sample_records
 from rebalance_monitor.metrics.updater import MetricsUpdater
 
@@ -78,30 +78,30 @@ def test_a_generation_whose_assignment_was_not_checked_says_why():
     assert "None" not in line
 
 
-def test_a_member_near_its_poll_timeout_is_warned_about_once_until_it_polls_again():
-    status = next(r for r in sample_records() if r["kind"] == "group_status")
+def test_a_member_the_core_reports_at_risk_gets_an_early_warning_line():
+    risk = {"kind": "member_at_risk", "group": "orders-service", "ts": 1_700_000_031_000, "member_id": "java-stall-1",
+            "risk": "poll", "last_seen_ms": 1_700_000_000_000, "warn_ms": 1_700_000_010_000,
+            "deadline_ms": 1_700_000_020_000, "limit_ms": 20_000, "detected_ms": 1_700_000_031_000}
     board = GroupBoard()
-
-    def push(ratios):
-        board.on_records(0, [dict(status, poll_gap_ratios=ratios, max_poll_gap_ratio=max(ratios.values()))], [])
-        return [line for line in board.take_new() if "poll early warning" in line]
-
-    assert push({"java-stall-1": 0.3, "java-ok-2": 0.05}) == []
-    [line] = push({"java-stall-1": 0.62, "java-ok-2": 0.1})
+    board.on_records(0, [risk], [])
+    [line] = board.take_new()
     assert re.match(r"\d\d:\d\d:\d\d\.\d{3} poll early warning in orders-service: java-stall-1 has not polled for "
-                    r"62% of its max\.poll\.interval\.ms \(poll-gap ratio 0\.62\)$", line), line
-    assert push({"java-stall-1": 0.9, "java-ok-2": 0.1}) == []  # said once while it stays high
-    assert board.groups["orders-service"]["poll_gap"] == 0.9
-    assert push({"java-stall-1": 0.1, "java-ok-2": 0.1}) == []  # it polled again
-    assert len(push({"java-stall-1": 0.7, "java-ok-2": 0.1})) == 1  # and stalls again: warned again
-    assert push({"java-ok-2": 0.1}) == []  # removed from the group
-    assert len(push({"java-stall-1": 0.8, "java-ok-2": 0.1})) == 1  # back, and stalled: warned afresh
+                    r"50% of its max\.poll\.interval\.ms$", line), line
+    assert line.startswith(clock(risk["warn_ms"]))  # when it was at risk, not when the job noticed
     # a member a generation's cause named: the warning says who it is, as a timeout does
     gen = next(r for r in sample_records() if r["kind"] == "generation")
-    board.on_records(1, [dict(gen, causes=[{"cause": "member_joined", "member_id": "java-ok-2", "client_id": "java-ok",
-                                            "host": "10.0.0.7"}])], [])
-    [line] = push({"java-stall-1": 0.1, "java-ok-2": 0.55})
-    assert "orders-service: java-ok@10.0.0.7 (member java-ok-2) has not polled for 55%" in line, line
+    board.on_records(1, [dict(gen, group="orders-service", causes=[
+        {"cause": "member_joined", "member_id": "java-ok-2", "client_id": "java-ok", "host": "10.0.0.7"}])], [])
+    board.take_new()
+    board.on_records(2, [dict(risk, member_id="java-ok-2", risk="session", limit_ms=10_000,
+                              warn_ms=risk["last_seen_ms"] + 6_000)], [])
+    [line] = board.take_new()
+    assert line.endswith("session early warning in orders-service: java-ok@10.0.0.7 (member java-ok-2) has not sent "
+                         "a heartbeat for 60% of its session timeout"), line
+    # the record's own identity wins
+    board.on_records(3, [dict(risk, client_id="java-stall", host="10.0.0.9")], [])
+    [line] = board.take_new()
+    assert "java-stall@10.0.0.9 (member java-stall-1) has not polled" in line, line
 
 
 def test_the_demo_board_keeps_its_own_groups_only():
