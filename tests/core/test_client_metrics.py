@@ -141,3 +141,44 @@ def test_a_client_rejoined_under_a_new_member_id_is_not_timed_out_on_its_previou
                for t in range(61_000, 80_001, 1000)]
     timeouts = kinds(run(events), "member_timeout")
     assert [(t["member_id"], t["timeout"]) for t in timeouts] == [("a", "poll")], timeouts
+
+
+def _closed_then_dropped(gone_after_ms):
+    """a and b in generation 1; b's client says it closed at 20,000 (a terminating push: a leave with a source);
+    the coordinator's generation 2 without b comes `gone_after_ms` later."""
+    events = generation(1000, ["a", "b"])
+    for t in range(5000, 60_001, 2000):
+        events.append(snapshot(t, "a", hb_ago=1000, poll_ago=0))
+        if t <= 19_000:
+            events.append(snapshot(t + 1, "b", hb_ago=1000, poll_ago=0))
+    events.append(ev("leave", 20_000, member_id="b", client_id="client-b", reason="the consumer is being closed",
+                     source="kip714"))
+    events += generation(20_000 + gone_after_ms, ["a"], gen=2)
+    return run(sorted(events, key=lambda e: e["ts"]))
+
+
+def test_a_client_that_closed_and_left_is_a_leave_when_the_coordinator_drops_it_at_once():
+    out = _closed_then_dropped(800)
+    gen2 = [g for g in kinds(out, "generation") if g["generation"] == 2][0]
+    b = [c for c in gen2["causes"] if c.get("member_id") == "b"]
+    assert [c["cause"] for c in b] == ["member_left"], gen2["causes"]
+    assert "it left the group" in b[0]["reason"]
+    assert not kinds(out, "member_timeout")
+
+
+def test_a_client_that_closed_without_leaving_is_the_session_timeout_the_coordinator_applies():
+    # Kafka Streams' default close, or a static member: the coordinator drops it at its session timeout
+    out = _closed_then_dropped(SESSION - 1500)
+    gen2 = [g for g in kinds(out, "generation") if g["generation"] == 2][0]
+    assert [c["cause"] for c in gen2["causes"] if c.get("member_id") == "b"] == ["session_timeout"], gen2["causes"]
+    assert [(t["member_id"], t["timeout"]) for t in kinds(out, "member_timeout")] == [("b", "session")]
+
+
+def test_without_the_coordinators_view_a_closed_client_is_a_leave_at_once():
+    events = [ev("join", 1000, member_id="b", protocols=["range"], topics=["t"], session_timeout_ms=SESSION,
+                 rebalance_timeout_ms=POLL, client_id="client-b", host="127.0.0.1")]
+    events += [snapshot(t, "b", hb_ago=1000, poll_ago=0) for t in range(2000, 19_001, 2000)]
+    events.append(ev("leave", 20_000, member_id="b", client_id="client-b", reason="the consumer is being closed",
+                     source="kip714"))
+    statuses = kinds(run(events, status=True), "group_status")
+    assert statuses[-1]["members"] == 0  # gone at its leave: nothing else would say whether it left

@@ -113,9 +113,6 @@ def test_a_streams_applications_stream_threads_are_watched(plugin_broker, unique
             kill_hard(p)
 
 
-@pytest.mark.xfail(strict=True, reason="known: a Streams member that closes without leaving (Streams' default) still "
-                   "sends its terminating push, which the plugin forwards as a leave; the monitor then names "
-                   "member_left, while the coordinator removed it at its session timeout")
 def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugin_broker, unique, tmp_path):
     if plugin_broker.version != KAFKA_VERSION:
         pytest.skip("the push path shows it: Kafka 4.4 (the reporter's leave on 3.9 is the same)")

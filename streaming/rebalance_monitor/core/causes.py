@@ -305,6 +305,20 @@ def cause_of_departure(last_commit_ms: int | None, gone_ms: int, session_timeout
                           + ("" if limit else " (its timeouts are unknown)"))
 
 
+def cause_of_closed_departure(closed_ms: int, gone_ms: int, session_timeout_ms: int | None) -> Found:
+    """A member whose Java client said it closed (its telemetry's last word) at `closed_ms` is gone from the
+    coordinator's view at `gone_ms`. A client that sent a LeaveGroup is gone at once; one that closed without
+    leaving (Kafka Streams' default close, a static member) stays until its session timeout expires it."""
+    gap = gone_ms - closed_ms
+    evidence = f"its client closed (its telemetry's last word) {gap} ms before the coordinator dropped it"
+    if session_timeout_ms and gap >= TIMEOUT_MIN_GAP_SHARE * session_timeout_ms:
+        return Found(SESSION_TIMEOUT, f"{evidence}, about its session timeout ({session_timeout_ms} ms): it closed "
+                                      "without leaving the group (Kafka Streams' default close, or a static member)")
+    if not session_timeout_ms or gap <= LEFT_MAX_GAP_SHARE * session_timeout_ms:
+        return Found(MEMBER_LEFT, f"{evidence}: it left the group")
+    return Found(UNKNOWN, f"{evidence}, which tells neither a leave nor a timeout")
+
+
 # --- the group's own view --------------------------------------------------------------------------
 def cause_of_timeout(kind: str, limit_ms: int | None, reported: str | None = None) -> Found:
     """A member's `kind` ("session" or "poll") deadline passed: the matching timeout, with the reason the

@@ -110,6 +110,10 @@ class Poll(MemberEvent):
 @dataclass(frozen=True, slots=True)
 class Leave(MemberEvent):
     reason: str | None = None
+    # extension: "kip714" or "reporter" when the leave is a Java client's telemetry saying it closed (the broker
+    # plugin's terminating push, the metrics reporter's close), not a LeaveGroup seen: whether the member also
+    # left the group, the coordinator's view tells (core/group/client_events.on_leave)
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ SPECS: dict[str, tuple[type, dict]] = {
                            assignment=("tp_list", True), member_state=("str?", False))),
     EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     EventType.POLL: (Poll, _member(records=("int?", False))),
-    EventType.LEAVE: (Leave, _member(reason=("str?", True))),
+    EventType.LEAVE: (Leave, _member(reason=("str?", True), source=("str?", False))),
     EventType.CLIENT_METRICS: (ClientMetrics, _member(
         source=("str?", False), interval_ms=("int?", False), client_instance_id=("str?", False),
         last_heartbeat_ms_ago=("int?", False), last_poll_ms_ago=("int?", False),

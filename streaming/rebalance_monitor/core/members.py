@@ -17,7 +17,7 @@ class Member:
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
         "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-        "last_commit_ms",
+        "last_commit_ms", "closed_ms",
     )
 
     def __init__(self, member_id: str):
@@ -56,6 +56,9 @@ class Member:
         # the latest commit (in `__consumer_offsets`) of a partition the member owned: the evidence of
         # causes.cause_of_departure when the coordinator does not say why the member went
         self.last_commit_ms: int | None = None
+        # when its Java client's telemetry said it closed (a leave with a `source`), while the coordinator still
+        # lists it: it may have left the group or closed without leaving (causes.cause_of_closed_departure)
+        self.closed_ms: int | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:

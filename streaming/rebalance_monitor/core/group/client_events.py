@@ -273,6 +273,12 @@ def on_leave(g, ev: Leave, out: list) -> None:
         R.trigger(g, cause, ev.ts, out, who=who, reason=ev.reason)
         return
     m.update_identity(ev)
+    if ev.source is not None and g.coordinator_feed and cause != C.POLL_TIMEOUT:
+        # A Java client's telemetry says it closed. Whether it also left the group (a LeaveGroup) or closed without
+        # leaving (Kafka Streams' default, a static member), the coordinator's view tells: the member stays until
+        # the coordinator drops it (causes.cause_of_closed_departure) or its own session deadline passes.
+        m.closed_ms = ev.ts
+        return
     if cause == C.POLL_TIMEOUT:  # the client's heartbeat thread left for it: its poll interval expired
         deadline = m.poll_deadline() or ev.ts
         timers.timeout(g, m, TimeoutKind.POLL, min(deadline, ev.ts), ev.ts, out, reason=ev.reason)

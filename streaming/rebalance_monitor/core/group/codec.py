@@ -23,11 +23,13 @@ from ..settings import CoreSettings
 from ..storm import StormTracker
 from .rebalance import Rebalance
 
-STATE_VERSION = 2
-# version 1 is version 2 without the last member fields: report_delay_ms (None: a member of its own events) and
-# last_commit_ms (None: no commit of its partitions seen)
+STATE_VERSION = 3
+# version 1 is version 2 without its last member fields: report_delay_ms (None: a member of its own events) and
+# last_commit_ms (None: no commit of its partitions seen); version 2 is version 3 without closed_ms (None: its
+# client never said it closed)
 V2_MEMBER_FIELDS = ("report_delay_ms", "last_commit_ms")
-_READABLE_VERSIONS = (1, STATE_VERSION)
+V3_MEMBER_FIELDS = ("closed_ms",)
+_READABLE_VERSIONS = (1, 2, STATE_VERSION)
 
 # the positions of a member's and a rebalance's fields in their lists
 MEMBER_FIELDS = (
@@ -35,7 +37,7 @@ MEMBER_FIELDS = (
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
     "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-    "last_commit_ms",
+    "last_commit_ms", "closed_ms",
 )
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (
@@ -72,7 +74,8 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.leader = state["l"]
     g.members = {}
     for values in state["m"]:
-        m = member_from_state(values + [None] * len(V2_MEMBER_FIELDS) if version == 1 else values)
+        missing = {1: len(V2_MEMBER_FIELDS) + len(V3_MEMBER_FIELDS), 2: len(V3_MEMBER_FIELDS)}.get(version, 0)
+        m = member_from_state(values + [None] * missing)
         g.members[m.member_id] = m
     g.removed.update((k, v) for k, v in state["rm"])
     g.rebalance = rebalance_from_state(state["rb"]) if state["rb"] is not None else None

@@ -202,6 +202,17 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     `cause_source: inferred`, with its evidence as the reason; an inferred timeout is counted and reported as a
     `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
     who = gone.describe()
+    if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
+        session = gone.session_timeout_ms or (g.settings.kip848_session_ms(g.group) if gone.kip848 else None)
+        found = C.cause_of_closed_departure(gone.closed_ms, ts, session)
+        if found.cause == C.SESSION_TIMEOUT:
+            rec = records.member_timeout(
+                g.group, ts, member_id=gone.member_id, timeout=TimeoutKind.SESSION, last_seen_ms=gone.last_heartbeat_ms,
+                deadline_ms=(gone.last_heartbeat_ms or gone.closed_ms) + session,
+                identity=((key, getattr(gone, key)) for key in ("client_id", "host", "group_instance_id")))
+            out.append(rec)
+            g.count("timeouts_session")
+        return found.cause, who, found.reason
     if cause != C.UNKNOWN or (g.client_feed and (gone.hb_tracked or gone.poll_tracked)):
         return cause, who, reason  # (a KIP-848 member's records in __consumer_offsets read as its joins and syncs)
     session = gone.session_timeout_ms

@@ -34,9 +34,12 @@ public final class CanonicalEvents {
         return j.end();
     }
 
-    public static String leave(long ts, Member who, String reason) {
+    /** A client that closed, as its telemetry says (`source`: {@link #SOURCE_PUSH}, {@link #SOURCE_REPORTER}):
+     * whether it also left the group (a LeaveGroup) is for the core to tell from the coordinator's view. */
+    public static String leave(long ts, Member who, String reason, String source) {
         Json j = common("leave", ts, who);
         j.put("reason", reason);
+        j.put("source", source);
         return j.end();
     }
 

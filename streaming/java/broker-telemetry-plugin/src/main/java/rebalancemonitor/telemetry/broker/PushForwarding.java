@@ -92,7 +92,8 @@ final class PushForwarding {
             out.add(new String[] {group, CanonicalEvents.clientMetrics(ts, who, m, CanonicalEvents.SOURCE_PUSH,
                 pushIntervalMs > 0 ? pushIntervalMs : null, clientInstanceId, null, null)});
             if (terminating && !who.memberId.isEmpty()) {
-                out.add(new String[] {group, CanonicalEvents.leave(ts, who, CanonicalEvents.CLOSE_REASON)});
+                out.add(new String[] {group, CanonicalEvents.leave(ts, who, CanonicalEvents.CLOSE_REASON,
+                    CanonicalEvents.SOURCE_PUSH)});
             }
         }
         return out;

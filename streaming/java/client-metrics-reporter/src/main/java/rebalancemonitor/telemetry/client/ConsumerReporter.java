@@ -114,7 +114,8 @@ public class ConsumerReporter implements MetricsReporter {
         timer.shutdownNow();
         Member w = who;
         forwarder.offer(counters -> List.<String[]>of(
-            new String[] {w.group, CanonicalEvents.leave(System.currentTimeMillis(), w, CanonicalEvents.CLOSE_REASON)}));
+            new String[] {w.group, CanonicalEvents.leave(System.currentTimeMillis(), w, CanonicalEvents.CLOSE_REASON,
+                CanonicalEvents.SOURCE_REPORTER)}));
         forwarder.close();
         forwarder = null;
     }
