@@ -6,6 +6,7 @@ import json
 
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.core.vocabulary import DETECTED_KINDS
 
 
 def replay_records(events, cfg):
@@ -24,7 +25,7 @@ def comparable(records):
         if r["kind"] in ("group_status",):
             continue
         r = dict(r)
-        if r["kind"] in ("member_timeout", "member_at_risk"):
+        if r["kind"] in DETECTED_KINDS:
             r.pop("detected_ms")
             r.pop("ts")
         keep.append(json.dumps(r, sort_keys=True))

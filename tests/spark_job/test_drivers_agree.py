@@ -26,6 +26,7 @@ from rebalance_monitor.config import load_config
 from rebalance_monitor.core.coordinator_placement import offsets_partition_for
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.core.vocabulary import DETECTED_KINDS
 from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -151,7 +152,7 @@ def _comparable(records):
         if r["kind"] == "group_status":
             status[r["group"]] = {k: v for k, v in r.items() if k not in STATUS_TIME_FIELDS}
             continue
-        if r["kind"] in ("member_timeout", "member_at_risk"):
+        if r["kind"] in DETECTED_KINDS:
             r.pop("detected_ms")
             r.pop("ts")
         keep.append(json.dumps(r, sort_keys=True))

@@ -54,6 +54,11 @@ HISTORY_KINDS = (RecordKind.GENERATION, RecordKind.MEMBER_TIMEOUT, RecordKind.ME
                  RecordKind.REBALANCE_STARTED, RecordKind.GROUP_DELETED, RecordKind.COORDINATOR)
 
 
+# The record kinds whose `ts` and `detected_ms` say when a driver noticed (the next event of the group, or its clock
+# passing): the one thing in which replay and the Spark job may differ (docs/records.md).
+DETECTED_KINDS = (RecordKind.MEMBER_TIMEOUT, RecordKind.MEMBER_AT_RISK)
+
+
 class GroupState(StrEnum):
     """A consumer group's state, as the coordinator names it (the `state` of a `group_status` record)."""
 

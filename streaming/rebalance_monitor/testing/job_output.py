@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.vocabulary import RecordKind
+from ..core.vocabulary import DETECTED_KINDS, RecordKind
 
 
 def _files(path, hadoop_conf: dict | None):
@@ -43,13 +43,13 @@ def dead_letter_reasons(directory) -> list[str]:
 
 def comparable(records: list[dict]) -> list[str]:
     """Records as sorted JSON texts, without what depends on batch boundaries: the group_status snapshots and
-    when a timeout was noticed (detected_ms, and the record's ts, which is that time)."""
+    when a timeout or a warning was noticed (detected_ms, and the record's ts, which is that time: DETECTED_KINDS)."""
     out = []
     for r in records:
         if r["kind"] == RecordKind.GROUP_STATUS:
             continue
         r = dict(r)
-        if r["kind"] == RecordKind.MEMBER_TIMEOUT:
+        if r["kind"] in DETECTED_KINDS:
             r.pop("detected_ms", None)
             r.pop("ts", None)
         out.append(json.dumps(r, sort_keys=True))
