@@ -83,6 +83,11 @@ def console_consumer(bootstrap: str, topic: str, group: str, client_id: str, pro
            "--group", group, "--from-beginning"]
     for k, v in props.items():
         cmd += ["--consumer-property", f"{k}={v}"]
+    return _start(cmd, log_path)
+
+
+def _start(cmd: list[str], log_path: Path | None) -> subprocess.Popen:
+    """`cmd` in a process of its own session, no stdin, its output appended to `log_path` (or dropped)."""
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL
     try:
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -114,10 +119,4 @@ def streams_app(properties: dict[str, str], properties_path: Path, extra_classpa
     properties_path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
     cmd = [java_binary(), "-Xmx192m", "-cp", ":".join((classpath(KAFKA_VERSION), str(jar(STREAMS_APP_JAR)),
                                                         *extra_classpath)), STREAMS_APP, str(properties_path)]
-    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    try:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    finally:
-        if log_path:
-            out.close()
+    return _start(cmd, log_path)
