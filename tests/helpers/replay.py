@@ -2,11 +2,10 @@
 driver of the core must give alike."""
 from __future__ import annotations
 
-import json
-
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.core.vocabulary import DETECTED_KINDS
+# the records' comparable form is the job tests' own (no detection times, no group_status snapshots)
+from rebalance_monitor.testing.job_output import comparable  # noqa: F401
 
 
 def replay_records(events, cfg):
@@ -18,15 +17,3 @@ def replay_records(events, cfg):
     out.extend(recon.finish())
     return out
 
-
-def comparable(records):
-    keep = []
-    for r in records:
-        if r["kind"] in ("group_status",):
-            continue
-        r = dict(r)
-        if r["kind"] in DETECTED_KINDS:
-            r.pop("detected_ms")
-            r.pop("ts")
-        keep.append(json.dumps(r, sort_keys=True))
-    return sorted(keep)
