@@ -182,3 +182,40 @@ def test_without_the_coordinators_view_a_closed_client_is_a_leave_at_once():
                      source="kip714"))
     statuses = kinds(run(events, status=True), "group_status")
     assert statuses[-1]["members"] == 0  # gone at its leave: nothing else would say whether it left
+
+
+def _silent_then_dropped(last_snapshot_ms, gone_ms, hb=True):
+    """a and b in generation 1; b's snapshots stop at `last_snapshot_ms` with no terminating push (a client that
+    closed before its subscription was refreshed, or one killed); the coordinator's generation 2 without b at
+    `gone_ms`. b's snapshots carry its heartbeat clock (`hb`) or only its poll clock (a first push can)."""
+    events = generation(1000, ["a", "b"])
+    for t in range(5000, gone_ms + 10_001, 2000):
+        events.append(snapshot(t, "a", hb_ago=1000, poll_ago=0))
+    events += [snapshot(t, "b", hb_ago=0 if hb else None, poll_ago=0)
+               for t in range(5001, last_snapshot_ms + 1, 2000)]
+    events += generation(gone_ms, ["a"], gen=2)
+    out = run(sorted(events, key=lambda e: e["ts"]))
+    gen2 = [g for g in kinds(out, "generation") if g["generation"] == 2][0]
+    return out, [c for c in gen2["causes"] if c.get("member_id") == "b"]
+
+
+def test_a_client_silent_for_a_session_with_no_word_that_it_closed_timed_out():
+    # only its poll clock known: no session deadline of its own runs, the silence tells the coordinator's reason
+    out, b = _silent_then_dropped(17_001, 17_001 + 8900, hb=False)
+    assert [(c["cause"], c.get("cause_source")) for c in b] == [("session_timeout", "inferred")], b
+    assert b[0]["reason"].startswith("inferred: its client's telemetry was last heard 8900 ms before")
+    timeouts = kinds(out, "member_timeout")
+    assert [(t["member_id"], t["timeout"], t["cause_source"], t["last_seen_ms"]) for t in timeouts] == [
+        ("b", "session", "inferred", 17_001)]
+
+
+def test_a_client_heard_from_until_the_rebalance_with_no_word_that_it_closed_left():
+    _out, b = _silent_then_dropped(17_001, 17_001 + 1500, hb=False)
+    assert [(c["cause"], c.get("cause_source")) for c in b] == [("member_left", "inferred")], b
+
+
+def test_a_silence_between_a_leave_and_a_session_tells_neither():
+    out, b = _silent_then_dropped(17_001, 17_001 + 6500, hb=False)
+    assert all(c["cause"] == "unknown" for c in b), b  # (an unknown beside the round's known causes is left out)
+    assert not kinds(out, "member_timeout")
+

@@ -9,8 +9,12 @@ group members of the application id; nothing in the application knows of the mon
   configuration (`main.consumer.` prefix); the core matches the snapshots by client id to the coordinator's members.
 
 Either way a kill -9 of one instance is a session timeout naming its StreamThread's member, and a graceful close
-(Streams closing with LEAVE_GROUP) a leave of each of the other's members."""
+(Streams closing with LEAVE_GROUP) a leave of each of the other's members. A close without LeaveGroup (Streams'
+default) is the session timeout it becomes: told by the client's terminating push, or, when the client closes
+before it sends one (a Java client sends none while it waits for a new subscription), by its telemetry's silence."""
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -113,6 +117,17 @@ def test_a_streams_applications_stream_threads_are_watched(plugin_broker, unique
             kill_hard(p)
 
 
+def _what_was_seen(bootstrap, app, y, gen) -> str:
+    """For a failure's message: the generation's causes, the events of s-y's client and the core's records."""
+    lines = [json.dumps(gen["causes"], default=str)]
+    for e in events_of(bootstrap, EVENTS, app):
+        if e.get("member_id") == y or e.get("client_id", "").startswith("s-y"):
+            lines.append(json.dumps(e, default=str))
+    for r in records_of(bootstrap, EVENTS, app, status=False):
+        lines.append(json.dumps({k: r.get(k) for k in ("kind", "ts", "generation", "members", "member_id", "timeout")}, default=str))
+    return "\n".join(lines)
+
+
 def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugin_broker, unique, tmp_path):
     if plugin_broker.version != KAFKA_VERSION:
         pytest.skip("the push path shows it: Kafka 4.4 (the reporter's leave on 3.9 is the same)")
@@ -138,7 +153,7 @@ def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugi
                     and r["generation"] > both["generation"] and y not in r["members"]]
             return gens[0] if gens else None
         gen = eventually(next_generation, 60, "the generation without s-y", interval_s=2.0)
-        assert [c["cause"] for c in gen["causes"] if c.get("member_id") == y] == ["session_timeout"], gen
+        assert [c["cause"] for c in gen["causes"] if c.get("member_id") == y] == ["session_timeout"], _what_was_seen(bootstrap, app, y, gen)
     finally:
         for p in procs.values():
             kill_hard(p)

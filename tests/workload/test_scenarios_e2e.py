@@ -3,8 +3,10 @@ watches; the records it outputs must show what each scenario promises (generatio
 storms, final membership, assignors and expected assignments)."""
 from __future__ import annotations
 
+import json
 import threading
 import time
+from typing import NamedTuple
 
 import pytest
 
@@ -18,6 +20,7 @@ from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario, s
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
+EVENTS_TOPIC = "scenario-events"
 LOG_TOPIC, LOG_TOPIC_JSON = "scenario-coordinator-log", "scenario-coordinator-log-json"
 OFFSETS_PARTITIONS = int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])
 
@@ -32,11 +35,20 @@ assert sorted(n for lane in LANES for n in lane) == sorted(CLASSIC)
 STORM_MIN_REBALANCES = storm_threshold(CLASSIC)
 
 
+class Watched(NamedTuple):
+    results: dict  # scenario name -> its result
+    errors: dict  # scenario name -> why it failed
+    records: list  # the live job's (the events witness)
+    witnesses: dict  # witness -> its job's records
+    dead_letters: list  # the live job's
+    bootstrap: str
+
+
 @pytest.fixture(scope="module")
 def watched(spark, broker, tmp_path_factory):
     """Run every scenario (in two lanes) under one running job; collect its records."""
     tmp = tmp_path_factory.mktemp("scenarios")
-    events_topic = "scenario-events"
+    events_topic = EVENTS_TOPIC
     broker.create_topics({events_topic: 1})
     cfg = load_config(env={}, overrides={
         "kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": events_topic,
@@ -46,11 +58,13 @@ def watched(spark, broker, tmp_path_factory):
         "exporter.enabled": False, "spark.trigger_interval": "1s",
         "core.settle": "10s", "storm.min_rebalances": STORM_MIN_REBALANCES})
     records: list[dict] = []
+    dead: list[dict] = []
     lock = threading.Lock()
 
-    def keep(_batch, recs, _dead):
+    def keep(_batch, recs, dead_letters):
         with lock:
             records.extend(recs)
+            dead.extend(json.loads(p) for p in dead_letters)
 
     job = MonitorJob(cfg, spark=spark, on_records=keep)
     job.start()
@@ -81,6 +95,7 @@ def watched(spark, broker, tmp_path_factory):
         shipper.stop()
     with lock:
         snapshot = list(records)
+        dead_letters = list(dead)
     # the two broker-side witnesses, each read by the Spark job on its own from the start of its input
     witnesses = {"events": snapshot}
     for witness, overrides in (("coordinator-log", {"kafka.coordinator_log_topic": LOG_TOPIC}),
@@ -96,7 +111,7 @@ def watched(spark, broker, tmp_path_factory):
             "core.settle": "10s", "storm.min_rebalances": STORM_MIN_REBALANCES})
         MonitorJob(wcfg, spark=spark, on_records=lambda _b, recs, _d, got=got: got.extend(recs)).run_once()
         witnesses[witness] = got
-    return results, errors, snapshot, witnesses
+    return Watched(results, errors, snapshot, witnesses, dead_letters, broker.bootstrap)
 
 
 def _before(rec: dict, cutoff: int) -> bool:
@@ -106,7 +121,7 @@ def _before(rec: dict, cutoff: int) -> bool:
 
 @pytest.mark.parametrize("name", CLASSIC)
 def test_scenario_is_reported_as_promised(watched, name):
-    results, errors, records, witnesses = watched
+    results, errors, records, witnesses = watched[:4]
     assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
     res = results[name]
     exp = res.expect
@@ -169,7 +184,7 @@ def test_scenario_is_reported_as_promised(watched, name):
 def test_three_witnesses_agree_in_the_spark_job(watched, name):
     """The Spark job's records from each input alone (instrumented clients; the broker's coordinator log shipped
     into a topic; `__consumer_offsets`), held against what the clients saw and against each other."""
-    results, errors, _records, witnesses = watched
+    results, errors, _records, witnesses = watched[:4]
     assert name not in errors, f"the scenario itself failed: {errors.get(name)!r}"
     res = results[name]
     truth = {"stable": [{"generation": a["generation"], "member_ids": a["member_ids"]}
@@ -178,7 +193,32 @@ def test_three_witnesses_agree_in_the_spark_job(watched, name):
              if w in witnesses_of(res.expect)}
     kip848 = res.expect.get("group_protocol") == "consumer"
     errors = [f for f in compare(name, truth, views) if blind_spot(KAFKA_VERSION, f, kip848) is None]
-    assert not errors, "\n".join(map(str, errors))
+    assert not errors, "\n".join(map(str, errors)) + _what_each_saw(watched, res.group)
+
+
+def _what_each_saw(watched, group) -> str:
+    """For a failure's message: the clients' membership events of `group` and each witness's generations."""
+    from rebalance_monitor.testing.witnesses import read_topic
+
+    lines = ["", "client events:"]
+    for _k, value, _ts in read_topic(watched.bootstrap, EVENTS_TOPIC):
+        e = json.loads(value)
+        if e.get("group") == group and e["type"] not in ("heartbeat", "poll", "commit"):
+            lines.append(f"  {e['ts']} {e['type']} {e.get('member_id') or e.get('client_id')} "
+                         f"gen={e.get('generation')} {e.get('assignment') or ''}")
+    for w, recs in watched.witnesses.items():
+        lines.append(f"{w}:")
+        lines += [f"  {r.get('completed_ms')} gen={r['generation']} members={r['members']} "
+                  f"assignment={r.get('assignment')} causes={[c['cause'] for c in r['causes']]}"
+                  for r in recs if r.get("group") == group and r["kind"] == "generation"]
+    return "\n".join(lines)
+
+
+def test_no_event_of_the_scenarios_was_dead_lettered(watched):
+    """The instrumented clients' events all reach the job in time (the watermark covers their delivery on this
+    machine) and all decode: a late or bad event would leave a generation short of a member."""
+    assert not [(d.get("reason"), d.get("detail"), d.get("group")) for d in watched.dead_letters], \
+        watched.dead_letters[:20]
 
 
 def test_the_shipped_log_forms_decode_alike(watched, broker):

@@ -319,6 +319,28 @@ def cause_of_closed_departure(closed_ms: int, gone_ms: int, session_timeout_ms: 
     return Found(UNKNOWN, f"{evidence}, which tells neither a leave nor a timeout")
 
 
+def cause_of_silent_departure(last_heard_ms: int, gone_ms: int, session_timeout_ms: int | None,
+                              generation: int | None = None) -> Found:
+    """A Java member known by its client's telemetry snapshots is gone from the coordinator's view at `gone_ms`
+    without a word that it closed (no terminating push: a Java client sends none while it waits for a new
+    subscription, nor when it is killed). Its last sign of life was at `last_heard_ms` (its last snapshot). The
+    coordinator drops a member one session timeout after its last heartbeat: a silence of about one session
+    timeout means it crashed, hung or closed without leaving; one much shorter, that it left. (A silence past its
+    heartbeat or poll deadline is concluded by the member's own timers first.)"""
+    where = f"generation {generation}" if generation is not None else "the group"
+    gap = gone_ms - last_heard_ms
+    evidence = (f"its client's telemetry was last heard {gap} ms before it was gone from {where}, with no word "
+                "that it closed")
+    if session_timeout_ms:
+        if gap >= TIMEOUT_MIN_GAP_SHARE * session_timeout_ms:
+            return Found(SESSION_TIMEOUT, f"inferred: {evidence}, about its session timeout ({session_timeout_ms} "
+                                          "ms): it crashed or hung")
+        if 0 <= gap <= LEFT_MAX_GAP_SHARE * session_timeout_ms:
+            return Found(MEMBER_LEFT, f"inferred: {evidence}: it was heard from until the rebalance, so it left")
+    return Found(UNKNOWN, f"{evidence}, which tells neither a leave nor a timeout"
+                          + ("" if session_timeout_ms else " (its session timeout is unknown)"))
+
+
 # --- the group's own view --------------------------------------------------------------------------
 def cause_of_timeout(kind: str, limit_ms: int | None, reported: str | None = None) -> Found:
     """A member's `kind` ("session" or "poll") deadline passed: the matching timeout, with the reason the

@@ -197,10 +197,11 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int, out:
 
 def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: int | None,
                out: list) -> tuple[str, dict, str | None]:
-    """A member went, for `cause`. When the coordinator did not say why (`unknown`) and no client reports, the
-    commits of its partitions in `__consumer_offsets` tell (causes.cause_of_departure): the cause, marked
-    `cause_source: inferred`, with its evidence as the reason; an inferred timeout is counted and reported as a
-    `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
+    """A member went, for `cause`. When the coordinator did not say why (`unknown`): a Java member's telemetry tells
+    (its terminating push, causes.cause_of_closed_departure; without one, its silence, cause_of_silent_departure);
+    a member no client reports on, the commits of its partitions in `__consumer_offsets`
+    (causes.cause_of_departure). An inferred cause is marked `cause_source: inferred`, with its evidence as the
+    reason; an inferred timeout is counted and reported as a `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
     who = gone.describe()
     if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
         session = gone.session_timeout_ms or (g.settings.kip848_session_ms(g.group) if gone.kip848 else None)
@@ -213,20 +214,28 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
             out.append(rec)
             g.count("timeouts_session")
         return found.cause, who, found.reason
-    if cause != C.UNKNOWN or (g.client_feed and (gone.hb_tracked or gone.poll_tracked)):
-        return cause, who, reason  # (a KIP-848 member's records in __consumer_offsets read as its joins and syncs)
+    if cause != C.UNKNOWN:
+        return cause, who, reason
     session = gone.session_timeout_ms
     if session is None and gone.kip848:  # the group's, as its coordinator applies it (settings)
         session = g.settings.kip848_session_ms(g.group)
-    found = C.cause_of_departure(gone.last_commit_ms, ts, session, gone.rebalance_timeout_ms, gen)
+    if gone.report_delay_ms is not None:
+        # a Java member known by its telemetry snapshots, gone without its terminating push: its silence tells
+        found = C.cause_of_silent_departure(gone.last_seen_ms, ts, session, gen)
+        last_seen = gone.last_seen_ms
+    elif g.client_feed and (gone.hb_tracked or gone.poll_tracked):
+        return cause, who, reason  # (a KIP-848 member's records in __consumer_offsets read as its joins and syncs)
+    else:
+        found = C.cause_of_departure(gone.last_commit_ms, ts, session, gone.rebalance_timeout_ms, gen)
+        last_seen = gone.last_commit_ms
     if found.cause != C.UNKNOWN:
         who["cause_source"] = C.INFERRED
     if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
         kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
         limit = session if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
         rec = records.member_timeout(
-            g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=gone.last_commit_ms,
-            deadline_ms=gone.last_commit_ms + limit,
+            g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=last_seen,
+            deadline_ms=last_seen + limit,
             identity=((key, getattr(gone, key)) for key in ("client_id", "host", "group_instance_id")))
         rec["cause_source"] = C.INFERRED
         out.append(rec)
