@@ -5,4 +5,5 @@ pytest_plugins = [
     "helpers.fixtures_kafka",
     "helpers.fixtures_spark",
     "helpers.fixtures_s3",
+    "helpers.gc_pauses",
 ]
