@@ -6,9 +6,11 @@ by side with a plain consumer reading the same topic (issue 14 benchmark; not a 
    OffsetCommit record per partition into __consumer_offsets), plus one real rebalancing group;
 2. a plain confluent-kafka consumer drains __consumer_offsets (no group: assign + read to the end);
 3. the job (`kafka.offsets_topic: __consumer_offsets`, 5 s trigger) drains the same records: decode,
-   per-group state machine, sinks; its rate over the batches after the first.
+   per-group state machine, sinks; its rate over the batches after the first; with each reader in turn (the
+   Python source; Spark's connector, whose rows have their offset commits compacted in the JVM).
 
     .venv/bin/python bench/bench_offsets_topic.py [--groups 50] [--commits 2000] [--partitions 8]
+                                                  [--readers python,spark]
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import shutil
 import tempfile
 import time
 
-from bench_job import tree_cpu_s
+from bench_job import connector_jars, tree_cpu_s
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
@@ -112,6 +114,9 @@ def main() -> None:
     ap.add_argument("--groups", type=int, default=50)
     ap.add_argument("--commits", type=int, default=2000)
     ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--readers", default="python,spark", help="the job's readers, side by side (kafka.connector)")
+    ap.add_argument("--jit", choices=("quick", "full"), default="quick",
+                    help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-offsets-")
     try:
@@ -135,20 +140,23 @@ def main() -> None:
             from rebalance_monitor.spark.session import build_session
 
             spark = build_session(master="local[2]", app_name="bench-offsets", local_dir=os.path.join(work, "spark"),
-                                  shuffle_partitions=2)
-            res = job_drain(spark, broker.bootstrap, work, n)
+                                  shuffle_partitions=2, jit=args.jit,
+                                  jars=connector_jars("connector") if "spark" in args.readers.split(",") else ())
+            for reader in args.readers.split(","):
+                res = job_drain(spark, broker.bootstrap, os.path.join(work, reader), n, connector=reader)
+                name = {"python": "the Python source", "spark": "Spark's connector (commits compacted in the JVM)"}
+                print(f"job over __consumer_offsets, {name.get(reader, reader)}: {res['records']:,} records, "
+                      f"{res['batches']} batches, wall {res['wall_s']:.1f} s (session warm), steady "
+                      f"{res['steady_rate']:,.0f} records/s, CPU {res['cpu_s'] / max(res['records'], 1) * 1e6:.1f} "
+                      "us/record over the job's processes", flush=True)
+                print(f"  ratio job/plain (steady): {res['steady_rate'] / plain:.2f}x of librdkafka's defaults, "
+                      f"{res['steady_rate'] / tuned:.2f}x of the tuned consumer; whole drain incl. first batch: "
+                      f"{res['records'] / res['wall_s'] / tuned:.2f}x of the tuned consumer; peers' published rates "
+                      f"on 2 cores: KMinion 100-120k/s, Burrow 40-50k/s (steady: {res['steady_rate'] / 110_000:.1f}x "
+                      "KMinion's)", flush=True)
+                print("  per batch (records, s): " + ", ".join(f"({r:,}, {d:.1f})" for r, d in res["per_batch"]),
+                      flush=True)
             spark.stop()
-            print(f"job over __consumer_offsets: {res['records']:,} records, {res['batches']} batches, wall "
-                  f"{res['wall_s']:.1f} s (session warm), steady {res['steady_rate']:,.0f} records/s, "
-                  f"CPU {res['cpu_s'] / max(res['records'], 1) * 1e6:.1f} us/record over the job's processes",
-                  flush=True)
-            print(f"ratio job/plain (steady): {res['steady_rate'] / plain:.2f}x of librdkafka's defaults, "
-                  f"{res['steady_rate'] / tuned:.2f}x of the tuned consumer; whole drain incl. first batch: "
-                  f"{res['records'] / res['wall_s'] / tuned:.2f}x of the tuned consumer; peers' published rates on "
-                  f"2 cores: KMinion 100-120k/s, Burrow 40-50k/s (steady: {res['steady_rate'] / 110_000:.1f}x "
-                  "KMinion's)", flush=True)
-            print("  per batch (records, s): " + ", ".join(f"({r:,}, {d:.1f})" for r, d in res["per_batch"]),
-                  flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

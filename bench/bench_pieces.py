@@ -7,10 +7,13 @@ into Spark's no-op sink:
 
   read     Kafka to the no-op sink (the reader alone: Kafka's bytes into Spark rows);
   decode   + the job's decode stage (mapInArrow: records to packed events keyed by shard, spark/decode_stage.py);
+           on `__consumer_offsets` with Spark's connector, the offset commits are compacted in the JVM before it
+           (spark/jvm_compaction.py), and "python decode" is the same piece with the compaction in Python;
   shuffle  + the exchange by shard before the stateful operator (what `groupBy("shard")` costs);
   job      the whole job as `run` has it (decode, shuffle, the stateful processor, sinks): bench_job's measure.
 
-Each line gives records/s over the query's wall time, CPU microseconds per record over the job's processes (the
+Each piece runs `--repeat` times and the last run is reported (the first also warms the JVM's code and the Python
+workers). Each line gives records/s over the query's wall time, CPU microseconds per record over the job's processes (the
 driver JVM, where local-mode tasks run, and the Python workers), and the ratio to a plain confluent-kafka
 consumer tuned as the Python source is (`fetch.queue.backoff.ms`), drained in the same run. A piece's own cost is
 the difference between its line and the line above.
@@ -34,6 +37,8 @@ from bench_offsets_topic import commit_load, job_drain
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.decode_stage import DECODED_SCHEMA, make_decoder
 from rebalance_monitor.spark.job import source_options, topic_sources
+from rebalance_monitor.spark.jvm import jvm_class_available
+from rebalance_monitor.spark.jvm_compaction import CLASS, KAFKA_COLUMNS, decode_input
 from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS
 from rebalance_monitor.spark.session import build_session
 from rebalance_monitor.spark.sources import kafka_stream
@@ -61,8 +66,10 @@ def piece(spark, cfg, reader: str, upto: str, work: str, tag: str) -> dict:
     if upto != "read":
         decoder = make_decoder(topic_sources(cfg), cfg.kafka.max_record_bytes, int(cfg.kafka.max_future_skew),
                                shards=cfg.kafka.offsets_topic_partitions)
-        df = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
-              .mapInArrow(decoder, DECODED_SCHEMA))
+        # as the job has it (the offset commits compacted in the JVM when its stage is on the class path), or with
+        # the compaction in the Python decode stage ("python decode")
+        df = (raw.select(*KAFKA_COLUMNS) if upto == "python decode" else decode_input(raw, cfg.kafka.offsets_topic))
+        df = df.mapInArrow(decoder, DECODED_SCHEMA)
         if upto == "shuffle":
             df = df.repartition(int(spark.conf.get("spark.sql.shuffle.partitions")), "shard")
     cpu0, t0 = tree_cpu_s(), time.perf_counter()
@@ -88,6 +95,9 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--inputs", default="events,offsets")
     ap.add_argument("--readers", default="spark,python")
+    ap.add_argument("--repeat", type=int, default=2, help="queries per piece; the last is reported (warm)")
+    ap.add_argument("--jit", choices=("quick", "full"), default="quick",
+                    help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
     args = ap.parse_args()
     inputs, readers = args.inputs.split(","), args.readers.split(",")
     work = tempfile.mkdtemp(prefix="bench-pieces-")
@@ -105,7 +115,7 @@ def main() -> None:
                 written = commit_load(broker.bootstrap, "bench-data", args.groups, args.commits, args.partitions)
                 counts["offsets"] = ("__consumer_offsets", written)
             spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"), shuffle_partitions=2,
-                                  jars=connector_jars("connector") if "spark" in readers else ())
+                                  jars=connector_jars("connector") if "spark" in readers else (), jit=args.jit)
             print(f"machine load at start {os.getloadavg()[0]:.1f} (2 cores); one run, side by side", flush=True)
             for which in inputs:
                 topic, n = counts[which]
@@ -116,8 +126,10 @@ def main() -> None:
                       f"{tuned:,.0f} records/s", flush=True)
                 cfg = input_config(broker.bootstrap, work, which, topic)
                 for reader in readers:
-                    for upto in PIECES:
-                        res = piece(spark, cfg, reader, upto, work, f"{which}-{reader}-{upto}")
+                    jvm = which == "offsets" and reader == "spark" and jvm_class_available(spark, CLASS)
+                    for upto in PIECES[:1] + (("python decode",) if jvm else ()) + PIECES[1:]:
+                        for attempt in range(args.repeat):  # the last one counts: the JVM's code warm
+                            res = piece(spark, cfg, reader, upto, work, f"{which}-{reader}-{upto}-{attempt}")
                         report(f"{reader:<6} {upto}", n, res, tuned)
                     reader_work = os.path.join(work, f"job-{which}-{reader}")
                     cpu0, t0 = tree_cpu_s(), time.perf_counter()

@@ -9,20 +9,24 @@ import pytest
 # where scripts/fetch_spark_jars.sh puts the jars (Hadoop's S3A among them)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPARK_JARS = os.path.join(ROOT, "var", "spark-jars")
+# the job's JVM stage over __consumer_offsets (scripts/build_java.sh puts it there too)
+COMPACTION_JAR = os.path.join(SPARK_JARS, "spark-commit-compaction.jar")
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """The one SparkSession of the run (local[2], RocksDB state store), with Hadoop's S3A file system on its
     class path when scripts/fetch_spark_jars.sh fetched it (jars can only be added before the JVM starts; the
-    tests that use S3 set their server's settings at run time: see `s3_bucket`). Spark's Kafka connector
-    is not added: the in-process tests read with the Python source."""
+    tests that use S3 set their server's settings at run time: see `s3_bucket`), and the job's JVM stage that
+    compacts offset commits. Spark's Kafka connector is not added: the in-process tests read with the Python
+    source."""
     from rebalance_monitor.spark.session import build_session
     from rebalance_monitor.testing.object_store import s3a_jars
 
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.fail("Java is required for the Spark tests: run scripts/bootstrap.sh (installs openjdk-17)")
     session = build_session(master="local[2]", app_name="rebalance-monitor-tests",
-                            local_dir=str(tmp_path_factory.mktemp("spark-local")), jars=s3a_jars(SPARK_JARS))
+                            local_dir=str(tmp_path_factory.mktemp("spark-local")),
+                            jars=s3a_jars(SPARK_JARS) + [p for p in (COMPACTION_JAR,) if os.path.exists(p)])
     yield session
     session.stop()

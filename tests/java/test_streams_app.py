@@ -146,6 +146,11 @@ def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugi
             return gens[-1] if gens else None
         both = eventually(both_members, 120, "both instances in the group", interval_s=2.0)
         y = next(m for m in both["members"] if m.startswith("s-y-"))
+        # s-y runs until its client has pushed its clocks under that member id (an application that closes before
+        # its first push leaves nothing of itself to judge its close by: no telemetry, no commit)
+        eventually(lambda: [e for e in events_of(bootstrap, EVENTS, app) if e["type"] == "client_metrics"
+                            and e.get("member_id") == y and e.get("last_heartbeat_ms_ago") is not None],
+                   60, "a push of s-y's clocks", interval_s=1.0)
         stop_gracefully(procs.pop("s-y"))
 
         def next_generation():

@@ -119,3 +119,37 @@ def test_only_live_commits_are_held():
         c.offer(key, ("a", i))
     c.offer(b"other", ("b", 0))
     assert c.drain() == [("a", 4), ("b", 0)] and c.superseded == 4 and c.drain() == []
+
+
+def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
+    """streaming/java/spark-commit-compaction over the connector's rows (one partition, the whole input), then the
+    decode stage: the same events as the Python compaction over one chunk, and every record counted as read."""
+    import datetime as dt
+    import os
+
+    from helpers.fixtures_spark import COMPACTION_JAR
+    from pyspark.sql import types as T
+
+    from rebalance_monitor.spark.decode_stage import DECODED_SCHEMA, make_decoder
+    from rebalance_monitor.spark.jvm_compaction import decode_input
+
+    assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
+    records = fleet_records()
+    schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
+                           T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+                           T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType())])
+    rows = [(key, value, topic, part, off, dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc))
+            for topic, part, off, ts, key, value in records]
+    raw = spark.createDataFrame(rows, schema).coalesce(1)
+    decoder = make_decoder({TOPIC: "offsets-topic"}, 1 << 20, 10 ** 12, shards=50)
+    staged = decode_input(raw, TOPIC)
+    # the JVM stage ran, and moved only the commits kept (and the other records) into Python
+    assert "rm_records" in staged.columns
+    assert staged.count() == len(records) - (40 * 8 + 60 + 10 * 4) + (8 + 6 + 4)
+    out = staged.mapInArrow(decoder, DECODED_SCHEMA).collect()
+    events = [json.loads(payload) for row in out if row["packed"] is not None
+              for payload in unpack_events(row["packed"])[-1]]
+    events.sort(key=lambda e: e["ts"])
+    python, kept = decoded_events(records, chunk=10_000)
+    assert events == python and sum(e["type"] == "commit" for e in events) == kept
+    assert sum(row["ord"] for row in out if row["kind"] == "tick") == len(records)  # every record counted as read

@@ -117,6 +117,11 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
     log = _run_connector_process(runs["spark"], settings["spark"])
     assert "format 'kafka'" in log, log[-3000:]  # Spark's connector read, not the fallback
     assert "in a mapInArrow stage" in log
+    # the offset commits compacted in the JVM (streaming/java/spark-commit-compaction, built by the bootstrap into
+    # var/spark-jars), every record still counted as read
+    assert f"compacting the offset commits of {topics['spark']['offsets']} in the JVM" in log, log[-3000:]
+    produced = sum(len(captured[k]) for k in ("events", "coordinator-log", "offsets-topic")) + len(BAD)
+    assert f"{produced} records read" in log, log[-3000:]
     _run_python_source(spark, settings["python"])
 
     first = {name: history_records(work / "history") for name, work in runs.items()}

@@ -37,7 +37,7 @@ from ..core.group_filter import GroupFilter
 from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
 from ..decode import decode_record
 from ..event_columns import hot_fields
-from .commit_compaction import CommitCompactor, is_live_commit
+from .commit_compaction import RECORDS_COLUMN, CommitCompactor, is_live_commit
 from .gc_pause import gc_paused
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
@@ -269,6 +269,17 @@ def topic_names_of(topic_ids: tuple | None):
     return resolver_for(spec, source)
 
 
+class Compacted:
+    """A chunk of records whose offset commits the JVM compacted (spark/jvm_compaction.py): the records, and how
+    many more the chunk stood for (commits replaced by a later one of the same key)."""
+
+    __slots__ = ("records", "superseded")
+
+    def __init__(self, records: Iterable[tuple], superseded: int):
+        self.records = records
+        self.superseded = superseded
+
+
 def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
                         groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS,
                         topic_ids: tuple | None = None):
@@ -290,6 +301,9 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
         # that they are freed, not walked by the collection that follows the pause.
         with gc_paused():
             for records in chunks:
+                if isinstance(records, Compacted):  # the JVM stage's rows: each stands for `records` records
+                    out.records += records.superseded
+                    records = records.records
                 decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
                 if out.records >= pack_records:
                     batch, out = out.to_batch(), _Rows(keep, shards)
@@ -311,9 +325,13 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                                         topic_ids)
 
     def records(batch: pa.RecordBatch):
-        return zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
+        rows = zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
                    batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
                    batch.column("key").to_pylist(), batch.column("value").to_pylist())
+        if RECORDS_COLUMN not in batch.schema.names:
+            return rows
+        # compacted in the JVM (spark/jvm_compaction.py): the commits it left out count as read
+        return Compacted(rows, pc.sum(batch.column(RECORDS_COLUMN)).as_py() - batch.num_rows)
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return decode_chunks(records(b) for b in batches)

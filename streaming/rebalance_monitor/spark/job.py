@@ -19,6 +19,7 @@ from ..config import MonitorConfig, jar_files
 from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
                     cancelled, handle_batch)
 from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
+from .jvm_compaction import decode_input
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream
 from .hadoop_fs import join
@@ -164,8 +165,7 @@ class MonitorJob:
         else:
             decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
                                    groups=decode.get("groups"), shards=decode["shards"], topic_ids=topic_ids)
-            decoded = (raw.select("topic", "partition", "offset", "timestamp", "key", "value")
-                       .mapInArrow(decoder, DECODED_SCHEMA))
+            decoded = decode_input(raw, cfg.kafka.offsets_topic).mapInArrow(decoder, DECODED_SCHEMA)
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
         events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
         processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
