@@ -124,7 +124,8 @@ def _what_was_seen(bootstrap, app, y, gen) -> str:
         if e.get("member_id") == y or e.get("client_id", "").startswith("s-y"):
             lines.append(json.dumps(e, default=str))
     for r in records_of(bootstrap, EVENTS, app, status=False):
-        lines.append(json.dumps({k: r.get(k) for k in ("kind", "ts", "generation", "members", "member_id", "timeout")}, default=str))
+        fields = ("kind", "ts", "generation", "members", "member_id", "timeout")
+        lines.append(json.dumps({k: r.get(k) for k in fields}, default=str))
     return "\n".join(lines)
 
 
@@ -158,7 +159,8 @@ def test_a_streams_close_without_leaving_is_the_session_timeout_it_becomes(plugi
                     and r["generation"] > both["generation"] and y not in r["members"]]
             return gens[0] if gens else None
         gen = eventually(next_generation, 60, "the generation without s-y", interval_s=2.0)
-        assert [c["cause"] for c in gen["causes"] if c.get("member_id") == y] == ["session_timeout"], _what_was_seen(bootstrap, app, y, gen)
+        assert [c["cause"] for c in gen["causes"] if c.get("member_id") == y] == ["session_timeout"], \
+            _what_was_seen(bootstrap, app, y, gen)
     finally:
         for p in procs.values():
             kill_hard(p)

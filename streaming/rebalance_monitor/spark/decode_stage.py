@@ -301,7 +301,7 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
         # that they are freed, not walked by the collection that follows the pause.
         with gc_paused():
             for records in chunks:
-                if isinstance(records, Compacted):  # the JVM stage's rows: each stands for `records` records
+                if isinstance(records, Compacted):  # the JVM stage's rows: the commits it left out count as read
                     out.records += records.superseded
                     records = records.records
                 decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)

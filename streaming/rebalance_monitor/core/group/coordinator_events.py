@@ -201,7 +201,8 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     (its terminating push, causes.cause_of_closed_departure; without one, its silence, cause_of_silent_departure);
     a member no client reports on, the commits of its partitions in `__consumer_offsets`
     (causes.cause_of_departure). An inferred cause is marked `cause_source: inferred`, with its evidence as the
-    reason; an inferred timeout is counted and reported as a `member_timeout` record marked alike. Returns (cause, who, reason) for the rebalance."""
+    reason; an inferred timeout is counted and reported as a `member_timeout` record marked alike. Returns
+    (cause, who, reason) for the rebalance."""
     who = gone.describe()
     if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
         session = gone.session_timeout_ms or (g.settings.kip848_session_ms(g.group) if gone.kip848 else None)
