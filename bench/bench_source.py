@@ -1,6 +1,7 @@
 """Throughput of the Python Kafka source ("rmkafka") next to plain consumers draining the same topic.
 
     .venv/bin/python bench/bench_source.py [--records 500000] [--partitions 4] [--skip-kafka-python]
+    .venv/bin/python bench/bench_source.py --ranges   (what one range costs, each client kept or opened anew)
 
 Starts Apache Kafka (testing.broker) on a loopback port, produces small JSON records, then drains the topic with:
 a plain confluent-kafka consumer, a plain kafka-python consumer, and Spark (local[2]) reading format
@@ -97,11 +98,40 @@ def spark_source(spark, bootstrap: str, topic: str, n: int, client: str, checkpo
     return rows / elapsed, rows / max(in_batches, 1e-9)
 
 
+def range_costs(bootstrap: str, topic: str, n: int, parts: int, clients: list[str]) -> None:
+    """One range after another per partition, as a worker reads a partition's share of each micro-batch: ms per
+    range with a new client per range and with the client kept between ranges (spark/kafka_source/client_pool.py),
+    side by side, for small ranges (a quiet partition's batch) and large ones."""
+    from rebalance_monitor.spark.kafka_source import client_pool, reader
+    from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
+    from rebalance_monitor.spark.kafka_source.options import SourceOptions
+
+    per_part = n // parts
+    for client in clients:
+        for size in (100, min(50_000, per_part // 4)):
+            line = []
+            for reuse in ("false", "true", "false", "true"):
+                client_pool.POOL.close_all()
+                opts = SourceOptions.parse({"kafka.bootstrap.servers": bootstrap, "subscribe": topic,
+                                            "reuseClients": reuse})
+                ranges = [OffsetRange(topic, p, k * size, (k + 1) * size)
+                          for k in range(min(4, per_part // size)) for p in range(parts)]
+                t0 = time.perf_counter()
+                read = sum(len(c) if isinstance(c, list) else sum(1 for _ in c)
+                           for r in ranges for c in reader.read_range(opts, client, r, as_records=True))
+                dt = time.perf_counter() - t0
+                assert read == len(ranges) * size, (read, len(ranges) * size)
+                line.append(f"{'kept' if reuse == 'true' else 'new'} {dt / len(ranges) * 1000:6.1f} ms")
+            print(f"  ranges of {size:>6,} records, {client:<12}: " + ", ".join(line), flush=True)
+            client_pool.POOL.close_all()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=500_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--skip-kafka-python", action="store_true", help="skip the (slow) kafka-python runs")
+    ap.add_argument("--ranges", action="store_true", help="only the cost of a range, client kept or new")
     args = ap.parse_args(argv)
 
     from rebalance_monitor.spark.session import build_session
@@ -115,6 +145,11 @@ def main(argv=None) -> int:
         broker.create_topics({topic: parts})
         print(f"producing {n} records to {parts} partitions ...", flush=True)
         print(f"  producer: {produce(broker.bootstrap, topic, n, parts):,.0f} rec/s", flush=True)
+        clients = ["confluent"] + ([] if args.skip_kafka_python else ["kafka-python"])
+        if args.ranges:
+            range_costs(broker.bootstrap, topic, n, parts, clients)
+            shutil.rmtree(work, ignore_errors=True)
+            return 0
 
         results["plain confluent-kafka consumer"] = drain_confluent(broker.bootstrap, topic, n, parts)
         if not args.skip_kafka_python:
@@ -124,7 +159,6 @@ def main(argv=None) -> int:
         spark = build_session(app_name="bench-source", local_dir=os.path.join(work, "spark"))
         print(f"  SparkSession start: {time.perf_counter() - t0:.1f} s", flush=True)
         try:
-            clients = ["confluent"] + ([] if args.skip_kafka_python else ["kafka-python"])
             # Warm-up: the first query pays for JVM code loading and Python worker start-up.
             broker.create_topics({"bench-warmup": parts})
             produce(broker.bootstrap, "bench-warmup", 2000, parts)

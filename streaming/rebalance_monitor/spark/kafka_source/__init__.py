@@ -28,6 +28,8 @@ Options (names are case-insensitive):
 - ``kafkaConsumer.pollTimeoutMs`` (default 120000): give up reading a range after this long without
   progress. ``groupIdPrefix``: prefix of the (never joined) group id librdkafka requires.
 - ``includeHeaders`` (default false), ``arrowBatchRows`` (default 20000).
+- ``reuseClients`` (default true): a Python worker keeps each partition's consumer, paused, for the partition's
+  next range (client_pool.py), as Spark's connector keeps its consumers; false opens one per range.
 
 New partitions and new topics matching a pattern are picked up at the next micro-batch and read
 from their earliest offset. Reads assign partitions directly and never join a consumer group;

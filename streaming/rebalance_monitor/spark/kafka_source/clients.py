@@ -54,6 +54,8 @@ class RangeClient(Protocol):
     def close(self) -> None:
         """Leave the partition, close the connections."""
 
+    # A client kept between ranges (client_pool.py) also has `pause()`, `resume()` and `seek(offset)`.
+
 
 class ConfluentRangeClient:
     """confluent-kafka (librdkafka): records from `Consumer.consume`, errors as messages."""
@@ -100,6 +102,17 @@ class ConfluentRangeClient:
     def position(self) -> int | None:
         return self._consumer.position([self._tp])[0].offset
 
+    def pause(self) -> None:
+        self._consumer.pause([self._tp])
+
+    def resume(self) -> None:
+        self._consumer.resume([self._tp])
+
+    def seek(self, offset: int) -> None:
+        from confluent_kafka import TopicPartition
+
+        self._consumer.seek(TopicPartition(self._tp.topic, self._tp.partition, offset))
+
     def close(self) -> None:
         self._consumer.close()
 
@@ -135,6 +148,15 @@ class KafkaPythonRangeClient:
 
     def position(self) -> int | None:
         return self._consumer.position(self._tp)
+
+    def pause(self) -> None:
+        self._consumer.pause(self._tp)
+
+    def resume(self) -> None:
+        self._consumer.resume(self._tp)
+
+    def seek(self, offset: int) -> None:
+        self._consumer.seek(self._tp, offset)
 
     def close(self) -> None:
         self._consumer.close()

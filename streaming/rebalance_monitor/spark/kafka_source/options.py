@@ -68,6 +68,7 @@ class SourceOptions:
     group_id_prefix: str = "rmkafka"
     include_headers: bool = False
     arrow_batch_rows: int = 20_000
+    reuse_clients: bool = True  # keep each partition's client for its next range (client_pool.py)
     decode: dict | None = None  # option "decode": emit decoded rows (see decode_stage) instead of records
 
     @classmethod
@@ -106,6 +107,7 @@ class SourceOptions:
         o.group_id_prefix = str(opts.get("groupidprefix", "rmkafka"))
         o.include_headers = truthy(opts.get("includeheaders", "false"))
         o.arrow_batch_rows = max(1, int(opts.get("arrowbatchrows", 20_000)))
+        o.reuse_clients = truthy(opts.get("reuseclients", "true"))
         if opts.get("decode"):
             o.decode = json.loads(opts["decode"])
             if not isinstance(o.decode, dict) or not isinstance(o.decode.get("topics"), dict):

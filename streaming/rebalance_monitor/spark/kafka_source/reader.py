@@ -4,6 +4,8 @@ Records come in offset order; offsets may have gaps (compaction, transaction mar
 position skips. Records are gathered column by column (columns.py) and handed on every ``arrowBatchRows`` records,
 as Arrow batches (the source's rows) or, for the decoder, as record tuples. A range with no progress for
 ``kafkaConsumer.pollTimeoutMs`` fails; records gone from the log fail it as data loss (with failOnDataLoss).
+A range read to its end hands its client back to the process's pool (client_pool.py) for the partition's next
+range; any other end closes it.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import time
 from bisect import bisect_left
 from typing import Iterator
 
+from . import client_pool
 from .clients import open_range_client
 from .columns import Columns, arrow_schema
 from .offsets import DataLossError
@@ -28,7 +31,10 @@ def read_range(opts: SourceOptions, client: str, r, as_records: bool = False) ->
     `Columns.records` tuples. `r`: the range (topic, partition, start, end), `client`: "confluent" or
     "kafka-python"."""
     schema = arrow_schema(opts.include_headers)
-    c = open_range_client(opts, client, r)
+    key = client_pool.pool_key(opts, client, r.topic, r.partition) if opts.reuse_clients else None
+    c = (open_range_client(opts, client, r) if key is None
+         else client_pool.POOL.take(key, r.start, lambda: open_range_client(opts, client, r)))
+    kept = False
     try:
         nxt = r.start
         cols = Columns(opts.include_headers)
@@ -67,7 +73,11 @@ def read_range(opts: SourceOptions, client: str, r, as_records: bool = False) ->
                 if (time.monotonic() - last_progress) * 1000 > opts.poll_timeout_ms:
                     raise TimeoutError(f"no records for {r} at offset {nxt} within "
                                        f"kafkaConsumer.pollTimeoutMs={opts.poll_timeout_ms}")
+        # read to the end: the client is kept for the partition's next range before the last chunk is handed on
+        # (whoever takes the chunk may stop reading there)
+        kept = key is not None and client_pool.POOL.give_back(key, c)
         if len(cols):
             yield _chunk(cols, r, schema, as_records)
     finally:
-        c.close()
+        if not kept:
+            c.close()
