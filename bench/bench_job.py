@@ -4,7 +4,8 @@
    figure this benchmark always gave), and with the one setting the job's Python source changes
    (`fetch.queue.backoff.ms`, see spark/kafka_source/options.py; with the default a fast reader waits ~1 s
    whenever librdkafka's queue is full, so the default consumer waits on the fetcher, not on Python);
-2. events/s through the whole job (decode, per-group state machine, sinks) over the same topic;
+2. events/s through the whole job (decode, per-group state machine, sinks) over the same topic, with each of the job's
+   readers (`--readers`: the Python source, Spark's connector with the JVM stages) one after the other;
 3. end-to-end delay from an event's produce time to its output record (5 s trigger);
 4. how long after its deadline a session timeout is reported, with the whole input idle (5 s trigger).
 
@@ -208,6 +209,8 @@ def main() -> None:
     ap.add_argument("--jit", choices=("quick", "full"), default="quick",
                     help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
     ap.add_argument("--samples", type=int, default=3, help="groups with a 10 s session in the latency part")
+    ap.add_argument("--readers", default="python,spark",
+                    help="the job's readers for the throughput part, side by side (kafka.connector)")
     ap.add_argument("--variants", default="plain,restart,connector",
                     help="latency variants: plain (Python source), restart (driver restart), connector (Spark's)")
     args = ap.parse_args()
@@ -230,25 +233,28 @@ def main() -> None:
         plain = drain_plain(broker.bootstrap, topic, args.partitions, len(values))
         tuned = drain_plain(broker.bootstrap, topic, args.partitions, len(values),
                             **{"fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS})
+        wanted = args.variants + (",connector" if "spark" in args.readers.split(",") else "")
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants),
-                              jit=args.jit)
-        r = job_throughput(spark, broker.bootstrap, topic, work, len(values), args.per_trigger)
+                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(wanted), jit=args.jit)
         print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
         print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
-              f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})")
-        print(f"whole job, 5 s trigger   : {r['steady_rate']:12,.0f} events/s sustained "
-              f"({r['steady_rate'] / plain:.2f}x of the default consumer, {r['steady_rate'] / tuned:.2f}x of the "
-              "tuned one; batches after the first)")
-        print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first batch "
-              f"{r['first'][0]:,} rows in {r['first'][1]:.1f} s")
-        cpu, read = sum(r["cpu_s"].values()), r["read"]
-        print(f"  CPU of the job's processes over the whole run, start-up included: {cpu:.1f} s = "
-              f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['driver JVM'] / read * 1e6:.1f}, Python workers "
-              f"{r['cpu_s']['Python workers'] / read * 1e6:.1f}; spark.jit={args.jit}; machine load "
-              f"{os.getloadavg()[0]:.1f})")
-        print("  per batch (rows, s, of which planning s): " +
-              ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]))
+              f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})", flush=True)
+        for reader in args.readers.split(","):
+            r = job_throughput(spark, broker.bootstrap, topic, os.path.join(work, f"tp-{reader}"), len(values),
+                               args.per_trigger, connector=reader)
+            name = "the Python source" if reader == "python" else "Spark's connector"
+            print(f"whole job, 5 s trigger, {name}: {r['steady_rate']:12,.0f} events/s sustained "
+                  f"({r['steady_rate'] / plain:.2f}x of the default consumer, {r['steady_rate'] / tuned:.2f}x of the "
+                  "tuned one; batches after the first)")
+            print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first "
+                  f"batch {r['first'][0]:,} rows in {r['first'][1]:.1f} s")
+            cpu, read = sum(r["cpu_s"].values()), r["read"]
+            print(f"  CPU of the job's processes over the whole run, start-up included: {cpu:.1f} s = "
+                  f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['driver JVM'] / read * 1e6:.1f}, Python "
+                  f"workers {r['cpu_s']['Python workers'] / read * 1e6:.1f}; spark.jit={args.jit}; machine load "
+                  f"{os.getloadavg()[0]:.1f})")
+            print("  per batch (rows, s, of which planning s): " +
+                  ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]), flush=True)
         for variant in [] if args.throughput_only else args.variants.split(","):
             report_latency(variant, *latency(spark, broker, work, variant=variant))
         spark.stop()

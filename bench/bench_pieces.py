@@ -7,8 +7,9 @@ into Spark's no-op sink:
 
   read     Kafka to the no-op sink (the reader alone: Kafka's bytes into Spark rows);
   decode   + the job's decode stage (mapInArrow: records to packed events keyed by shard, spark/decode_stage.py);
-           on `__consumer_offsets` with Spark's connector, the offset commits are compacted in the JVM before it
-           (spark/jvm_compaction.py), and "python decode" is the same piece with the compaction in Python;
+           with Spark's connector, the JVM stages run before it (on `__consumer_offsets` the offset commits are
+           compacted, spark/jvm_compaction.py; on the events the heartbeats, polls and commits are packed per
+           group, spark/jvm_packing.py), and "python decode" is the same piece with all of it in Python;
   shuffle  + the exchange by shard before the stateful operator (what `groupBy("shard")` costs);
   job      the whole job as `run` has it (decode, shuffle, the stateful processor, sinks): bench_job's measure.
 
@@ -68,7 +69,10 @@ def piece(spark, cfg, reader: str, upto: str, work: str, tag: str) -> dict:
                                shards=cfg.kafka.offsets_topic_partitions)
         # as the job has it (the offset commits compacted in the JVM when its stage is on the class path), or with
         # the compaction in the Python decode stage ("python decode")
-        df = (raw.select(*KAFKA_COLUMNS) if upto == "python decode" else decode_input(raw, cfg.kafka.offsets_topic))
+        sources = topic_sources(cfg)
+        df = (raw.select(*KAFKA_COLUMNS) if upto == "python decode" else
+              decode_input(raw, cfg.kafka.offsets_topic, [t for t, f in sources.items() if f == "events"],
+                           cfg.kafka.max_record_bytes, int(cfg.kafka.max_future_skew)))
         df = df.mapInArrow(decoder, DECODED_SCHEMA)
         if upto == "shuffle":
             df = df.repartition(int(spark.conf.get("spark.sql.shuffle.partitions")), "shard")
@@ -126,7 +130,7 @@ def main() -> None:
                       f"{tuned:,.0f} records/s", flush=True)
                 cfg = input_config(broker.bootstrap, work, which, topic)
                 for reader in readers:
-                    jvm = which == "offsets" and reader == "spark" and jvm_class_available(spark, CLASS)
+                    jvm = reader == "spark" and jvm_class_available(spark, CLASS)
                     for upto in PIECES[:1] + (("python decode",) if jvm else ()) + PIECES[1:]:
                         for attempt in range(args.repeat):  # the last one counts: the JVM's code warm
                             res = piece(spark, cfg, reader, upto, work, f"{which}-{reader}-{upto}-{attempt}")

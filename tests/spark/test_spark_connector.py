@@ -120,6 +120,8 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
     # the offset commits compacted in the JVM (streaming/java/spark-commit-compaction, built by the bootstrap into
     # var/spark-jars), every record still counted as read
     assert f"compacting the offset commits of {topics['spark']['offsets']} in the JVM" in log, log[-3000:]
+    # and the events' heartbeats, polls and commits packed per group there (spark/jvm_packing.py)
+    assert f"packing the heartbeats, polls and commits of {topics['spark']['events']} in the JVM" in log, log[-3000:]
     produced = sum(len(captured[k]) for k in ("events", "coordinator-log", "offsets-topic")) + len(BAD)
     assert f"{produced} records read" in log, log[-3000:]
     _run_python_source(spark, settings["python"])

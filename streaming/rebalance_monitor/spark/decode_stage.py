@@ -39,6 +39,7 @@ from ..decode import decode_record
 from ..event_columns import hot_fields
 from .commit_compaction import RECORDS_COLUMN, CommitCompactor, is_live_commit
 from .gc_pause import gc_paused
+from .jvm_packing import GROUP_COLUMN, PACK_COLUMN, TS_COLUMN
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
                   "packed binary")
@@ -112,6 +113,7 @@ class _Rows:
         self.commits = CommitCompactor()  # the chunk's live offset commits, the last per key (commit_compaction.py)
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
+        self.packs: list[tuple] = []  # (group, newest ts, its Kafka timestamp, packed): packed in the JVM
 
     def event(self, group: str, row: tuple, append_ms: int | None) -> None:
         rows = self.groups.get(group)
@@ -122,6 +124,14 @@ class _Rows:
         seen = self.newest.get(group)
         if seen is None or row[0] > seen[0]:
             self.newest[group] = (row[0], append_ms)
+
+    def take_packs(self, packs) -> None:
+        """Events packed in the JVM (spark/jvm_packing.py): `(group, newest ts, its Kafka timestamp, packed,
+        records)` each."""
+        for group, ts, append_ms, packed, records in packs:
+            self.records += records
+            self.saw(ts, append_ms)
+            self.packs.append((group, ts, append_ms, packed))
 
     def saw(self, ts: int, append_ms: int | None) -> None:
         if self.batch_max is None or ts > self.batch_max:
@@ -136,16 +146,21 @@ class _Rows:
                 cols[name].append(value)
 
         keep = self.keep
-        left_out: list[str] = []
+        left_out: dict[str, None] = {}
         for group, rows in self.groups.items():
             if keep is not None and not keep(group):
-                left_out.append(group)
+                left_out[group] = None
                 continue
             newest, packed = pack_events(rows)
             # num: the Kafka timestamp of the record of the group's newest event (the processor's idle clock)
             seen = self.newest.get(group)
             add(shard_of(group, self.shards), group, newest, None, 0, "events", seen[1] if seen else None, None,
                 packed)
+        for group, newest, append_ms, packed in self.packs:
+            if keep is not None and not keep(group):
+                left_out[group] = None
+                continue
+            add(shard_of(group, self.shards), group, newest, None, 0, "events", append_ms, None, packed)
         for shard, ts, order, kind, payload in self.cluster:
             add(shard, "", ts, None, order, kind, None, payload, None)
         for group, ts, order, payload in self.dead:
@@ -154,7 +169,7 @@ class _Rows:
             # one clock row per batch: its highest event time (it alone moves the watermark), the Kafka
             # timestamp of that event's record, how many records the batch read, and the groups left out
             et = None if self.batch_max is None else self.batch_max * 1000
-            note = left_out[:FILTERED_NAMES_MAX]
+            note = list(left_out)[:FILTERED_NAMES_MAX]
             if self.unresolved:
                 note = {"left_out": note, "unresolved_topic_ids": self.unresolved}
             add(CLUSTER_SHARD, "", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
@@ -270,14 +285,16 @@ def topic_names_of(topic_ids: tuple | None):
 
 
 class Compacted:
-    """A chunk of records whose offset commits the JVM compacted (spark/jvm_compaction.py): the records, and how
-    many more the chunk stood for (commits replaced by a later one of the same key)."""
+    """A chunk of records that went through the JVM stages: the records, how many more the chunk stood for
+    (commits replaced by a later one of the same key, spark/jvm_compaction.py), and the events packed there
+    (`_Rows.take_packs`, spark/jvm_packing.py)."""
 
-    __slots__ = ("records", "superseded")
+    __slots__ = ("records", "superseded", "packs")
 
-    def __init__(self, records: Iterable[tuple], superseded: int):
+    def __init__(self, records: Iterable[tuple], superseded: int, packs: list | None = None):
         self.records = records
         self.superseded = superseded
+        self.packs = packs or ()
 
 
 def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
@@ -301,8 +318,9 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
         # that they are freed, not walked by the collection that follows the pause.
         with gc_paused():
             for records in chunks:
-                if isinstance(records, Compacted):  # the JVM stage's rows: the commits it left out count as read
+                if isinstance(records, Compacted):  # the JVM stages' rows: the commits they left out count as read
                     out.records += records.superseded
+                    out.take_packs(records.packs)
                     records = records.records
                 decode_records(out, records, topic_sources, max_bytes, max_future_ms, names)
                 if out.records >= pack_records:
@@ -325,13 +343,22 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
                                         topic_ids)
 
     def records(batch: pa.RecordBatch):
+        packs = None
+        if PACK_COLUMN in batch.schema.names:  # events packed in the JVM (spark/jvm_packing.py)
+            is_pack = pc.is_valid(batch.column(PACK_COLUMN))
+            packed = batch.filter(is_pack)
+            batch = batch.filter(pc.invert(is_pack))
+            packs = zip(packed.column(GROUP_COLUMN).to_pylist(), packed.column(TS_COLUMN).to_pylist(),
+                        _kafka_ts_ms(packed.column("timestamp")), packed.column(PACK_COLUMN).to_pylist(),
+                        packed.column(RECORDS_COLUMN).to_pylist())
         rows = zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
                    batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
                    batch.column("key").to_pylist(), batch.column("value").to_pylist())
         if RECORDS_COLUMN not in batch.schema.names:
             return rows
-        # compacted in the JVM (spark/jvm_compaction.py): the commits it left out count as read
-        return Compacted(rows, pc.sum(batch.column(RECORDS_COLUMN)).as_py() - batch.num_rows)
+        # through the JVM stages: the commits compacted there count as read
+        superseded = (pc.sum(batch.column(RECORDS_COLUMN)).as_py() or 0) - batch.num_rows
+        return Compacted(rows, superseded, packs)
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return decode_chunks(records(b) for b in batches)

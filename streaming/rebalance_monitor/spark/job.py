@@ -165,7 +165,10 @@ class MonitorJob:
         else:
             decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
                                    groups=decode.get("groups"), shards=decode["shards"], topic_ids=topic_ids)
-            decoded = decode_input(raw, cfg.kafka.offsets_topic).mapInArrow(decoder, DECODED_SCHEMA)
+            event_topics = [t for t, fmt in decode["topics"].items() if fmt == "events"]
+            staged = decode_input(raw, cfg.kafka.offsets_topic, event_topics, decode["max_bytes"],
+                                  decode["max_future_ms"])
+            decoded = staged.mapInArrow(decoder, DECODED_SCHEMA)
         log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
         events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
         processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),

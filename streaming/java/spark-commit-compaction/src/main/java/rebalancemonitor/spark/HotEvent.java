@@ -1,0 +1,240 @@
+package rebalancemonitor.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+
+/**
+ * A heartbeat, poll or offset commit of the canonical events topic, read in the JVM with exactly the checks of the
+ * Python decode stage's fast path (event_columns.py, {@code hot_fields}): the fields it carries as columns, or
+ * {@code null} whenever that path would not take the record (a key it does not know, a number it would not carry,
+ * a value of another type, anything it is not sure of). Such records go to Python as they came, where the full
+ * parser decides. Nothing is decided here: a record this class refuses is never rejected by it.
+ *
+ * <p>Stricter than Python where the two readers of JSON could differ: a duplicated key, a string with a surrogate
+ * code unit, trailing content and a byte-order mark all send the record to Python.
+ */
+public final class HotEvent {
+    static final long NUM_LIMIT = 1L << 53;
+    static final int SCHEMA_VERSION = 1;
+    private static final JsonFactory JSON = new JsonFactory();
+
+    public final String etype;
+    public final long ts;
+    public final String group;
+    public final String member;
+    public final Long num;
+    public final String err;
+    public final String inst;
+    public final String client;
+    public final String host;
+    /** A commit's offsets: [topic, partition, offset] each; null for the others. */
+    public final List<Object[]> offsets;
+
+    private HotEvent(String etype, long ts, String group, String member, Long num, String err, String inst,
+                     String client, String host, List<Object[]> offsets) {
+        this.etype = etype;
+        this.ts = ts;
+        this.group = group;
+        this.member = member;
+        this.num = num;
+        this.err = err;
+        this.inst = inst;
+        this.client = client;
+        this.host = host;
+        this.offsets = offsets;
+    }
+
+    // the keys the fast path knows, one bit each
+    private static final String[] KEYS = {"v", "type", "ts", "group", "member_id", "generation", "error", "records",
+        "offsets", "group_instance_id", "client_id", "host"};
+    private static final int V = 1, TYPE = 1 << 1, TS = 1 << 2, GROUP = 1 << 3, MEMBER = 1 << 4, GENERATION = 1 << 5,
+        ERROR = 1 << 6, RECORDS = 1 << 7, OFFSETS = 1 << 8, INST = 1 << 9, CLIENT = 1 << 10, HOST = 1 << 11;
+    private static final int COMMON = V | TYPE | TS | GROUP | MEMBER;
+    private static final int IDENTITY = INST | CLIENT | HOST;
+
+    /** A value read for a key: what the Python fast path would hold there (null stands for JSON null). */
+    private static final Object NOT_CARRIED = new Object();
+
+    /**
+     * The event in {@code value} (UTF-8 JSON), or null. {@code nowMs} and {@code maxFutureMs}: an event more than
+     * that far ahead of now goes to Python (which rejects it); a negative {@code maxFutureMs} checks nothing.
+     */
+    public static HotEvent parse(byte[] value, int maxBytes, long nowMs, long maxFutureMs) {
+        if (value == null || value.length > maxBytes || value.length == 0 || (value[0] & 0xFF) == 0xEF) {
+            return null;
+        }
+        try (JsonParser p = JSON.createParser(value)) {
+            return read(p, nowMs, maxFutureMs);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static HotEvent read(JsonParser p, long nowMs, long maxFutureMs) throws IOException {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+            return null;
+        }
+        int seen = 0;
+        Object v = null, type = null, ts = null, group = null, member = null, num = null, err = null;
+        Object inst = null, client = null, host = null;
+        List<Object[]> offsets = null;
+        Object records = null;
+        JsonToken t;
+        while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+            int bit = bitOf(p.currentName());
+            if (bit == 0 || (seen & bit) != 0) {
+                return null;  // a key the fast path does not know, or one given twice
+            }
+            seen |= bit;
+            p.nextToken();
+            if (bit == OFFSETS) {
+                offsets = offsetsOf(p);
+                if (offsets == null) {
+                    return null;
+                }
+                continue;
+            }
+            Object x = scalar(p);
+            if (x == NOT_CARRIED) {
+                return null;
+            }
+            switch (bit) {
+                case V -> v = x;
+                case TYPE -> type = x;
+                case TS -> ts = x;
+                case GROUP -> group = x;
+                case MEMBER -> member = x;
+                case GENERATION -> num = x;
+                case ERROR -> err = x;
+                case RECORDS -> records = x;
+                case INST -> inst = x;
+                case CLIENT -> client = x;
+                default -> host = x;
+            }
+        }
+        if (t != JsonToken.END_OBJECT || p.nextToken() != null) {
+            return null;  // not one object alone
+        }
+        if ((seen & COMMON) != COMMON || !(type instanceof String etype)) {
+            return null;
+        }
+        int allowed;
+        int required;
+        Long n;
+        String error = null;
+        switch (etype) {
+            case "heartbeat" -> {
+                allowed = COMMON | GENERATION | ERROR | IDENTITY;
+                required = COMMON | GENERATION | ERROR;
+                if (!(num instanceof Long g) || !(err == null || err instanceof String)) {
+                    return null;
+                }
+                n = g;
+                error = (String) err;
+            }
+            case "poll" -> {
+                allowed = COMMON | RECORDS | IDENTITY;
+                required = COMMON;
+                if (records != null && !(records instanceof Long)) {
+                    return null;
+                }
+                n = (Long) records;
+            }
+            case "commit" -> {
+                allowed = COMMON | OFFSETS | GENERATION | IDENTITY;
+                required = COMMON | OFFSETS;
+                if (num != null && !(num instanceof Long)) {
+                    return null;
+                }
+                n = (Long) num;
+            }
+            default -> {
+                return null;
+            }
+        }
+        if ((seen & ~allowed) != 0 || (seen & required) != required) {
+            return null;
+        }
+        if (n != null && !(-NUM_LIMIT < n && n < NUM_LIMIT)) {
+            return null;
+        }
+        if (!(v instanceof Long version) || version != SCHEMA_VERSION || !(ts instanceof Long time)
+                || time < 0 || time >= NUM_LIMIT) {
+            return null;
+        }
+        if (maxFutureMs >= 0 && time > nowMs + maxFutureMs) {
+            return null;
+        }
+        if (!(group instanceof String g) || g.isEmpty() || !(member instanceof String m)) {
+            return null;  // (a heartbeat or poll without a group takes the full path)
+        }
+        for (Object x : new Object[] {inst, client, host}) {
+            if (x != null && !(x instanceof String)) {
+                return null;
+            }
+        }
+        return new HotEvent(etype, time, g, m, n, error, (String) inst, (String) client, (String) host,
+                "commit".equals(etype) ? offsets : null);
+    }
+
+    private static int bitOf(String key) {
+        for (int i = 0; i < KEYS.length; i++) {
+            if (KEYS[i].equals(key)) {
+                return 1 << i;
+            }
+        }
+        return 0;
+    }
+
+    /** A string, an integer Python reads exactly (a long), or null; NOT_CARRIED for anything else. */
+    private static Object scalar(JsonParser p) throws IOException {
+        switch (p.currentToken()) {
+            case VALUE_NULL:
+                return null;
+            case VALUE_STRING: {
+                String s = p.getText();
+                for (int i = 0; i < s.length(); i++) {
+                    if (Character.isSurrogate(s.charAt(i))) {
+                        return NOT_CARRIED;
+                    }
+                }
+                return s;
+            }
+            case VALUE_NUMBER_INT:
+                if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+                    return NOT_CARRIED;
+                }
+                return p.getLongValue();
+            default:
+                return NOT_CARRIED;  // true/false, floats, objects, arrays
+        }
+    }
+
+    /** A commit's offsets as the fast path takes them: a list of [topic, 0 <= partition < 2^53, |offset| < 2^53]. */
+    private static List<Object[]> offsetsOf(JsonParser p) throws IOException {
+        if (p.currentToken() != JsonToken.START_ARRAY) {
+            return null;
+        }
+        List<Object[]> out = new ArrayList<>();
+        while (p.nextToken() == JsonToken.START_ARRAY) {
+            p.nextToken();
+            Object topic = scalar(p);
+            p.nextToken();
+            Object partition = scalar(p);
+            p.nextToken();
+            Object offset = scalar(p);
+            if (p.nextToken() != JsonToken.END_ARRAY || !(topic instanceof String)
+                    || !(partition instanceof Long part) || !(offset instanceof Long off)
+                    || part < 0 || part >= NUM_LIMIT || off <= -NUM_LIMIT || off >= NUM_LIMIT) {
+                return null;
+            }
+            out.add(new Object[] {topic, part, off});
+        }
+        return p.currentToken() == JsonToken.END_ARRAY ? out : null;
+    }
+}
