@@ -90,6 +90,18 @@ def test_the_pool_is_bounded_and_closes_what_idles_too_long():
     assert d.calls[-1] == "close" and not pool.idle
 
 
+def test_a_client_idle_too_long_is_closed_while_nothing_is_read():
+    import time
+
+    pool = ClientPool(idle_ms=100)
+    a = Recording("a")
+    pool.give_back("a", a)
+    deadline = time.monotonic() + 10
+    while pool.idle and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not pool.idle and a.calls[-1] == "close"
+
+
 def test_a_second_client_given_back_for_the_same_key_closes_the_first():
     pool = ClientPool()
     a, b = Recording("a"), Recording("b")

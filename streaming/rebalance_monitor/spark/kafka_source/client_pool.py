@@ -11,8 +11,8 @@ A client is handed back only after its range was read to the end; it is paused w
 memory growing), resumed and sought to the next range's start when taken: even where it stopped, since a
 confluent-kafka consumer resumed without a seek waited about 0.9 s for its next records, and 10-35 ms with one
 (measured on the local broker). A client whose read failed or was cut short is closed, never kept. At most
-`MAX_IDLE` wait per process; one idle longer than `IDLE_MS` is closed at the next take or give-back; all close
-when the process exits. Clients that cannot pause, resume and seek (a test's scripted client) are never kept.
+`MAX_IDLE` wait per process; one idle longer than `IDLE_MS` is closed (by a daemon thread of the process, or at
+the next take or give-back); all close when the process exits. Clients that cannot pause, resume and seek (a test's scripted client) are never kept.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import threading
 import time
 from collections import OrderedDict
 
-MAX_IDLE = 64
-IDLE_MS = 300_000  # Spark's connector closes a consumer idle for 5 minutes too
+MAX_IDLE = 32
+IDLE_MS = 60_000  # a job's next batch comes within its trigger interval; a client idle this long is not needed
 
 
 def pool_key(opts, client: str, topic: str, partition: int) -> tuple:
@@ -50,6 +50,7 @@ class ClientPool:
         self.lock = threading.Lock()
         self.opened = 0  # clients this process opened
         self.reused = 0  # ranges served by a kept client
+        self._janitor: threading.Thread | None = None
 
     def take(self, key: tuple, start: int, open_client):
         """A client for a range of `key` from `start`: a kept one, resumed and sought to `start`, or
@@ -90,7 +91,27 @@ class ClientPool:
             extra.append(old[0])
         for other in extra:
             _close(other)
+        self._watch()
         return True
+
+    def _watch(self) -> None:
+        """Start the thread that closes clients idle past `idle_ms` while the process reads nothing."""
+        if self._janitor is not None and self._janitor.is_alive():
+            return
+
+        def sweep():
+            while True:
+                time.sleep(self.idle_ms / 2000)
+                with self.lock:
+                    stale = self._expired()
+                    empty = not self.idle
+                for c in stale:
+                    _close(c)
+                if empty:
+                    return
+
+        self._janitor = threading.Thread(target=sweep, name="rmkafka-client-pool", daemon=True)
+        self._janitor.start()
 
     def _expired(self) -> list:
         """Remove and return the clients idle past `idle_ms` (oldest first; the lock held)."""
