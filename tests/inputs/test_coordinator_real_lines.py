@@ -86,9 +86,10 @@ def test_the_job_s_decode_stage_dead_letters_each_undecodable_line_with_its_reas
     """Through the Spark job's own decode stage (`spark/decode_stage.decode_records`, run here without Spark): each
     real line a decoder cannot read becomes one dead-letter record naming its reason and its Kafka origin; the
     others give events or counted nothing, never a dead letter."""
-    from rebalance_monitor.spark.decode_stage import _Rows, decode_records
+    from rebalance_monitor.spark.decoded_rows import DecodedRows
+    from rebalance_monitor.spark.decode_stage import decode_records
 
-    out = _Rows()
+    out = DecodedRows()
     recs = [("broker-logs", 0, i, 1_700_000_000_000 + i, None, c["line"].encode()) for i, c in enumerate(CASES)]
     decode_records(out, recs, {"broker-logs": "coordinator-log"}, 1 << 20, 10 ** 13)
     dead = [json.loads(d[3]) for d in out.dead]

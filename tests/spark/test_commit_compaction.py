@@ -10,7 +10,8 @@ import helpers.offsets_encoder as enc
 from helpers.replay import replay_records
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.decode_stage import make_record_decoder, unpack_events
+from rebalance_monitor.spark.decoded_rows import unpack_events
+from rebalance_monitor.spark.decode_stage import make_record_decoder
 
 TOPIC = "__consumer_offsets"
 T0 = 1_700_000_000_000
@@ -130,7 +131,9 @@ def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
     from helpers.fixtures_spark import COMPACTION_JAR
     from pyspark.sql import types as T
 
-    from rebalance_monitor.spark.decode_stage import DECODED_SCHEMA, make_decoder
+    from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
+
+    from rebalance_monitor.spark.decode_stage import make_decoder
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
     assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"

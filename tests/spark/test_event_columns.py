@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.decode import decode_record
 from rebalance_monitor.event_columns import hot_event, hot_fields
-from rebalance_monitor.spark.decode_stage import PACK_COLUMNS, make_decoder, unpack_events
+from rebalance_monitor.spark.decoded_rows import PACK_COLUMNS, unpack_events
+from rebalance_monitor.spark.decode_stage import make_decoder
 
 NOW = 1_700_000_100_000
 FUTURE = 3_600_000

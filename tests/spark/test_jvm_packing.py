@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from rebalance_monitor.spark.decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder, unpack_events
+from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA, unpack_events
+
+from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder
 
 pytestmark = [pytest.mark.spark]
 

@@ -17,7 +17,8 @@ from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.spark.decode_stage import CLUSTER_SHARD, PACK_COLUMNS, make_decoder, shard_of, unpack_events
+from rebalance_monitor.spark.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, shard_of, unpack_events
+from rebalance_monitor.spark.decode_stage import make_decoder
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 

@@ -9,7 +9,9 @@ import json
 import pyarrow as pa
 from pyspark.sql import Row
 
-from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder, shard_of, wake_marker
+from rebalance_monitor.spark.decoded_rows import shard_of
+
+from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder, wake_marker
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 

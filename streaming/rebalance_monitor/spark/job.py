@@ -18,7 +18,8 @@ import time
 from ..config import MonitorConfig, jar_files
 from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
                     cancelled, handle_batch)
-from .decode_stage import DECODED_SCHEMA, WAKE_KEY, make_decoder
+from .decoded_rows import DECODED_SCHEMA
+from .decode_stage import WAKE_KEY, make_decoder
 from .jvm_compaction import decode_input
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream

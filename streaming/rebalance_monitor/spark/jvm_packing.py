@@ -3,7 +3,7 @@ Kafka connector's rows, before the Python decode stage sees them (streaming/java
 `EventPacking`, with `HotEvent` applying exactly the checks of the Python fast path, event_columns.py).
 
 The decode stage then receives one row per group and chunk for those events, already in its own pack format
-(decode_stage.PACK_COLUMNS), instead of a row per event it would parse; every other record reaches it as it came.
+(decoded_rows.PACK_COLUMNS), instead of a row per event it would parse; every other record reaches it as it came.
 Pack rows carry `rm_group`, `rm_pack`, `rm_ts` (the pack's newest event time; its record's Kafka timestamp is the
 row's `timestamp`) and `rm_records` (the records a row stands for). Without the jar on the class path the
 decode stage reads every event itself, as before: the same events, more rows moved.

@@ -36,7 +36,7 @@ from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
 from ..event_columns import BEATS, HEARTBEAT, hot_event
-from .decode_stage import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from .decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from .gc_pause import gc_paused
 from .runner_cache import RunnerCache, new_token, process_cache
 from .start_marks import StartMarks

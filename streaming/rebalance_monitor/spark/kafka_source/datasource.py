@@ -14,7 +14,9 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from ..decode_stage import DECODED_SCHEMA, make_record_decoder
+from ..decoded_rows import DECODED_SCHEMA
+
+from ..decode_stage import make_record_decoder
 from .columns import output_schema
 from .metadata import Metadata, open_meta
 from .offsets import EARLIEST, LATEST, TP, DataLossError, from_json_offsets, plan_ranges, rate_limit, to_json_offsets
