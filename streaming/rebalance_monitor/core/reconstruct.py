@@ -15,7 +15,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from .events import REASON_LATE, Event, Rejected, event_to_dict
+from .events import REASON_LATE, Event, Heartbeat, Poll, Rejected, event_to_dict
 from .runner import REASON_NO_GROUP, ClusterLog, GroupRunner, cluster_route, end_offsets_record
 from .settings import CoreSettings
 
@@ -40,10 +40,18 @@ class ReplayStats:
 
 
 class EventItems:
-    """Replay's pending items are the events themselves (see `core/runner.py`, codec)."""
+    """Replay's pending items are the events themselves (see `core/runner.py`, codec). Heartbeats and polls take
+    the monitor's fast path (`process_beat`, the same effect as `process`), as in the Spark job."""
 
     @staticmethod
     def beat(monitor, item, ts) -> bool:
+        kind = type(item)
+        if kind is Heartbeat:
+            return item.error is None and monitor.process_beat(True, ts, item.member_id, item.generation, None,
+                                                               item.group_instance_id, item.client_id, item.host)
+        if kind is Poll:
+            return monitor.process_beat(False, ts, item.member_id, None, None, item.group_instance_id,
+                                        item.client_id, item.host)
         return False
 
     @staticmethod
@@ -81,14 +89,49 @@ class Reconstructor:
     # --- input --------------------------------------------------------------------------------
     def feed(self, item) -> list[dict]:
         """Take one parsed event (or a `Rejected`, which is only counted) and return released records."""
-        self.stats.events += 1
+        stats = self.stats
+        stats.events += 1
         if isinstance(item, Rejected):
             self._reject(item)
             return []
         ev: Event = item
-        if self.group_filter is not None and ev.group != CLUSTER_GROUP and not self.group_filter(ev.group):
-            self.stats.groups_filtered += 1
+        group = ev.group
+        if group == CLUSTER_GROUP:
+            return self._feed_cluster(ev)
+        if self.group_filter is not None and not self.group_filter(group):
+            stats.groups_filtered += 1
             return []
+        stats.used += 1
+        out: list[dict] = []
+        ts = ev.ts
+        runner = self.runners.get(group)
+        if runner is None:
+            runner = self.runners[group] = GroupRunner.new(group, self.settings)
+        if self.watermark is not None and ts < self.watermark:
+            # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
+            frontier = runner.monitor.clock_ms
+            if ts < frontier:
+                self._reject(Rejected(REASON_LATE, ev, f"ts {ts} is behind what the group already "
+                                                       f"processed ({frontier})"))
+                return []
+            runner.queue(ts, ev)
+            heapq.heappush(self.due, (ts, group))
+            out.extend(self._run_due(self.watermark))
+        else:
+            pending = runner.pending
+            new_head = not pending or ts < pending[0][0]
+            runner.queue(ts, ev)
+            if new_head:
+                heapq.heappush(self.due, (ts, group))
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+            out.extend(self._advance(ts - self.max_disorder_ms))
+        if out:
+            self._count(out)
+        return out
+
+    def _feed_cluster(self, ev: Event) -> list[dict]:
+        """`feed` of an event with group "": cluster-wide (`core/runner.py`, cluster_route)."""
         route = cluster_route(ev.type, ev.group)
         if route == "reject":
             self._reject(Rejected(REASON_NO_GROUP, json.dumps(event_to_dict(ev), separators=(",", ":")),
@@ -98,31 +141,12 @@ class Reconstructor:
         out: list[dict] = []
         if route == "record":
             out.append(end_offsets_record(ev))
-        elif route == "fan_out":
+        else:  # "fan_out"
             self.cluster.add(ev.ts, ev)
             for name in self.runners:
                 heapq.heappush(self.due, (ev.ts, name))
             if self.watermark is not None and ev.ts <= self.watermark:
                 out.extend(self._run_due(self.watermark))
-        else:
-            runner = self.runners.get(ev.group)
-            if runner is None:
-                runner = self.runners[ev.group] = GroupRunner.new(ev.group, self.settings)
-            if self.watermark is not None and ev.ts < self.watermark:
-                # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
-                frontier = runner.monitor.clock_ms
-                if ev.ts < frontier:
-                    self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is behind what the group already "
-                                                           f"processed ({frontier})"))
-                    return []
-                runner.queue(ev.ts, ev)
-                heapq.heappush(self.due, (ev.ts, ev.group))
-                out.extend(self._run_due(self.watermark))
-            else:
-                head = runner.pending[0][0] if runner.pending else None
-                runner.queue(ev.ts, ev)
-                if head is None or ev.ts < head:
-                    heapq.heappush(self.due, (ev.ts, ev.group))
         if self.max_ts is None or ev.ts > self.max_ts:
             self.max_ts = ev.ts
             out.extend(self._advance(self.max_ts - self.max_disorder_ms))
@@ -173,17 +197,20 @@ class Reconstructor:
         """Run every group due at or before the watermark, up to it."""
         out: list[dict] = []
         due, runners, cluster = self.due, self.runners, self.cluster
-        ran: list[str] = []
+        heappop, heappush = heapq.heappop, heapq.heappush
+        ran: list = []
         seen: set[str] = set()
         while due and due[0][0] <= watermark:
-            at, name = heapq.heappop(due)
+            at, name = heappop(due)
+            if name in seen:
+                continue
             runner = runners.get(name)
-            if runner is None or name in seen:
+            if runner is None:
                 continue
             nxt = runner.due_ms(cluster)
             if nxt > watermark:
                 if nxt != at:
-                    heapq.heappush(due, (nxt, name))
+                    heappush(due, (nxt, name))
                 continue
             seen.add(name)
             out.extend(runner.run(watermark, EventItems, cluster))
@@ -191,9 +218,9 @@ class Reconstructor:
                 del runners[name]
                 self.stats.groups_dropped += 1
             else:
-                ran.append(name)
-        for name in ran:
-            heapq.heappush(due, (runners[name].due_ms(cluster), name))
+                ran.append((runner, name))
+        for runner, name in ran:
+            heappush(due, (runner.due_ms(cluster), name))
         if cluster.entries:
             cluster.trim(self.settings.group_idle_ttl_ms)
         return out

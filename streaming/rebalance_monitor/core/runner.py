@@ -146,13 +146,12 @@ class GroupRunner:
     # --- input -----------------------------------------------------------------------------------
     def queue(self, ts: int, item) -> None:
         """Keep one event until it is released (replay's path: one event at a time)."""
-        self.seq += 1
-        entry = [ts, self.seq, item]
+        self.seq = seq = self.seq + 1
         pending = self.pending
-        if not pending or _order(pending[-1]) <= (ts, self.seq):
-            pending.append(entry)
+        if not pending or pending[-1][0] <= ts:  # every pending entry's seq is lower than the new one's
+            pending.append([ts, seq, item])
         else:
-            bisect.insort(pending, entry, key=_order)
+            bisect.insort(pending, [ts, seq, item], key=_order)
         if ts > self.newest:
             self.newest = ts
 
@@ -174,8 +173,9 @@ class GroupRunner:
         timer, the next cluster entry that concerns it, or else its idle TTL (so that its state is dropped)."""
         g = self.monitor
         want = g.last_event_ms + g.settings.group_idle_ttl_ms + 1
-        if self.pending and self.pending[0][0] < want:
-            want = self.pending[0][0]
+        pending = self.pending
+        if pending and pending[0][0] < want:
+            want = pending[0][0]
         nxt = g.next_timer_ms()
         if nxt is not None and nxt < want:
             want = nxt
@@ -195,6 +195,8 @@ class GroupRunner:
         read, and `new`: new events not late, with `.keys` sorted (ts, order, index) and `beat` / `event` /
         `item` by index), keep the rest, then fire the monitor's timers up to `release_ms`."""
         g = self.monitor
+        if new is None and self.mark is not None and not self._cluster_due(cluster, release_ms):
+            return self._release(release_ms, codec)
         records: list[dict] = []
         keys = new.keys if new is not None else ()
         if self.mark is None:
@@ -251,6 +253,37 @@ class GroupRunner:
         if release_ms > 0:
             records.extend(g.advance_to(release_ms))
         return records
+
+    def _release(self, release_ms: int, codec) -> list[dict]:
+        """`run` with nothing but pending events to apply (replay's every run, the job's runs on a timer)."""
+        g = self.monitor
+        records: list[dict] = []
+        pending = self.pending
+        beat, event, process, group = codec.beat, codec.event, g.process, g.group
+        i, n = 0, len(pending)
+        while i < n:
+            ts, _, item = pending[i]
+            if ts > release_ms:
+                break
+            i += 1
+            if beat(g, item, ts):
+                continue
+            ev = event(item, ts, group)
+            if type(ev) is not Rejected:  # the decoders hand over valid events only; keep it safe
+                records.extend(process(ev))
+        if i:
+            del pending[:i]
+        if release_ms > 0:
+            records.extend(g.advance_to(release_ms))
+        return records
+
+    def _cluster_due(self, cluster: ClusterLog | None, release_ms: int) -> bool:
+        """Whether the cluster log holds an entry after the group's mark, up to `release_ms`."""
+        if cluster is None or not cluster.entries:
+            return False
+        entries = cluster.entries
+        i = cluster.start_after(self.mark)
+        return i < len(entries) and entries[i][0] <= release_ms
 
     def _first_run(self, cluster: ClusterLog | None, keys, codec) -> None:
         """A new group takes the partition counts and the broker release of the cluster entries up to its first

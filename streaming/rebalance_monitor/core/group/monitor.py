@@ -170,6 +170,8 @@ class GroupMonitor:
         """The earliest time at which `advance_to` may produce something."""
         # (runs once or twice per run of the group: no lists)
         best = self.timer_ms
+        if self.rebalance is None and self.held is None and self.storm.started_ms is None:
+            return best  # only member deadlines (timers.earliest_due)
         end = self.storm.end_deadline()
         if end is not None and (best is None or end < best):
             best = end
