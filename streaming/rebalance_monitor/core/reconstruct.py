@@ -207,14 +207,16 @@ class Reconstructor:
             runner = runners.get(name)
             if runner is None:
                 continue
-            nxt = runner.due_ms(cluster)
-            if nxt > watermark:
-                if nxt != at:
-                    heappush(due, (nxt, name))
-                continue
+            pending = runner.pending
+            if not pending or pending[0][0] > watermark:  # (an event to release: due, whatever else is)
+                nxt = runner.due_ms(cluster)
+                if nxt > watermark:
+                    if nxt != at:
+                        heappush(due, (nxt, name))
+                    continue
             seen.add(name)
-            out.extend(runner.run(watermark, EventItems, cluster))
-            if runner.is_done(watermark):
+            out.extend(runner.release(watermark, EventItems, cluster))
+            if not runner.pending and runner.is_done(watermark):
                 del runners[name]
                 self.stats.groups_dropped += 1
             else:

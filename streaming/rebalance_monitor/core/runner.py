@@ -120,7 +120,8 @@ class ClusterLog:
 
 
 class GroupRunner:
-    """One group under a driver (see the module docstring). `pending`: `[ts, seq, item]` sorted by (ts, seq);
+    """One group under a driver (see the module docstring). `pending`: `[ts, seq, item]` (or a tuple: `queue`'s)
+    sorted by (ts, seq);
     `newest`: the highest event time given to it; `mark`: (ts, seq) of the last cluster entry it has read, None
     before its first run; `ref`: its live clock's reference (group_clock.LiveClock), None in replay."""
 
@@ -149,9 +150,9 @@ class GroupRunner:
         self.seq = seq = self.seq + 1
         pending = self.pending
         if not pending or pending[-1][0] <= ts:  # every pending entry's seq is lower than the new one's
-            pending.append([ts, seq, item])
+            pending.append((ts, seq, item))
         else:
-            bisect.insort(pending, [ts, seq, item], key=_order)
+            bisect.insort(pending, (ts, seq, item), key=_order)
         if ts > self.newest:
             self.newest = ts
 
@@ -194,9 +195,43 @@ class GroupRunner:
         """Apply everything up to `release_ms` in time order (pending events, the cluster entries not yet
         read, and `new`: new events not late, with `.keys` sorted (ts, order, index) and `beat` / `event` /
         `item` by index), keep the rest, then fire the monitor's timers up to `release_ms`."""
+        if new is None:
+            return self.release(release_ms, codec, cluster)
+        return self._merge(release_ms, codec, cluster, new)
+
+    def release(self, release_ms: int, codec, cluster: ClusterLog | None = None) -> list[dict]:
+        """`run` without new events (replay's every run, the job's runs on a timer). Most such runs have nothing
+        but pending events to apply: those take a loop of their own."""
+        if self.mark is None or (cluster is not None and cluster.entries and self._cluster_due(cluster, release_ms)):
+            return self._merge(release_ms, codec, cluster, None)
         g = self.monitor
-        if new is None and self.mark is not None and not self._cluster_due(cluster, release_ms):
-            return self._release(release_ms, codec)
+        records: list[dict] = []
+        pending = self.pending
+        beat = codec.beat
+        i, n = 0, len(pending)
+        while i < n:
+            ts, _, item = pending[i]
+            if ts > release_ms:
+                break
+            i += 1
+            if beat(g, item, ts):
+                continue
+            ev = codec.event(item, ts, g.group)
+            if type(ev) is not Rejected:  # the decoders hand over valid events only; keep it safe
+                records.extend(g.process(ev))
+        if i:
+            del pending[:i]
+        if release_ms > 0:
+            nxt = g.next_timer_ms()
+            if nxt is not None and nxt <= release_ms:
+                records.extend(g.advance_to(release_ms))
+            elif release_ms > g.clock_ms:  # all advance_to does when no timer is due
+                g.clock_ms = release_ms
+        return records
+
+    def _merge(self, release_ms: int, codec, cluster: ClusterLog | None, new) -> list[dict]:
+        """`run` in general: pending events, cluster entries and new events merged in time order."""
+        g = self.monitor
         records: list[dict] = []
         keys = new.keys if new is not None else ()
         if self.mark is None:
@@ -254,33 +289,8 @@ class GroupRunner:
             records.extend(g.advance_to(release_ms))
         return records
 
-    def _release(self, release_ms: int, codec) -> list[dict]:
-        """`run` with nothing but pending events to apply (replay's every run, the job's runs on a timer)."""
-        g = self.monitor
-        records: list[dict] = []
-        pending = self.pending
-        beat, event, process, group = codec.beat, codec.event, g.process, g.group
-        i, n = 0, len(pending)
-        while i < n:
-            ts, _, item = pending[i]
-            if ts > release_ms:
-                break
-            i += 1
-            if beat(g, item, ts):
-                continue
-            ev = event(item, ts, group)
-            if type(ev) is not Rejected:  # the decoders hand over valid events only; keep it safe
-                records.extend(process(ev))
-        if i:
-            del pending[:i]
-        if release_ms > 0:
-            records.extend(g.advance_to(release_ms))
-        return records
-
-    def _cluster_due(self, cluster: ClusterLog | None, release_ms: int) -> bool:
+    def _cluster_due(self, cluster: ClusterLog, release_ms: int) -> bool:
         """Whether the cluster log holds an entry after the group's mark, up to `release_ms`."""
-        if cluster is None or not cluster.entries:
-            return False
         entries = cluster.entries
         i = cluster.start_after(self.mark)
         return i < len(entries) and entries[i][0] <= release_ms

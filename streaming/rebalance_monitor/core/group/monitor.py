@@ -79,12 +79,17 @@ class GroupMonitor:
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
         """Apply one event (timestamps non-decreasing) and return the records it produced."""
+        kind = type(ev)
+        if kind is Poll or (kind is Heartbeat and ev.error is None):  # most events: the fast path when it applies
+            beat = kind is Heartbeat
+            if self.process_beat(beat, ev.ts, ev.member_id, ev.generation if beat else None, None,
+                                 ev.group_instance_id, ev.client_id, ev.host):
+                return []
         out: list[dict] = []
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
                 or self.storm.started_ms is not None or self.held is not None:
             timers.fire(self, ts, out, inclusive=False)
-        kind = type(ev)
         # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
         # and polls are idempotent in the state machine, so they skip the check: most events, no effect.
         if not (kind is Poll or (kind is Heartbeat and ev.error is None)):
