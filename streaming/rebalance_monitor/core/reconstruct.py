@@ -63,6 +63,36 @@ class EventItems:
         return item
 
 
+class DueTimes:
+    """When groups may next need a run: (event time, group) entries, a group's entry possibly stale (too early) or
+    twice, taken in (time, group) order. Kept as a heap of the distinct times and the groups at each: the
+    watermark moves a millisecond at a time, and each time holds a few groups."""
+
+    __slots__ = ("times", "groups")
+
+    def __init__(self):
+        self.times: list[int] = []  # heap
+        self.groups: dict[int, list[str]] = {}
+
+    def add(self, ts: int, group: str) -> None:
+        names = self.groups.get(ts)
+        if names is None:
+            self.groups[ts] = [group]
+            heapq.heappush(self.times, ts)
+        else:
+            names.append(group)
+
+    def take(self, upto: int) -> list[str] | None:
+        """The groups of the earliest time if it is at or before `upto`, by name (and taken out); else None."""
+        times = self.times
+        if not times or times[0] > upto:
+            return None
+        names = self.groups.pop(heapq.heappop(times))
+        if len(names) > 1:
+            names.sort()
+        return names
+
+
 class Reconstructor:
     def __init__(self, settings: CoreSettings | None = None, max_disorder_ms: int = 2_000,
                  emit_status: bool = False, group_filter=None, offsets_partitions: int | None = None):
@@ -75,7 +105,7 @@ class Reconstructor:
         self.group_filter = group_filter  # callable(group) -> bool, or None
         self.runners: dict[str, GroupRunner] = {}
         self.cluster = ClusterLog()
-        self.due: list = []  # heap of (event time, group): when a group may next need a run
+        self.due = DueTimes()
         self.max_ts: int | None = None
         self.watermark: int | None = None
         self.stats = ReplayStats()
@@ -115,14 +145,14 @@ class Reconstructor:
                                                        f"processed ({frontier})"))
                 return []
             runner.queue(ts, ev)
-            heapq.heappush(self.due, (ts, group))
+            self.due.add(ts, group)
             out.extend(self._run_due(self.watermark))
         else:
             pending = runner.pending
             new_head = not pending or ts < pending[0][0]
             runner.queue(ts, ev)
             if new_head:
-                heapq.heappush(self.due, (ts, group))
+                self.due.add(ts, group)
         if self.max_ts is None or ts > self.max_ts:
             self.max_ts = ts
             out.extend(self._advance(ts - self.max_disorder_ms))
@@ -144,7 +174,7 @@ class Reconstructor:
         else:  # "fan_out"
             self.cluster.add(ev.ts, ev)
             for name in self.runners:
-                heapq.heappush(self.due, (ev.ts, name))
+                self.due.add(ev.ts, name)
             if self.watermark is not None and ev.ts <= self.watermark:
                 out.extend(self._run_due(self.watermark))
         if self.max_ts is None or ev.ts > self.max_ts:
@@ -197,32 +227,33 @@ class Reconstructor:
         """Run every group due at or before the watermark, up to it."""
         out: list[dict] = []
         due, runners, cluster = self.due, self.runners, self.cluster
-        heappop, heappush = heapq.heappop, heapq.heappush
         ran: list = []
         seen: set[str] = set()
-        while due and due[0][0] <= watermark:
-            at, name = heappop(due)
-            if name in seen:
-                continue
-            runner = runners.get(name)
-            if runner is None:
-                continue
-            pending = runner.pending
-            if not pending or pending[0][0] > watermark:  # (an event to release: due, whatever else is)
-                nxt = runner.due_ms(cluster)
-                if nxt > watermark:
-                    if nxt != at:
-                        heappush(due, (nxt, name))
+        while True:
+            names = due.take(watermark)
+            if names is None:
+                break
+            for name in names:
+                if name in seen:
                     continue
-            seen.add(name)
-            out.extend(runner.release(watermark, EventItems, cluster))
-            if not runner.pending and runner.is_done(watermark):
-                del runners[name]
-                self.stats.groups_dropped += 1
-            else:
-                ran.append((runner, name))
+                runner = runners.get(name)
+                if runner is None:
+                    continue
+                pending = runner.pending
+                if not pending or pending[0][0] > watermark:  # (an event to release: due, whatever else is)
+                    nxt = runner.due_ms(cluster)
+                    if nxt > watermark:  # (then later than the entry taken)
+                        due.add(nxt, name)
+                        continue
+                seen.add(name)
+                out.extend(runner.release(watermark, EventItems, cluster))
+                if not runner.pending and runner.is_done(watermark):
+                    del runners[name]
+                    self.stats.groups_dropped += 1
+                else:
+                    ran.append((runner, name))
         for runner, name in ran:
-            heappush(due, (runner.due_ms(cluster), name))
+            due.add(runner.due_ms(cluster), name)
         if cluster.entries:
             cluster.trim(self.settings.group_idle_ttl_ms)
         return out
