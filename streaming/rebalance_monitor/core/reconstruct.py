@@ -147,12 +147,8 @@ class Reconstructor:
             runner.queue(ts, ev)
             self.due.add(ts, group)
             out.extend(self._run_due(self.watermark))
-        else:
-            pending = runner.pending
-            new_head = not pending or ts < pending[0][0]
-            runner.queue(ts, ev)
-            if new_head:
-                self.due.add(ts, group)
+        elif runner.queue(ts, ev):  # the group's earliest pending event: it may be due sooner
+            self.due.add(ts, group)
         if self.max_ts is None or ts > self.max_ts:
             self.max_ts = ts
             out.extend(self._advance(ts - self.max_disorder_ms))

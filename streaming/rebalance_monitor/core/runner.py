@@ -145,16 +145,21 @@ class GroupRunner:
         return self.monitor.group
 
     # --- input -----------------------------------------------------------------------------------
-    def queue(self, ts: int, item) -> None:
-        """Keep one event until it is released (replay's path: one event at a time)."""
+    def queue(self, ts: int, item) -> bool:
+        """Keep one event until it is released (replay's path: one event at a time). True when it is the earliest
+        pending event now."""
         self.seq = seq = self.seq + 1
         pending = self.pending
-        if not pending or pending[-1][0] <= ts:  # every pending entry's seq is lower than the new one's
-            pending.append((ts, seq, item))
-        else:
-            bisect.insort(pending, (ts, seq, item), key=_order)
         if ts > self.newest:
             self.newest = ts
+        if not pending:
+            pending.append((ts, seq, item))
+            return True
+        if pending[-1][0] <= ts:  # every pending entry's seq is lower than the new one's
+            pending.append((ts, seq, item))
+            return False
+        bisect.insort(pending, (ts, seq, item), key=_order)
+        return pending[0][1] == seq
 
     def split_late(self, keys: list) -> tuple[list, list]:
         """Of new events `keys` ((ts, order, index) sorted), those behind what the group already processed
