@@ -246,10 +246,14 @@ class Reconstructor:
                 if not runner.pending and runner.is_done(watermark):
                     del runners[name]
                     self.stats.groups_dropped += 1
-                else:
-                    ran.append((runner, name))
-        for runner, name in ran:
-            due.add(runner.due_ms(cluster), name)
+                    continue
+                nxt = runner.due_ms(cluster)  # (no other group's run changes it)
+                if nxt > watermark:
+                    due.add(nxt, name)
+                else:  # (at the next watermark, not again now)
+                    ran.append((nxt, name))
+        for nxt, name in ran:
+            due.add(nxt, name)
         if cluster.entries:
             cluster.trim(self.settings.group_idle_ttl_ms)
         return out
