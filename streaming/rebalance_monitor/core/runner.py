@@ -213,9 +213,8 @@ class GroupRunner:
         records: list[dict] = []
         pending = self.pending
         beat = codec.beat
-        i, n = 0, len(pending)
-        while i < n:
-            ts, _, item = pending[i]
+        i = 0
+        for ts, _, item in pending:  # (not changed by the monitor)
             if ts > release_ms:
                 break
             i += 1
