@@ -85,6 +85,11 @@ class GroupMonitor:
             if self.process_beat(beat, ev.ts, ev.member_id, ev.generation if beat else None, None,
                                  ev.group_instance_id, ev.client_id, ev.host):
                 return []
+        return self.process_full(ev)
+
+    def process_full(self, ev: Event) -> list[dict]:
+        """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
+        kind = type(ev)
         out: list[dict] = []
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
