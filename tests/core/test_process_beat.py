@@ -1,6 +1,7 @@
-"""`GroupMonitor.process_beat` (the heartbeat / poll fast path the Spark processor takes) has exactly the effect
-of `process` on the same event: same records, same state, same status, over random event sequences (timeouts,
-rebalances, storms, errors, static members, identity changes) and over a capture from the bundled broker."""
+"""`GroupMonitor.process_beat` (the heartbeat / poll fast path the Spark processor, replay and `process` itself take)
+has exactly the effect of the event's handler (`process_full`) on the same event: same records, same state, same
+status, over random event sequences (timeouts, rebalances, storms, errors, static members, identity changes) and
+over a capture from the bundled broker."""
 from __future__ import annotations
 
 import json
@@ -63,7 +64,7 @@ def _run(events: list[dict], fast: bool, settings: CoreSettings, advance_every: 
         else:
             ev = parse_event(d)
             assert not isinstance(ev, Rejected), ev
-            out.append((i, g.process(ev)))
+            out.append((i, g.process(ev) if fast else g.process_full(ev)))  # (process itself takes the fast path)
         if advance_every and i % advance_every == 0:
             out.append(("advance", g.advance_to(d["ts"])))
     out.append(("status", g.status()))

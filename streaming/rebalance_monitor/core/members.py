@@ -156,14 +156,22 @@ class Member:
     def next_due(self, warn_pct: int = 0, warned_to: int = 0) -> int | None:
         """When a deadline of the member may be concluded passed: its next deadline plus its report delay; or,
         earlier, its next early-warning point after `warned_to` (`warn_points`), plus that delay."""
+        # (warn_points and next_deadline in one pass: every member's first heartbeat and poll, every recompute)
         delay = self.report_delay_ms or 0
-        d = self.next_deadline()
+        s = self.session_deadline()
+        p = self.poll_deadline()
+        d = s if p is None or (s is not None and s < p) else p
         if d is not None:
             d += delay
         if warn_pct:
-            for w in self.warn_points(warn_pct):
-                if w is not None and warned_to < w[1] + delay and (d is None or w[1] + delay < d):
-                    d = w[1] + delay
+            if s is not None:
+                w = s - self.session_timeout_ms * (100 - warn_pct) // 100 + delay
+                if warned_to < w and (d is None or w < d):
+                    d = w
+            if p is not None:
+                w = p - self.rebalance_timeout_ms * (100 - warn_pct) // 100 + delay
+                if warned_to < w and (d is None or w < d):
+                    d = w
         return d
 
     def warn_points(self, pct: int) -> tuple:

@@ -15,7 +15,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from .events import REASON_LATE, Event, Rejected, event_to_dict
+from .events import REASON_LATE, Event, Heartbeat, Poll, Rejected, event_to_dict
 from .runner import REASON_NO_GROUP, ClusterLog, GroupRunner, cluster_route, end_offsets_record
 from .settings import CoreSettings
 
@@ -40,10 +40,18 @@ class ReplayStats:
 
 
 class EventItems:
-    """Replay's pending items are the events themselves (see `core/runner.py`, codec)."""
+    """Replay's pending items are the events themselves (see `core/runner.py`, codec). Heartbeats and polls take
+    the monitor's fast path (`process_beat`, the same effect as `process`), as in the Spark job."""
 
     @staticmethod
     def beat(monitor, item, ts) -> bool:
+        kind = type(item)
+        if kind is Heartbeat:
+            return item.error is None and monitor.process_beat(True, ts, item.member_id, item.generation, None,
+                                                               item.group_instance_id, item.client_id, item.host)
+        if kind is Poll:
+            return monitor.process_beat(False, ts, item.member_id, None, None, item.group_instance_id,
+                                        item.client_id, item.host)
         return False
 
     @staticmethod
@@ -53,6 +61,36 @@ class EventItems:
     @staticmethod
     def raw(item, ts, group):
         return item
+
+
+class DueTimes:
+    """When groups may next need a run: (event time, group) entries, a group's entry possibly stale (too early) or
+    twice, taken in (time, group) order. Kept as a heap of the distinct times and the groups at each: the
+    watermark moves a millisecond at a time, and each time holds a few groups."""
+
+    __slots__ = ("times", "groups")
+
+    def __init__(self):
+        self.times: list[int] = []  # heap
+        self.groups: dict[int, list[str]] = {}
+
+    def add(self, ts: int, group: str) -> None:
+        names = self.groups.get(ts)
+        if names is None:
+            self.groups[ts] = [group]
+            heapq.heappush(self.times, ts)
+        else:
+            names.append(group)
+
+    def take(self, upto: int) -> list[str] | None:
+        """The groups of the earliest time if it is at or before `upto`, by name (and taken out); else None."""
+        times = self.times
+        if not times or times[0] > upto:
+            return None
+        names = self.groups.pop(heapq.heappop(times))
+        if len(names) > 1:
+            names.sort()
+        return names
 
 
 class Reconstructor:
@@ -67,7 +105,7 @@ class Reconstructor:
         self.group_filter = group_filter  # callable(group) -> bool, or None
         self.runners: dict[str, GroupRunner] = {}
         self.cluster = ClusterLog()
-        self.due: list = []  # heap of (event time, group): when a group may next need a run
+        self.due = DueTimes()
         self.max_ts: int | None = None
         self.watermark: int | None = None
         self.stats = ReplayStats()
@@ -81,14 +119,45 @@ class Reconstructor:
     # --- input --------------------------------------------------------------------------------
     def feed(self, item) -> list[dict]:
         """Take one parsed event (or a `Rejected`, which is only counted) and return released records."""
-        self.stats.events += 1
+        stats = self.stats
+        stats.events += 1
         if isinstance(item, Rejected):
             self._reject(item)
             return []
         ev: Event = item
-        if self.group_filter is not None and ev.group != CLUSTER_GROUP and not self.group_filter(ev.group):
-            self.stats.groups_filtered += 1
+        group = ev.group
+        if group == CLUSTER_GROUP:
+            return self._feed_cluster(ev)
+        if self.group_filter is not None and not self.group_filter(group):
+            stats.groups_filtered += 1
             return []
+        stats.used += 1
+        out: list[dict] = []
+        ts = ev.ts
+        runner = self.runners.get(group)
+        if runner is None:
+            runner = self.runners[group] = GroupRunner.new(group, self.settings)
+        if self.watermark is not None and ts < self.watermark:
+            # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
+            frontier = runner.monitor.clock_ms
+            if ts < frontier:
+                self._reject(Rejected(REASON_LATE, ev, f"ts {ts} is behind what the group already "
+                                                       f"processed ({frontier})"))
+                return []
+            runner.queue(ts, ev)
+            self.due.add(ts, group)
+            out.extend(self._run_due(self.watermark))
+        elif runner.queue(ts, ev):  # the group's earliest pending event: it may be due sooner
+            self.due.add(ts, group)
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+            out.extend(self._advance(ts - self.max_disorder_ms))
+        if out:
+            self._count(out)
+        return out
+
+    def _feed_cluster(self, ev: Event) -> list[dict]:
+        """`feed` of an event with group "": cluster-wide (`core/runner.py`, cluster_route)."""
         route = cluster_route(ev.type, ev.group)
         if route == "reject":
             self._reject(Rejected(REASON_NO_GROUP, json.dumps(event_to_dict(ev), separators=(",", ":")),
@@ -98,31 +167,12 @@ class Reconstructor:
         out: list[dict] = []
         if route == "record":
             out.append(end_offsets_record(ev))
-        elif route == "fan_out":
+        else:  # "fan_out"
             self.cluster.add(ev.ts, ev)
             for name in self.runners:
-                heapq.heappush(self.due, (ev.ts, name))
+                self.due.add(ev.ts, name)
             if self.watermark is not None and ev.ts <= self.watermark:
                 out.extend(self._run_due(self.watermark))
-        else:
-            runner = self.runners.get(ev.group)
-            if runner is None:
-                runner = self.runners[ev.group] = GroupRunner.new(ev.group, self.settings)
-            if self.watermark is not None and ev.ts < self.watermark:
-                # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
-                frontier = runner.monitor.clock_ms
-                if ev.ts < frontier:
-                    self._reject(Rejected(REASON_LATE, ev, f"ts {ev.ts} is behind what the group already "
-                                                           f"processed ({frontier})"))
-                    return []
-                runner.queue(ev.ts, ev)
-                heapq.heappush(self.due, (ev.ts, ev.group))
-                out.extend(self._run_due(self.watermark))
-            else:
-                head = runner.pending[0][0] if runner.pending else None
-                runner.queue(ev.ts, ev)
-                if head is None or ev.ts < head:
-                    heapq.heappush(self.due, (ev.ts, ev.group))
         if self.max_ts is None or ev.ts > self.max_ts:
             self.max_ts = ev.ts
             out.extend(self._advance(self.max_ts - self.max_disorder_ms))
@@ -173,27 +223,37 @@ class Reconstructor:
         """Run every group due at or before the watermark, up to it."""
         out: list[dict] = []
         due, runners, cluster = self.due, self.runners, self.cluster
-        ran: list[str] = []
+        ran: list = []
         seen: set[str] = set()
-        while due and due[0][0] <= watermark:
-            at, name = heapq.heappop(due)
-            runner = runners.get(name)
-            if runner is None or name in seen:
-                continue
-            nxt = runner.due_ms(cluster)
-            if nxt > watermark:
-                if nxt != at:
-                    heapq.heappush(due, (nxt, name))
-                continue
-            seen.add(name)
-            out.extend(runner.run(watermark, EventItems, cluster))
-            if runner.is_done(watermark):
-                del runners[name]
-                self.stats.groups_dropped += 1
-            else:
-                ran.append(name)
-        for name in ran:
-            heapq.heappush(due, (runners[name].due_ms(cluster), name))
+        while True:
+            names = due.take(watermark)
+            if names is None:
+                break
+            for name in names:
+                if name in seen:
+                    continue
+                runner = runners.get(name)
+                if runner is None:
+                    continue
+                pending = runner.pending
+                if not pending or pending[0][0] > watermark:  # (an event to release: due, whatever else is)
+                    nxt = runner.due_ms(cluster)
+                    if nxt > watermark:  # (then later than the entry taken)
+                        due.add(nxt, name)
+                        continue
+                seen.add(name)
+                out.extend(runner.release(watermark, EventItems, cluster))
+                if not runner.pending and runner.is_done(watermark):
+                    del runners[name]
+                    self.stats.groups_dropped += 1
+                    continue
+                nxt = runner.due_ms(cluster)  # (no other group's run changes it)
+                if nxt > watermark:
+                    due.add(nxt, name)
+                else:  # (at the next watermark, not again now)
+                    ran.append((nxt, name))
+        for nxt, name in ran:
+            due.add(nxt, name)
         if cluster.entries:
             cluster.trim(self.settings.group_idle_ttl_ms)
         return out

@@ -120,7 +120,8 @@ class ClusterLog:
 
 
 class GroupRunner:
-    """One group under a driver (see the module docstring). `pending`: `[ts, seq, item]` sorted by (ts, seq);
+    """One group under a driver (see the module docstring). `pending`: `[ts, seq, item]` (or a tuple: `queue`'s)
+    sorted by (ts, seq);
     `newest`: the highest event time given to it; `mark`: (ts, seq) of the last cluster entry it has read, None
     before its first run; `ref`: its live clock's reference (group_clock.LiveClock), None in replay."""
 
@@ -144,17 +145,21 @@ class GroupRunner:
         return self.monitor.group
 
     # --- input -----------------------------------------------------------------------------------
-    def queue(self, ts: int, item) -> None:
-        """Keep one event until it is released (replay's path: one event at a time)."""
-        self.seq += 1
-        entry = [ts, self.seq, item]
+    def queue(self, ts: int, item) -> bool:
+        """Keep one event until it is released (replay's path: one event at a time). True when it is the earliest
+        pending event now."""
+        self.seq = seq = self.seq + 1
         pending = self.pending
-        if not pending or _order(pending[-1]) <= (ts, self.seq):
-            pending.append(entry)
-        else:
-            bisect.insort(pending, entry, key=_order)
         if ts > self.newest:
             self.newest = ts
+        if not pending:
+            pending.append((ts, seq, item))
+            return True
+        if pending[-1][0] <= ts:  # every pending entry's seq is lower than the new one's
+            pending.append((ts, seq, item))
+            return False
+        bisect.insort(pending, (ts, seq, item), key=_order)
+        return pending[0][1] == seq
 
     def split_late(self, keys: list) -> tuple[list, list]:
         """Of new events `keys` ((ts, order, index) sorted), those behind what the group already processed
@@ -174,8 +179,9 @@ class GroupRunner:
         timer, the next cluster entry that concerns it, or else its idle TTL (so that its state is dropped)."""
         g = self.monitor
         want = g.last_event_ms + g.settings.group_idle_ttl_ms + 1
-        if self.pending and self.pending[0][0] < want:
-            want = self.pending[0][0]
+        pending = self.pending
+        if pending and pending[0][0] < want:
+            want = pending[0][0]
         nxt = g.next_timer_ms()
         if nxt is not None and nxt < want:
             want = nxt
@@ -194,6 +200,41 @@ class GroupRunner:
         """Apply everything up to `release_ms` in time order (pending events, the cluster entries not yet
         read, and `new`: new events not late, with `.keys` sorted (ts, order, index) and `beat` / `event` /
         `item` by index), keep the rest, then fire the monitor's timers up to `release_ms`."""
+        if new is None:
+            return self.release(release_ms, codec, cluster)
+        return self._merge(release_ms, codec, cluster, new)
+
+    def release(self, release_ms: int, codec, cluster: ClusterLog | None = None) -> list[dict]:
+        """`run` without new events (replay's every run, the job's runs on a timer). Most such runs have nothing
+        but pending events to apply: those take a loop of their own."""
+        if self.mark is None or (cluster is not None and cluster.entries and self._cluster_due(cluster, release_ms)):
+            return self._merge(release_ms, codec, cluster, None)
+        g = self.monitor
+        records: list[dict] = []
+        pending = self.pending
+        beat = codec.beat
+        i = 0
+        for ts, _, item in pending:  # (not changed by the monitor)
+            if ts > release_ms:
+                break
+            i += 1
+            if beat(g, item, ts):
+                continue
+            ev = codec.event(item, ts, g.group)
+            if type(ev) is not Rejected:  # the decoders hand over valid events only; keep it safe
+                records.extend(g.process(ev))
+        if i:
+            del pending[:i]
+        if release_ms > 0:
+            nxt = g.next_timer_ms()
+            if nxt is not None and nxt <= release_ms:
+                records.extend(g.advance_to(release_ms))
+            elif release_ms > g.clock_ms:  # all advance_to does when no timer is due
+                g.clock_ms = release_ms
+        return records
+
+    def _merge(self, release_ms: int, codec, cluster: ClusterLog | None, new) -> list[dict]:
+        """`run` in general: pending events, cluster entries and new events merged in time order."""
         g = self.monitor
         records: list[dict] = []
         keys = new.keys if new is not None else ()
@@ -251,6 +292,12 @@ class GroupRunner:
         if release_ms > 0:
             records.extend(g.advance_to(release_ms))
         return records
+
+    def _cluster_due(self, cluster: ClusterLog, release_ms: int) -> bool:
+        """Whether the cluster log holds an entry after the group's mark, up to `release_ms`."""
+        entries = cluster.entries
+        i = cluster.start_after(self.mark)
+        return i < len(entries) and entries[i][0] <= release_ms
 
     def _first_run(self, cluster: ClusterLog | None, keys, codec) -> None:
         """A new group takes the partition counts and the broker release of the cluster entries up to its first

@@ -79,12 +79,22 @@ class GroupMonitor:
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
         """Apply one event (timestamps non-decreasing) and return the records it produced."""
+        kind = type(ev)
+        if kind is Poll or (kind is Heartbeat and ev.error is None):  # most events: the fast path when it applies
+            beat = kind is Heartbeat
+            if self.process_beat(beat, ev.ts, ev.member_id, ev.generation if beat else None, None,
+                                 ev.group_instance_id, ev.client_id, ev.host):
+                return []
+        return self.process_full(ev)
+
+    def process_full(self, ev: Event) -> list[dict]:
+        """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
+        kind = type(ev)
         out: list[dict] = []
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
                 or self.storm.started_ms is not None or self.held is not None:
             timers.fire(self, ts, out, inclusive=False)
-        kind = type(ev)
         # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
         # and polls are idempotent in the state machine, so they skip the check: most events, no effect.
         if not (kind is Poll or (kind is Heartbeat and ev.error is None)):
@@ -170,6 +180,8 @@ class GroupMonitor:
         """The earliest time at which `advance_to` may produce something."""
         # (runs once or twice per run of the group: no lists)
         best = self.timer_ms
+        if self.rebalance is None and self.held is None and self.storm.started_ms is None:
+            return best  # only member deadlines (timers.earliest_due)
         end = self.storm.end_deadline()
         if end is not None and (best is None or end < best):
             best = end

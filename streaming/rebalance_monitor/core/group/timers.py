@@ -20,6 +20,11 @@ from . import deadlines, held, membership, rebalance
 
 def fire(g, limit: int, out: list, inclusive: bool) -> None:
     """Fire, earliest first, every timer due before `limit` (at or before it when `inclusive`)."""
+    if g.rebalance is None and g.held is None and g.storm.started_ms is None:
+        # the common case: only member deadlines can be due (`earliest_due`), and none is
+        at = g.timer_ms
+        if at is None or at > limit or (at == limit and not inclusive):
+            return
     while True:
         due = earliest_due(g)
         if due is None:
@@ -39,7 +44,8 @@ def fire(g, limit: int, out: list, inclusive: bool) -> None:
 
 
 def earliest_due(g) -> tuple[int, str] | None:
-    """(time, "member" | "settle" | "storm" | "held") of the earliest timer, or None."""
+    """(time, "member" | "settle" | "storm" | "held") of the earliest timer, or None. (Only "member" without a
+    rebalance, a held record or a storm: `fire` and `GroupMonitor.next_timer_ms` take that shortcut.)"""
     best = None
     if g.timer_ms is not None:
         best = (g.timer_ms, "member")
