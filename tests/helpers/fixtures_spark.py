@@ -30,3 +30,18 @@ def spark(tmp_path_factory):
                             jars=s3a_jars(SPARK_JARS) + [p for p in (COMPACTION_JAR,) if os.path.exists(p)])
     yield session
     session.stop()
+
+
+def kafka_rows(spark, records):
+    """A DataFrame of the rows Spark's Kafka connector gives (key, value, topic, partition, offset, timestamp) for
+    records `(topic, partition, offset, timestamp ms, key, value)`: what the JVM stages run on."""
+    import datetime as dt
+
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
+                           T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+                           T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType())])
+    rows = [(key, value, topic, part, off, dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc))
+            for topic, part, off, ts, key, value in records]
+    return spark.createDataFrame(rows, schema)

@@ -10,8 +10,8 @@ import helpers.offsets_encoder as enc
 from helpers.replay import replay_records
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.decoded_rows import unpack_events
 from rebalance_monitor.spark.decode_stage import make_record_decoder
+from rebalance_monitor.spark.decoded_rows import unpack_events
 
 TOPIC = "__consumer_offsets"
 T0 = 1_700_000_000_000
@@ -125,25 +125,17 @@ def test_only_live_commits_are_held():
 def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
     """streaming/java/spark-commit-compaction over the connector's rows (one partition, the whole input), then the
     decode stage: the same events as the Python compaction over one chunk, and every record counted as read."""
-    import datetime as dt
     import os
 
-    from helpers.fixtures_spark import COMPACTION_JAR
-    from pyspark.sql import types as T
-
-    from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
+    from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
 
     from rebalance_monitor.spark.decode_stage import make_decoder
+    from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
     assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
     records = fleet_records()
-    schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
-                           T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
-                           T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType())])
-    rows = [(key, value, topic, part, off, dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc))
-            for topic, part, off, ts, key, value in records]
-    raw = spark.createDataFrame(rows, schema).coalesce(1)
+    raw = kafka_rows(spark, records).coalesce(1)
     decoder = make_decoder({TOPIC: "offsets-topic"}, 1 << 20, 10 ** 12, shards=50)
     staged = decode_input(raw, TOPIC)
     # the JVM stage ran, and moved only the commits kept (and the other records) into Python

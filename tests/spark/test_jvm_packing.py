@@ -4,16 +4,14 @@ same records alone: the same events of every group, in the same pack format, the
 counted; only the rows that cross into Python are fewer."""
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import sys
 
 import pytest
 
-from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA, unpack_events
-
 from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder
+from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA, unpack_events
 
 pytestmark = [pytest.mark.spark]
 
@@ -77,19 +75,13 @@ def _by_group(rows) -> tuple[dict, list, int]:
 
 
 def test_the_jvm_packs_what_the_python_stage_packs(spark):
-    from helpers.fixtures_spark import COMPACTION_JAR
-    from pyspark.sql import types as T
+    from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
 
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
     assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
     recs = _records()
-    schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
-                           T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
-                           T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType())])
-    rows = [(key, value, topic, part, off, dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc))
-            for topic, part, off, ts, key, value in recs]
-    raw = spark.createDataFrame(rows, schema).repartition(3, "partition").sortWithinPartitions("partition", "offset")
+    raw = kafka_rows(spark, recs).repartition(3, "partition").sortWithinPartitions("partition", "offset")
     sources = {TOPIC: "events", "other": "coordinator-log"}
     decoder = make_decoder(sources, 1 << 20, 3_600_000, shards=50)
     staged = decode_input(raw, None, [TOPIC], 1 << 20, 3_600_000)

@@ -1,11 +1,9 @@
 package rebalancemonitor.spark;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.NoSuchElementException;
 
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
@@ -83,10 +81,9 @@ public final class CommitCompaction {
             int records;
         }
 
-        private final class Compacted implements Iterator<Row> {
+        private final class Compacted extends RowQueue {
             private final Iterator<Row> rows;
             private final LinkedHashMap<ByteBuffer, Held> held = new LinkedHashMap<>();
-            private final ArrayDeque<Row> ready = new ArrayDeque<>();
 
             Compacted(Iterator<Row> rows) {
                 this.rows = rows;
@@ -99,7 +96,8 @@ public final class CommitCompaction {
                 held.clear();
             }
 
-            private void fill() {
+            @Override
+            protected void fill() {
                 while (ready.isEmpty() && rows.hasNext()) {
                     Row r = rows.next();
                     if (!offsetsTopic.equals(r.getString(topicIdx))) {
@@ -125,20 +123,6 @@ public final class CommitCompaction {
                 if (ready.isEmpty() && !held.isEmpty()) {
                     drainHeld();
                 }
-            }
-
-            @Override
-            public boolean hasNext() {
-                fill();
-                return !ready.isEmpty();
-            }
-
-            @Override
-            public Row next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                return ready.poll();
             }
         }
     }

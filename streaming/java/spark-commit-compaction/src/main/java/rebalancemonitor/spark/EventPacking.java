@@ -3,14 +3,12 @@ package rebalancemonitor.spark;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Set;
 
 import com.fasterxml.jackson.core.JsonFactory;
@@ -136,11 +134,10 @@ public final class EventPacking {
             return RowFactory.create(values);
         }
 
-        private final class Packed implements Iterator<Row> {
+        private final class Packed extends RowQueue {
             private final Iterator<Row> rows;
             private final long nowMs;
             private final LinkedHashMap<String, Pack> packs = new LinkedHashMap<>();
-            private final ArrayDeque<Row> ready = new ArrayDeque<>();
             private int held;
 
             Packed(Iterator<Row> rows, long nowMs) {
@@ -156,7 +153,8 @@ public final class EventPacking {
                 held = 0;
             }
 
-            private void fill() {
+            @Override
+            protected void fill() {
                 while (ready.isEmpty() && rows.hasNext()) {
                     Row r = rows.next();
                     HotEvent e = null;
@@ -177,20 +175,6 @@ public final class EventPacking {
                 if (ready.isEmpty() && !packs.isEmpty()) {
                     flush();
                 }
-            }
-
-            @Override
-            public boolean hasNext() {
-                fill();
-                return !ready.isEmpty();
-            }
-
-            @Override
-            public Row next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                return ready.poll();
             }
         }
     }
