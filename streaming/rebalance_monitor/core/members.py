@@ -165,11 +165,11 @@ class Member:
             d += delay
         if warn_pct:
             if s is not None:
-                w = s - self.session_timeout_ms * (100 - warn_pct) // 100 + delay
+                w = warn_at(s, self.session_timeout_ms, warn_pct) + delay
                 if warned_to < w and (d is None or w < d):
                     d = w
             if p is not None:
-                w = p - self.rebalance_timeout_ms * (100 - warn_pct) // 100 + delay
+                w = warn_at(p, self.rebalance_timeout_ms, warn_pct) + delay
                 if warned_to < w and (d is None or w < d):
                     d = w
         return d
@@ -181,8 +181,8 @@ class Member:
         s = self.session_deadline()
         p = self.poll_deadline()
         st, rt = self.session_timeout_ms, self.rebalance_timeout_ms
-        return (("session", s - st * (100 - pct) // 100, s, st) if s is not None else None,
-                ("poll", p - rt * (100 - pct) // 100, p, rt) if p is not None else None)
+        return (("session", warn_at(s, st, pct), s, st) if s is not None else None,
+                ("poll", warn_at(p, rt, pct), p, rt) if p is not None else None)
 
     def poll_gap_ratio(self, now_ms: int) -> float | None:
         """Time since the last poll at `now_ms` over max.poll.interval.ms (the rebalance timeout): 1 means the
@@ -198,3 +198,9 @@ class Member:
             return None
         gap = max(self.gap_max_ms, now_ms - self.last_heartbeat_ms)
         return round(gap / self.session_timeout_ms, 4)
+
+
+def warn_at(deadline_ms: int, limit_ms: int, pct: int) -> int:
+    """A member's early-warning point: when it will have been silent for `pct` percent of `limit_ms` (its session
+    timeout or max.poll.interval.ms), `deadline_ms` being when it will have been silent for all of it."""
+    return deadline_ms - limit_ms * (100 - pct) // 100

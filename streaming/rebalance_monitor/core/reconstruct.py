@@ -15,7 +15,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from .events import REASON_LATE, Event, Heartbeat, Poll, Rejected, event_to_dict
+from .events import REASON_LATE, Event, Rejected, event_to_dict
 from .runner import REASON_NO_GROUP, ClusterLog, GroupRunner, cluster_route, end_offsets_record
 from .settings import CoreSettings
 
@@ -45,14 +45,7 @@ class EventItems:
 
     @staticmethod
     def beat(monitor, item, ts) -> bool:
-        kind = type(item)
-        if kind is Heartbeat:
-            return item.error is None and monitor.process_beat(True, ts, item.member_id, item.generation, None,
-                                                               item.group_instance_id, item.client_id, item.host)
-        if kind is Poll:
-            return monitor.process_beat(False, ts, item.member_id, None, None, item.group_instance_id,
-                                        item.client_id, item.host)
-        return False
+        return monitor.try_beat(item)  # (an event's own ts is the one it is released at)
 
     @staticmethod
     def event(item, ts, group):

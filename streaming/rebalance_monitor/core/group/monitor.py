@@ -79,13 +79,21 @@ class GroupMonitor:
     # --- events --------------------------------------------------------------------------------
     def process(self, ev: Event) -> list[dict]:
         """Apply one event (timestamps non-decreasing) and return the records it produced."""
-        kind = type(ev)
-        if kind is Poll or (kind is Heartbeat and ev.error is None):  # most events: the fast path when it applies
-            beat = kind is Heartbeat
-            if self.process_beat(beat, ev.ts, ev.member_id, ev.generation if beat else None, None,
-                                 ev.group_instance_id, ev.client_id, ev.host):
-                return []
+        if self.try_beat(ev):  # most events: the fast path when it applies
+            return []
         return self.process_full(ev)
+
+    def try_beat(self, ev: Event) -> bool:
+        """`process_beat` of an error-free heartbeat or a poll event; False (nothing changed) for any other event
+        or when the fast path does not apply."""
+        kind = type(ev)
+        if kind is Heartbeat:
+            return ev.error is None and self.process_beat(True, ev.ts, ev.member_id, ev.generation, None,
+                                                          ev.group_instance_id, ev.client_id, ev.host)
+        if kind is Poll:
+            return self.process_beat(False, ev.ts, ev.member_id, None, None, ev.group_instance_id, ev.client_id,
+                                     ev.host)
+        return False
 
     def process_full(self, ev: Event) -> list[dict]:
         """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
