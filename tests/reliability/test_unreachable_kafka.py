@@ -16,6 +16,7 @@ import math
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import urllib.error
@@ -110,10 +111,14 @@ def test_closed_port_reported_once_per_backoff_step_then_recovered(tmp_path, uni
         assert f"Kafka at {address} answers" in text
         # a batch has run and been reported: the stop below cancels a running query, not one starting
         eventually(lambda: PROGRESS.search(log.read_text(errors="replace")), 180, "a progress line of a batch")
+        jvms = child_jvms(proc.pid)
+        assert jvms, "the job's Spark driver JVM, a child of its Python process"
         os.killpg(proc.pid, signal.SIGTERM)
         code = proc.wait(timeout=90)
         text = log.read_text(errors="replace")
         assert code == 0, text[-3000:]
+        # the job ended its JVM and reaped it before it exited: no orphan left for init (not even a zombie)
+        assert [pid for pid in jvms if os.path.exists(f"/proc/{pid}")] == [], text[-3000:]
         stopped_in_order_and_said_only_what_an_operator_reads(text, address)
     finally:
         if proc.poll() is None:
@@ -121,6 +126,12 @@ def test_closed_port_reported_once_per_backoff_step_then_recovered(tmp_path, uni
             proc.wait(timeout=30)
         if broker is not None:
             broker.stop()
+
+
+def child_jvms(pid: int) -> list[int]:
+    """The pids of the `java` processes whose parent is `pid`."""
+    out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] == ["java"]]
 
 
 PROGRESS = re.compile(r" INFO rebalance_monitor\.job: batch \d+: \d+ input records")

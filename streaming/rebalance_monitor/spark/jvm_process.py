@@ -117,3 +117,34 @@ def launched_jvm(spark_level: str = "ERROR"):
         yield
     finally:
         java_gateway.Popen = popen
+
+
+def end_session(spark, timeout_s: float = 30.0) -> None:
+    """Stop `spark`, then end the driver JVM that PySpark launched for it and wait for it: its gateway is shut,
+    its stdin closed (on which it exits), and it is SIGKILLed after `timeout_s`. PySpark's own stop leaves that
+    JVM running until the Python process exits; it then ends on its own, an orphan that only the system's init
+    reaps (a stopped `run` or `demo` would leave a process behind for a moment, tests/demo/test_demo_terminal.py).
+    A JVM PySpark did not launch (spark-submit's driver) is left to its launcher."""
+    from pyspark import SparkContext
+
+    spark.stop()
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None) if gateway is not None else None
+    if proc is None:
+        return
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - py4j's connection may already be gone; the process is what matters
+        pass
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+    output = getattr(proc, "jvm_output", None)
+    if output is not None:
+        output.join(timeout=5)

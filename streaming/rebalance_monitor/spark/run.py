@@ -25,6 +25,7 @@ import time
 
 from ..config import MonitorConfig, redacted
 from .job import MonitorJob
+from .jvm_process import end_session
 from .kafka_reach import Backoff, KafkaReach, one_line
 from .sources import ConnectorMissing
 
@@ -197,7 +198,8 @@ class Monitor:
                  ("the broker offsets poller", self.lag.stop if self.lag is not None else None),
                  ("the metrics exporter", self.exporter.stop if self.exporter is not None and self._exporting
                   else None),
-                 ("Spark", job.spark.stop if stop_spark and job is not None and job.spark is not None else None)]
+                 ("Spark", (lambda: end_session(job.spark)) if stop_spark and job is not None and job.spark is not None
+                  else None)]
         for what, step in steps:
             if step is None:
                 continue
