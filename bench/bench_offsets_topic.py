@@ -70,14 +70,15 @@ def plain_drain(bootstrap: str, topic: str, **conf) -> tuple[int, float]:
     return n, secs
 
 
-def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "python") -> dict:
-    """The job (5 s trigger, 500,000 records a batch at most) over `__consumer_offsets` from its start until it has
+def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "python",
+              per_trigger: int = 500_000) -> dict:
+    """The job (5 s trigger, `per_trigger` records a batch at most: kafka.max_offsets_per_trigger) over `__consumer_offsets` from its start until it has
     read `want` records. Steady rate: the Kafka records of the batches after the first (which also starts the
     Python workers and opens state) over their trigger-execution time."""
     cfg = load_config(env={}, overrides={
         "kafka.bootstrap_servers": bootstrap, "kafka.events_topic": "", "kafka.offsets_topic": "__consumer_offsets",
         "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"]),
-        "kafka.starting_offsets": "earliest", "kafka.connector": connector, "kafka.max_offsets_per_trigger": 500_000,
+        "kafka.starting_offsets": "earliest", "kafka.connector": connector, "kafka.max_offsets_per_trigger": per_trigger,
         "state.checkpoint_location": os.path.join(work, "ck"), "sinks.history.parquet_path": os.path.join(work, "h"),
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
     job = MonitorJob(cfg, spark=spark, idle_clock=False)
@@ -117,6 +118,8 @@ def main() -> None:
     ap.add_argument("--readers", default="python,spark", help="the job's readers, side by side (kafka.connector)")
     ap.add_argument("--jit", choices=("quick", "full"), default="quick",
                     help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
+    ap.add_argument("--per-trigger", default="500000",
+                    help="kafka.max_offsets_per_trigger, one job per value and reader, side by side (comma-separated)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-offsets-")
     try:
@@ -142,10 +145,13 @@ def main() -> None:
             spark = build_session(master="local[2]", app_name="bench-offsets", local_dir=os.path.join(work, "spark"),
                                   shuffle_partitions=2, jit=args.jit,
                                   jars=connector_jars("connector") if "spark" in args.readers.split(",") else ())
-            for reader in args.readers.split(","):
-                res = job_drain(spark, broker.bootstrap, os.path.join(work, reader), n, connector=reader)
+            runs = [(reader, int(per)) for per in args.per_trigger.split(",") for reader in args.readers.split(",")]
+            for reader, per in runs:
+                res = job_drain(spark, broker.bootstrap, os.path.join(work, f"{reader}-{per}"), n, connector=reader,
+                                per_trigger=per)
                 name = {"python": "the Python source", "spark": "Spark's connector (commits compacted in the JVM)"}
-                print(f"job over __consumer_offsets, {name.get(reader, reader)}: {res['records']:,} records, "
+                print(f"job over __consumer_offsets, {name.get(reader, reader)}, {per:,} records a trigger at most: "
+                      f"{res['records']:,} records, "
                       f"{res['batches']} batches, wall {res['wall_s']:.1f} s (session warm), steady "
                       f"{res['steady_rate']:,.0f} records/s, CPU {res['cpu_s'] / max(res['records'], 1) * 1e6:.1f} "
                       "us/record over the job's processes", flush=True)
