@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from bench_core import workload
-from proc_tree import descendants, kind_of
+from proc_tree import PeakRss, descendants, kind_of
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
@@ -105,11 +105,12 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     job._process_batch = process_batch
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
-    q = job.start()
-    batches: dict[int, dict] = {}
-    deadline = time.time() + 1800
-    while time.time() < deadline and job.stats.records_read < n:
-        time.sleep(0.5)
+    with PeakRss() as peak:
+        q = job.start()
+        batches: dict[int, dict] = {}
+        deadline = time.time() + 1800
+        while time.time() < deadline and job.stats.records_read < n:
+            time.sleep(0.5)
     wall = time.perf_counter() - t0
     cpu1, read_all = tree_cpu_s(), job.stats.records_read
     cpu = {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1}
@@ -123,6 +124,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     rows = sum(r for _, r in steady)
     secs = sum(p["durationMs"]["triggerExecution"] for p, _ in steady) / 1000.0
     return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall, "cpu_s": cpu, "read": read_all,
+            "peak_rss_mb": peak.peak_mb,
             "steady_rate": rows / secs if secs else float("nan"),
             "first": (data[0][1], data[0][0]["durationMs"]["triggerExecution"] / 1000.0) if data else None,
             "per_batch": [(r, p["durationMs"]["triggerExecution"] / 1000.0,
@@ -202,7 +204,9 @@ def main() -> None:
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--members", type=int, default=20)
     ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--per-trigger", type=int, default=500_000, help="maxOffsetsPerTrigger (100,000/s x 5 s)")
+    ap.add_argument("--per-trigger", default="2000000",
+                    help="kafka.max_offsets_per_trigger (the job's default: 2,000,000); several, comma-separated, "
+                         "run side by side")
     ap.add_argument("--shuffle-partitions", type=int, default=2, help="state partitions (one per core here)")
     ap.add_argument("--latency-only", action="store_true", help="skip the throughput part (1 and 2)")
     ap.add_argument("--throughput-only", action="store_true", help="skip the latency part (3 and 4)")
@@ -239,15 +243,19 @@ def main() -> None:
         print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
         print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
               f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})", flush=True)
-        for reader in args.readers.split(","):
-            r = job_throughput(spark, broker.bootstrap, topic, os.path.join(work, f"tp-{reader}"), len(values),
-                               args.per_trigger, connector=reader)
+        runs = [(reader, int(per)) for per in args.per_trigger.split(",") for reader in args.readers.split(",")]
+        for reader, per in runs:
+            r = job_throughput(spark, broker.bootstrap, topic, os.path.join(work, f"tp-{reader}-{per}"), len(values),
+                               per, connector=reader)
             name = "the Python source" if reader == "python" else "Spark's connector"
-            print(f"whole job, 5 s trigger, {name}: {r['steady_rate']:12,.0f} events/s sustained "
+            print(f"whole job, 5 s trigger, {per:,} events a trigger at most, {name}: "
+                  f"{r['steady_rate']:12,.0f} events/s sustained "
                   f"({r['steady_rate'] / plain:.2f}x of the default consumer, {r['steady_rate'] / tuned:.2f}x of the "
                   "tuned one; batches after the first)")
-            print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start; first "
-                  f"batch {r['first'][0]:,} rows in {r['first'][1]:.1f} s")
+            print(f"  {r['rows']:,} events in {r['batches']} batches, {r['wall_s']:.1f} s wall from start "
+                  f"({r['read'] / r['wall_s']:,.0f} events/s drained over the wall clock, the trigger's waits "
+                  f"included); first batch {r['first'][0]:,} rows in {r['first'][1]:.1f} s; peak resident memory "
+                  f"of the Spark JVM and its Python workers {r['peak_rss_mb'] / 1024:.1f} GiB")
             cpu, read = sum(r["cpu_s"].values()), r["read"]
             print(f"  CPU of the job's processes over the whole run, start-up included: {cpu:.1f} s = "
                   f"{cpu / read * 1e6:.1f} us/event (JVM {r['cpu_s']['driver JVM'] / read * 1e6:.1f}, Python "

@@ -10,7 +10,7 @@ by side with a plain consumer reading the same topic (issue 14 benchmark; not a 
    Python source; Spark's connector, whose rows have their offset commits compacted in the JVM).
 
     .venv/bin/python bench/bench_offsets_topic.py [--groups 50] [--commits 2000] [--partitions 8]
-                                                  [--readers python,spark]
+                                                  [--readers python,spark] [--per-trigger 500000,2000000]
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import tempfile
 import time
 
 from bench_job import connector_jars, tree_cpu_s
+from proc_tree import PeakRss
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
@@ -71,7 +72,7 @@ def plain_drain(bootstrap: str, topic: str, **conf) -> tuple[int, float]:
 
 
 def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "python",
-              per_trigger: int = 500_000) -> dict:
+              per_trigger: int = 2_000_000) -> dict:
     """The job (5 s trigger, `per_trigger` records a batch at most: kafka.max_offsets_per_trigger) over `__consumer_offsets` from its start until it has
     read `want` records. Steady rate: the Kafka records of the batches after the first (which also starts the
     Python workers and opens state) over their trigger-execution time."""
@@ -93,10 +94,11 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
     job._process_batch = process_batch
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
-    q = job.start()
-    deadline = time.time() + 1800
-    while time.time() < deadline and job.stats.records_read < want:
-        time.sleep(0.5)
+    with PeakRss() as peak:
+        q = job.start()
+        deadline = time.time() + 1800
+        while time.time() < deadline and job.stats.records_read < want:
+            time.sleep(0.5)
     wall = time.perf_counter() - t0
     cpu1 = tree_cpu_s()  # CPU seconds by process kind (bench_job.tree_cpu_s); their sum is the job's
     cpu = sum(cpu1.values()) - sum(cpu0.values())
@@ -107,6 +109,7 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
     steady = per_batch[1:] or per_batch
     secs = sum(d for _, d in steady)
     return {"records": job.stats.records_read, "wall_s": wall, "cpu_s": cpu, "batches": len(per_batch),
+            "peak_rss_mb": peak.peak_mb,
             "steady_rate": sum(r for r, _ in steady) / secs if secs else float("nan"), "per_batch": per_batch}
 
 
@@ -118,7 +121,7 @@ def main() -> None:
     ap.add_argument("--readers", default="python,spark", help="the job's readers, side by side (kafka.connector)")
     ap.add_argument("--jit", choices=("quick", "full"), default="quick",
                     help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
-    ap.add_argument("--per-trigger", default="500000",
+    ap.add_argument("--per-trigger", default="2000000",
                     help="kafka.max_offsets_per_trigger, one job per value and reader, side by side (comma-separated)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-offsets-")
@@ -160,6 +163,9 @@ def main() -> None:
                       f"{res['records'] / res['wall_s'] / tuned:.2f}x of the tuned consumer; peers' published rates "
                       f"on 2 cores: KMinion 100-120k/s, Burrow 40-50k/s (steady: {res['steady_rate'] / 110_000:.1f}x "
                       "KMinion's)", flush=True)
+                print(f"  drained over the wall clock (the trigger's waits included): "
+                      f"{res['records'] / res['wall_s']:,.0f} records/s; peak resident memory of the Spark JVM and "
+                      f"its Python workers {res['peak_rss_mb'] / 1024:.1f} GiB", flush=True)
                 print("  per batch (records, s): " + ", ".join(f"({r:,}, {d:.1f})" for r, d in res["per_batch"]),
                       flush=True)
             spark.stop()

@@ -57,3 +57,32 @@ def kind_of(cmd: bytes) -> str | None:
         if needle in cmd:
             return name
     return None
+
+
+class PeakRss:
+    """While open, samples the resident memory of this process's descendants of `kinds` (KINDS' names) every
+    `every_s` and keeps the highest sum seen (`peak_mb`). Pages a forked Python worker shares with its parent
+    count in both, so the figure is an upper bound."""
+
+    def __init__(self, kinds=("driver JVM", "executor JVM", "Python workers"), every_s: float = 0.5):
+        import threading
+
+        self.kinds = set(kinds)
+        self.every_s = every_s
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="peak-rss", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            now = sum(p.rss_mb for p in descendants() if kind_of(p.cmd) in self.kinds)
+            self.peak_mb = max(self.peak_mb, now)
+            self._stop.wait(self.every_s)
+
+    def __enter__(self) -> "PeakRss":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

@@ -53,7 +53,8 @@ class KafkaConfig:
     # bootstrap_servers, `none` leaves them ids, anything else is a JSON file {topic id: topic name}
     topic_ids: str = "cluster"
     starting_offsets: str = choice("latest", "earliest", default="latest")
-    max_offsets_per_trigger: int = 500_000
+    # a backlog drains at most this many records a trigger interval (docs/operations.md, "Catching up")
+    max_offsets_per_trigger: int = 2_000_000
     client: str = choice("auto", "confluent", "kafka-python", default="auto")
     connector: str = choice("auto", "spark", "python", default="auto")
     decode_in_source: bool = True
