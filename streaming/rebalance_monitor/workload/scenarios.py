@@ -77,15 +77,21 @@ def _scale_in(ctx: Ctx) -> None:
 def _crash(ctx: Ctx) -> None:
     ctx.start_traffic()
     survivor = ctx.add_member("crash-survivor")
-    victim = ctx.add_process("crash-victim")
+    # the survivor alone first: a "stable" truth names every member of its generation, so the victim joins only
+    # after it (started together, both could land in the survivor's first stable generation, which the truth
+    # would then name with the survivor alone)
     gen = ctx.wait_stable([survivor], partitions=0)
+    victim = ctx.add_process("crash-victim")
 
     def both_in() -> bool:
         snap = survivor.snapshot()
-        return victim.synced.is_set() and victim.generation == snap.generation and snap.state == "STABLE"
+        return victim.synced.is_set() and victim.generation == snap.generation and snap.state == "STABLE" \
+            and snap.generation > gen
 
     ctx.wait_until(both_in, 60, "the child-process member to join")
     gen = survivor.snapshot().generation
+    ctx.action("stable", generation=gen, members=[survivor.name, victim.name],
+               member_ids=[survivor.snapshot().member_id, victim.member_id])
     ctx.sleep(2)
     ctx.action("kill_member", member=victim.name, member_id=victim.member_id, signal="SIGKILL")
     victim.kill()
