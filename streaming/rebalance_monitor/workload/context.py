@@ -85,6 +85,23 @@ class Ctx:
                     group_instance_id=member.spec.group_instance_id)
         member.stop()
 
+    def join_process(self, member: Member, client_id: str, after_generation: int, **overrides):
+        """A member in a child process (`add_process`) joins beside `member`, stable alone in `after_generation`:
+        waits until both are in one newer generation and records it as a "stable" truth naming both. Returns
+        (the process, that generation)."""
+        proc = self.add_process(client_id, **overrides)
+
+        def both_in() -> bool:
+            snap = member.snapshot()
+            return proc.synced.is_set() and proc.generation == snap.generation and snap.state == "STABLE" \
+                and snap.generation > after_generation
+
+        self.wait_until(both_in, 60, "the child-process member to join")
+        snap = member.snapshot()
+        self.action("stable", generation=snap.generation, members=[member.name, proc.name],
+                    member_ids=[snap.member_id, proc.member_id])
+        return proc, snap.generation
+
     def add_process(self, client_id: str, **overrides) -> MemberProcess:
         proc = MemberProcess(self.spec(client_id, **overrides), self.events_topic)
         self.processes.append(proc)

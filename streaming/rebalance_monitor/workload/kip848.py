@@ -39,17 +39,7 @@ def _kip848_crash(ctx: Ctx) -> None:
     ctx.start_traffic()
     survivor = ctx.add_member("k848-survivor", **K848)
     gen = ctx.wait_stable([survivor], timeout=60)
-    victim = ctx.add_process("k848-victim", **K848)
-
-    def both_in() -> bool:
-        snap = survivor.snapshot()
-        return victim.synced.is_set() and victim.generation == snap.generation and snap.state == "STABLE" \
-            and snap.generation > gen
-
-    ctx.wait_until(both_in, 60, "the child-process member to join")
-    gen = survivor.snapshot().generation
-    ctx.action("stable", generation=gen, members=[survivor.name, victim.name],
-               member_ids=[survivor.snapshot().member_id, victim.member_id])
+    victim, gen = ctx.join_process(survivor, "k848-victim", gen, **K848)
     ctx.sleep(2)
     ctx.action("kill_member", member=victim.name, member_id=victim.member_id, signal="SIGKILL")
     victim.kill()

@@ -81,17 +81,7 @@ def _crash(ctx: Ctx) -> None:
     # after it (started together, both could land in the survivor's first stable generation, which the truth
     # would then name with the survivor alone)
     gen = ctx.wait_stable([survivor], partitions=0)
-    victim = ctx.add_process("crash-victim")
-
-    def both_in() -> bool:
-        snap = survivor.snapshot()
-        return victim.synced.is_set() and victim.generation == snap.generation and snap.state == "STABLE" \
-            and snap.generation > gen
-
-    ctx.wait_until(both_in, 60, "the child-process member to join")
-    gen = survivor.snapshot().generation
-    ctx.action("stable", generation=gen, members=[survivor.name, victim.name],
-               member_ids=[survivor.snapshot().member_id, victim.member_id])
+    victim, gen = ctx.join_process(survivor, "crash-victim", gen)
     ctx.sleep(2)
     ctx.action("kill_member", member=victim.name, member_id=victim.member_id, signal="SIGKILL")
     victim.kill()
