@@ -17,9 +17,11 @@ Each piece runs `--repeat` times and the last run is reported (the first also wa
 workers). Each line gives records/s over the query's wall time, CPU microseconds per record over the job's processes (the
 driver JVM, where local-mode tasks run, and the Python workers), and the ratio to a plain confluent-kafka
 consumer tuned as the Python source is (`fetch.queue.backoff.ms`), drained in the same run. A piece's own cost is
-the difference between its line and the line above.
+the difference between its line and the line above. Each query's start-up (planning, the first code generation,
+the Python workers) is in its time: with a million records it was most of a read piece's time (session 15 read
+0.44-0.48x at 1,000,000 records, session 18 0.94-1.12x at 3,000,000), so the defaults read 3 million.
 
-    .venv/bin/python bench/bench_pieces.py [--events 1000000] [--groups 50] [--commits 2000] [--partitions 4]
+    .venv/bin/python bench/bench_pieces.py [--events 3000000] [--groups 50] [--commits 15000] [--partitions 4]
                                            [--inputs events,offsets] [--readers spark,python]
 """
 from __future__ import annotations
@@ -94,9 +96,9 @@ def report(label: str, records: int, res: dict, tuned: float) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--events", type=int, default=3_000_000)
     ap.add_argument("--groups", type=int, default=50, help="committing groups (the __consumer_offsets input)")
-    ap.add_argument("--commits", type=int, default=2000, help="commits per committing group")
+    ap.add_argument("--commits", type=int, default=15000, help="commits per committing group")
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--inputs", default="events,offsets")
     ap.add_argument("--readers", default="spark,python")
