@@ -5,7 +5,9 @@
    (`fetch.queue.backoff.ms`, see spark/kafka_source/options.py; with the default a fast reader waits ~1 s
    whenever librdkafka's queue is full, so the default consumer waits on the fetcher, not on Python);
 2. events/s through the whole job (decode, per-group state machine, sinks) over the same topic, with each of the job's
-   readers (`--readers`: the Python source, Spark's connector with the JVM stages) one after the other;
+   readers (`--readers`: the Python source, Spark's connector with the JVM stages) one after the other, and the
+   batches' split between their two stages (read and decode; the stateful step) from Spark's event log
+   (spark_stages.py);
 3. end-to-end delay from an event's produce time to its output record (5 s trigger);
 4. how long after its deadline a session timeout is reported, with the whole input idle (5 s trigger).
 
@@ -23,6 +25,7 @@ import time
 
 from bench_core import workload
 from proc_tree import PeakRss, descendants, kind_of
+from spark_stages import by_kind, event_log_conf, stage_times
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import MonitorJob
@@ -114,8 +117,14 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     wall = time.perf_counter() - t0
     cpu1, read_all = tree_cpu_s(), job.stats.records_read
     cpu = {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1}
-    for p in q.recentProgress:
-        batches[p["batchId"]] = p
+    # the last batch's progress is posted once its foreachBatch has returned: wait for it
+    wait_until = time.time() + 30
+    while time.time() < wait_until:
+        for p in q.recentProgress:
+            batches[p["batchId"]] = p
+        if all(b in batches for b, _ in per_batch_read) and sum(r for _, r in per_batch_read) >= read_all:
+            break
+        time.sleep(0.2)
     job.stop()
     # Kafka records per batch: what the batch's decoded rows say (numInputRows counts packed rows)
     read = dict(per_batch_read)
@@ -127,6 +136,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
             "peak_rss_mb": peak.peak_mb,
             "steady_rate": rows / secs if secs else float("nan"),
             "first": (data[0][1], data[0][0]["durationMs"]["triggerExecution"] / 1000.0) if data else None,
+            "query_id": q.id, "steady_batches": [p["batchId"] for p, _ in steady], "steady_rows": rows,
             "per_batch": [(r, p["durationMs"]["triggerExecution"] / 1000.0,
                            p["durationMs"].get("queryPlanning", 0) / 1000.0) for p, r in data]}
 
@@ -238,8 +248,10 @@ def main() -> None:
         tuned = drain_plain(broker.bootstrap, topic, args.partitions, len(values),
                             **{"fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS})
         wanted = args.variants + (",connector" if "spark" in args.readers.split(",") else "")
+        log_dir = os.path.join(work, "event-log")  # Spark's own, for the stages' split (spark_stages.py)
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
-                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(wanted), jit=args.jit)
+                              shuffle_partitions=args.shuffle_partitions, jars=connector_jars(wanted), jit=args.jit,
+                              extra_conf=event_log_conf(log_dir))
         print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
         print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
               f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})", flush=True)
@@ -263,9 +275,22 @@ def main() -> None:
                   f"{os.getloadavg()[0]:.1f})")
             print("  per batch (rows, s, of which planning s): " +
                   ", ".join(f"({n:,}, {d:.1f}, {pl:.1f})" for n, d, pl in r["per_batch"]), flush=True)
+            report_stages(stage_times(log_dir, r["query_id"]), r["steady_batches"], r["steady_rows"])
         for variant in [] if args.throughput_only else args.variants.split(","):
             report_latency(variant, *latency(spark, broker, work, variant=variant))
         spark.stop()
+
+
+def report_stages(stages, batches, events: int) -> None:
+    """The batches after the first, stage by stage (Spark's event log, spark_stages.py)."""
+    kinds = by_kind(stages, batches)
+    if not kinds or not events:
+        print("  stages: none in Spark's event log")
+        return
+    print("  the batches after the first, per stage (wall s; tasks' run time s; their JVM CPU s; per event): " +
+          "; ".join(f"{k.kind} {k.wall_s:.1f}, {k.task_s:.1f}, {k.jvm_cpu_s:.1f} ({k.task_s / events * 1e6:.1f} us "
+                    f"task time, {k.jvm_cpu_s / events * 1e6:.1f} us JVM CPU)"
+                    for k in sorted(kinds.values(), key=lambda k: k.kind)), flush=True)
 
 
 def connector_jars(variants: str) -> list[str]:

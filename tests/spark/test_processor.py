@@ -310,3 +310,31 @@ def test_a_shard_applies_cluster_wide_events_to_its_groups_as_replay_does():
     assert gens[(late, 1)]["unassigned_partitions"] == 0  # it was created knowing t has 3 partitions
     assert [(r["group"], r["action"]) for r in got if r["kind"] == "coordinator"] == [(early, "elected")]
     assert set(_shard_snap(p)["w"]) == {early, late}
+
+
+def test_a_groups_run_hands_on_each_partitions_last_commit():
+    """Commits every second of one batch: the processor hands on each partition's last commit of the run
+    (spark/commit_records.py), replay every one; the latest offsets are the same."""
+    evs = _events()
+    t0 = evs[0]["ts"]
+    for s in range(1, 20):
+        evs.append({"v": 1, "type": "commit", "ts": t0 + s * 1000 + 600, "group": "g", "member_id": "a",
+                    "offsets": [["t", 0, 100 + s]]})
+        if s % 5 == 0:  # b commits less often, and once both partitions
+            evs.append({"v": 1, "type": "commit", "ts": t0 + s * 1000 + 650, "group": "g", "member_id": "b",
+                        "offsets": [["t", 1, 500 + s]] + ([["t", 0, 90]] if s == 5 else [])})
+    evs.sort(key=lambda e: e["ts"])
+    p = new_processor()
+    got = [r for r in _records(_run(p, evs, watermark=0)) if r["kind"] == "offsets_committed"]
+    want = [r for r in _replay(evs) if r["kind"] == "offsets_committed"]
+    assert len(want) == 19 + 3
+    assert [(r["member_id"], r["offsets"]) for r in got] == [("b", [["t", 1, 515]]), ("a", [["t", 0, 119]])]
+
+    def latest(recs):
+        out = {}
+        for r in recs:
+            for t, part, o in r["offsets"]:
+                out[(t, part)] = (r["ts"], o)
+        return out
+
+    assert latest(got) == latest(want)

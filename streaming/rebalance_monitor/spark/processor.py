@@ -36,6 +36,7 @@ from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
 from ..event_columns import BEATS, HEARTBEAT, hot_event
+from .commit_records import last_commits
 from .decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from .gc_pause import gc_paused
 from .runner_cache import RunnerCache, new_token, process_cache
@@ -242,7 +243,8 @@ class GroupProcessor(StatefulProcessor):
                                            f"ts {ts} is behind what the group already processed ({frontier})"))
         release = clock.release_point(runner, watermark, wall_ms, new is not None,
                                            new.appended_ms if new is not None else None)
-        records = runner.run(release, JobItems, st.cluster, new)
+        # of the commits, each partition's last (spark/commit_records.py)
+        records = last_commits(runner.run(release, JobItems, st.cluster, new))
         g = runner.monitor
         if self.emit_status and g.dirty:
             records.append(g.status(max(release, g.clock_ms)))
