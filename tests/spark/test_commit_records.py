@@ -97,8 +97,8 @@ def test_random_runs_leave_the_metrics_as_every_record_would():
             [r for r in records if r["kind"] != "offsets_committed"]
         it = iter([r for r in records if r["kind"] == "offsets_committed"])
         for r in (r for r in out if r["kind"] == "offsets_committed"):
-            src = next(x for x in it if x["ts"] == r["ts"] and x["member_id"] == r["member_id"] and
-                       all(e in x["offsets"] for e in r["offsets"]))
+            src = next((x for x in it if x["ts"] == r["ts"] and x["member_id"] == r["member_id"] and
+                       all(e in x["offsets"] for e in r["offsets"])), None)
             assert src is not None
         total += sum(r["kind"] == "offsets_committed" for r in records)
         dropped += sum(r["kind"] == "offsets_committed" for r in records) - \

@@ -154,15 +154,24 @@ def apply_coordinator(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
         s.coordinator = (part, r.get("broker"))
 
 
+def committed_entry(entry):
+    """``(topic, partition, offset)`` of a well-formed ``[topic, partition, offset]`` entry (offset a non-negative
+    int), else None: the entries the metrics take (spark/commit_records.py compacts by the same rule)."""
+    try:
+        t, p, o = entry
+    except (TypeError, ValueError):
+        return None
+    if isinstance(o, int) and o >= 0:
+        return t, p, o
+    return None
+
+
 def _offsets(r: dict):
-    """The well-formed ``[topic, partition, offset]`` entries of a record (offset a non-negative int)."""
+    """The well-formed entries of a record (`committed_entry`)."""
     for entry in r.get("offsets") or ():
-        try:
-            t, p, o = entry
-        except (TypeError, ValueError):
-            continue
-        if isinstance(o, int) and o >= 0:
-            yield t, p, o
+        e = committed_entry(entry)
+        if e is not None:
+            yield e
 
 
 def apply_offsets_committed(s: GroupSeries, r: dict, ends: EndOffsetTable) -> list[str]:

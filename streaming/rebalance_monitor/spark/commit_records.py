@@ -10,30 +10,30 @@ the next record of the same partitions replaces.
 
 So the processor hands on, of one group's run (records in the order the core gave them, that is time order), each
 partition's last commit: an entry `[topic, partition, offset]` goes when a later record of the run commits a
-valid offset (an integer >= 0, what the metrics take) for the same topic and partition, and a record goes when
-all its entries went. The metrics end in the same state: same offsets, same commit times, same partitions
+valid offset (an integer >= 0: what the metrics take, `metrics/apply.committed_entry`) for the same topic and
+partition, and a record goes when all its entries went. The metrics end in the same state: same offsets, same commit times, same partitions
 known. The core still applies every commit (a member's commits are its sign of life, `core/causes.py`); `replay`
 keeps every record. Records of any other kind, and entries in a form the metrics skip, pass untouched.
 """
 from __future__ import annotations
 
 from ..core.vocabulary import RecordKind
+from ..metrics.apply import committed_entry
 
 _COMMITTED = RecordKind.OFFSETS_COMMITTED
 
 
 def _key(entry):
-    """(topic, partition) of an entry whose offset the metrics take, else None."""
-    if type(entry) not in (list, tuple) or len(entry) != 3:
+    """(topic, partition) of an entry whose offset the metrics take (`committed_entry`), else None."""
+    e = committed_entry(entry)
+    if e is None:
         return None
-    offset = entry[2]
-    if type(offset) is not int or offset < 0:
-        return None
+    key = e[0], e[1]
     try:
-        hash(entry[0]), hash(entry[1])
-    except TypeError:
+        hash(key)
+    except TypeError:  # (the metrics could not key it either)
         return None
-    return entry[0], entry[1]
+    return key
 
 
 def last_commits(records: list[dict]) -> list[dict]:
