@@ -1,18 +1,10 @@
 package rebalancemonitor.spark;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Set;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
@@ -179,23 +171,57 @@ public final class EventPacking {
         }
     }
 
-    /** One group's packed events, column by column, and the record of its newest event. */
+    /**
+     * One group's packed events, written column by column as they come (the JSON of each column's list, so a held
+     * event costs its text, not its objects), and the record of its newest event.
+     */
     static final class Pack {
-        private static final JsonFactory JSON = new JsonFactory();
+        // the columns, in the Python decode stage's PACK_COLUMNS order
+        private static final int TS = 0, ORDER = 1, ETYPE = 2, MEMBER = 3, NUM = 4, ERR = 5, INST = 6, CLIENT = 7,
+            HOST = 8, OFFSETS = 9, COLUMNS = 10;
         final String group;
-        final List<HotEvent> events = new ArrayList<>();
-        final List<Long> orders = new ArrayList<>();
+        private final PackWriter[] columns = new PackWriter[COLUMNS];
         int records;
         long newestTs = Long.MIN_VALUE;
         Row newestRow;
 
         Pack(String group) {
             this.group = group;
+            for (int i = 0; i < COLUMNS; i++) {
+                columns[i] = new PackWriter(i == TS || i == ORDER ? 256 : 64);
+                columns[i].open();
+            }
         }
 
         void add(HotEvent e, long order, Row r, int count) {
-            events.add(e);
-            orders.add(order);
+            PackWriter[] c = columns;
+            c[TS].number(e.ts);
+            c[ORDER].number(order);
+            c[ETYPE].string(e.etype);
+            c[MEMBER].string(e.member);
+            if (e.num == null) {
+                c[NUM].nul();
+            } else {
+                c[NUM].number(e.num);
+            }
+            c[ERR].string(e.err);
+            c[INST].string(e.inst);
+            c[CLIENT].string(e.client);
+            c[HOST].string(e.host);
+            PackWriter w = c[OFFSETS];
+            if (e.offsets == null) {
+                w.nul();
+            } else {
+                w.open();
+                for (Object[] tpo : e.offsets) {
+                    w.open();
+                    w.string((String) tpo[0]);
+                    w.number((Long) tpo[1]);
+                    w.number((Long) tpo[2]);
+                    w.close();
+                }
+                w.close();
+            }
             records += count;
             if (newestRow == null || e.ts > newestTs) {  // the first record of the highest time, as Python keeps it
                 newestTs = e.ts;
@@ -204,77 +230,20 @@ public final class EventPacking {
         }
 
         /** The events as the Python decode stage packs them: [[ts...], [ord...], [etype...], [member...], [num...],
-         * [err...], [inst...], [client...], [host...], [offsets or null...]]. */
+         * [err...], [inst...], [client...], [host...], [offsets or null...]]. Once only: it closes the columns. */
         byte[] json() {
-            ByteArrayOutputStream buf = new ByteArrayOutputStream(64 + 96 * events.size());
-            try (JsonGenerator g = JSON.createGenerator(buf)) {
-                g.writeStartArray();
-                g.writeStartArray();
-                for (HotEvent e : events) {
-                    g.writeNumber(e.ts);
-                }
-                g.writeEndArray();
-                g.writeStartArray();
-                for (Long o : orders) {
-                    g.writeNumber(o);
-                }
-                g.writeEndArray();
-                strings(g, 0);
-                strings(g, 1);
-                g.writeStartArray();
-                for (HotEvent e : events) {
-                    if (e.num == null) {
-                        g.writeNull();
-                    } else {
-                        g.writeNumber(e.num);
-                    }
-                }
-                g.writeEndArray();
-                for (int column = 2; column <= 5; column++) {
-                    strings(g, column);
-                }
-                g.writeStartArray();
-                for (HotEvent e : events) {
-                    if (e.offsets == null) {
-                        g.writeNull();
-                        continue;
-                    }
-                    g.writeStartArray();
-                    for (Object[] tpo : e.offsets) {
-                        g.writeStartArray();
-                        g.writeString((String) tpo[0]);
-                        g.writeNumber((Long) tpo[1]);
-                        g.writeNumber((Long) tpo[2]);
-                        g.writeEndArray();
-                    }
-                    g.writeEndArray();
-                }
-                g.writeEndArray();
-                g.writeEndArray();
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
+            int size = 2 + COLUMNS;
+            for (PackWriter column : columns) {
+                column.close();
+                size += column.length();
             }
-            return buf.toByteArray();
-        }
-
-        private void strings(JsonGenerator g, int column) throws IOException {
-            g.writeStartArray();
-            for (HotEvent e : events) {
-                String s = switch (column) {
-                    case 0 -> e.etype;
-                    case 1 -> e.member;
-                    case 2 -> e.err;
-                    case 3 -> e.inst;
-                    case 4 -> e.client;
-                    default -> e.host;
-                };
-                if (s == null) {
-                    g.writeNull();
-                } else {
-                    g.writeString(s);
-                }
+            PackWriter w = new PackWriter(size);
+            w.open();
+            for (PackWriter column : columns) {
+                w.raw(column);
             }
-            g.writeEndArray();
+            w.close();
+            return w.bytes();
         }
     }
 }

@@ -50,9 +50,9 @@ public final class HotEvent {
     }
 
     // the keys the fast path knows, one bit each
-    private static final String[] KEYS = {"v", "type", "ts", "group", "member_id", "generation", "error", "records",
+    static final String[] KEYS = {"v", "type", "ts", "group", "member_id", "generation", "error", "records",
         "offsets", "group_instance_id", "client_id", "host"};
-    private static final int V = 1, TYPE = 1 << 1, TS = 1 << 2, GROUP = 1 << 3, MEMBER = 1 << 4, GENERATION = 1 << 5,
+    static final int V = 1, TYPE = 1 << 1, TS = 1 << 2, GROUP = 1 << 3, MEMBER = 1 << 4, GENERATION = 1 << 5,
         ERROR = 1 << 6, RECORDS = 1 << 7, OFFSETS = 1 << 8, INST = 1 << 9, CLIENT = 1 << 10, HOST = 1 << 11;
     private static final int COMMON = V | TYPE | TS | GROUP | MEMBER;
     private static final int IDENTITY = INST | CLIENT | HOST;
@@ -63,46 +63,45 @@ public final class HotEvent {
     /**
      * The event in {@code value} (UTF-8 JSON), or null. {@code nowMs} and {@code maxFutureMs}: an event more than
      * that far ahead of now goes to Python (which rejects it); a negative {@code maxFutureMs} checks nothing.
+     *
+     * <p>The common shape (ASCII strings without escapes, plain integers) is read by {@link HotEventScanner}; a
+     * record it is not sure of is read again with Jackson. Either way the same fields meet the same checks.
      */
     public static HotEvent parse(byte[] value, int maxBytes, long nowMs, long maxFutureMs) {
         if (value == null || value.length > maxBytes || value.length == 0 || (value[0] & 0xFF) == 0xEF) {
             return null;
         }
+        Fields f = new Fields();
+        if (!HotEventScanner.scan(value, f)) {
+            f = new Fields();
+            if (!readWithJackson(value, f)) {
+                return null;
+            }
+        }
+        return of(f, nowMs, maxFutureMs);
+    }
+
+    /** Jackson's reading of {@code value} into {@code f}; false for anything the fast path would not take. */
+    static boolean readWithJackson(byte[] value, Fields f) {
         try (JsonParser p = JSON.createParser(value)) {
-            return read(p, nowMs, maxFutureMs);
+            return read(p, f);
         } catch (IOException | RuntimeException e) {
-            return null;
+            return false;
         }
     }
 
-    private static HotEvent read(JsonParser p, long nowMs, long maxFutureMs) throws IOException {
-        if (p.nextToken() != JsonToken.START_OBJECT) {
-            return null;
-        }
-        int seen = 0;
-        Object v = null, type = null, ts = null, group = null, member = null, num = null, err = null;
-        Object inst = null, client = null, host = null;
-        List<Object[]> offsets = null;
-        Object records = null;
-        JsonToken t;
-        while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-            int bit = bitOf(p.currentName());
-            if (bit == 0 || (seen & bit) != 0) {
-                return null;  // a key the fast path does not know, or one given twice
+    /** The keys of one JSON object, as read: which were given, and their values. */
+    static final class Fields {
+        int seen;
+        Object v, type, ts, group, member, num, err, records, inst, client, host;
+        List<Object[]> offsets;
+
+        /** Hold {@code x} for the key {@code bit} (not OFFSETS); false when the key was given before. */
+        boolean put(int bit, Object x) {
+            if ((seen & bit) != 0) {
+                return false;
             }
             seen |= bit;
-            p.nextToken();
-            if (bit == OFFSETS) {
-                offsets = offsetsOf(p);
-                if (offsets == null) {
-                    return null;
-                }
-                continue;
-            }
-            Object x = scalar(p);
-            if (x == NOT_CARRIED) {
-                return null;
-            }
             switch (bit) {
                 case V -> v = x;
                 case TYPE -> type = x;
@@ -116,13 +115,52 @@ public final class HotEvent {
                 case CLIENT -> client = x;
                 default -> host = x;
             }
+            return true;
         }
-        if (t != JsonToken.END_OBJECT || p.nextToken() != null) {
-            return null;  // not one object alone
+
+        boolean putOffsets(List<Object[]> list) {
+            if ((seen & OFFSETS) != 0) {
+                return false;
+            }
+            seen |= OFFSETS;
+            offsets = list;
+            return true;
         }
-        if ((seen & COMMON) != COMMON || !(type instanceof String etype)) {
+    }
+
+    private static boolean read(JsonParser p, Fields f) throws IOException {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+            return false;
+        }
+        JsonToken t;
+        while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+            int bit = bitOf(p.currentName());
+            if (bit == 0) {
+                return false;  // a key the fast path does not know
+            }
+            p.nextToken();
+            if (bit == OFFSETS) {
+                List<Object[]> offsets = offsetsOf(p);
+                if (offsets == null || !f.putOffsets(offsets)) {
+                    return false;
+                }
+                continue;
+            }
+            Object x = scalar(p);
+            if (x == NOT_CARRIED || !f.put(bit, x)) {
+                return false;  // a value it would not carry, or a key given twice
+            }
+        }
+        return t == JsonToken.END_OBJECT && p.nextToken() == null;  // one object alone
+    }
+
+    /** The event the fields make, after the fast path's checks of keys, types and ranges; or null. */
+    static HotEvent of(Fields f, long nowMs, long maxFutureMs) {
+        int seen = f.seen;
+        if ((seen & COMMON) != COMMON || !(f.type instanceof String etype)) {
             return null;
         }
+        Object num = f.num, err = f.err, records = f.records;
         int allowed;
         int required;
         Long n;
@@ -163,23 +201,33 @@ public final class HotEvent {
         if (n != null && !(-NUM_LIMIT < n && n < NUM_LIMIT)) {
             return null;
         }
-        if (!(v instanceof Long version) || version != SCHEMA_VERSION || !(ts instanceof Long time)
+        if (!(f.v instanceof Long version) || version != SCHEMA_VERSION || !(f.ts instanceof Long time)
                 || time < 0 || time >= NUM_LIMIT) {
             return null;
         }
         if (maxFutureMs >= 0 && time > nowMs + maxFutureMs) {
             return null;
         }
-        if (!(group instanceof String g) || g.isEmpty() || !(member instanceof String m)) {
+        if (!(f.group instanceof String g) || g.isEmpty() || !(f.member instanceof String m)) {
             return null;  // (a heartbeat or poll without a group takes the full path)
         }
-        for (Object x : new Object[] {inst, client, host}) {
-            if (x != null && !(x instanceof String)) {
-                return null;
-            }
+        Object inst = f.inst, client = f.client, host = f.host;
+        if ((inst != null && !(inst instanceof String)) || (client != null && !(client instanceof String))
+                || (host != null && !(host instanceof String))) {
+            return null;
         }
         return new HotEvent(etype, time, g, m, n, error, (String) inst, (String) client, (String) host,
-                "commit".equals(etype) ? offsets : null);
+                "commit".equals(etype) ? f.offsets : null);
+    }
+
+    /** One entry of a commit's offsets as the fast path takes it ([topic, 0 <= partition < 2^53, |offset| <
+     * 2^53]), or null. */
+    static Object[] offsetEntry(Object topic, Object partition, Object offset) {
+        if (!(topic instanceof String) || !(partition instanceof Long part) || !(offset instanceof Long off)
+                || part < 0 || part >= NUM_LIMIT || off <= -NUM_LIMIT || off >= NUM_LIMIT) {
+            return null;
+        }
+        return new Object[] {topic, part, off};
     }
 
     private static int bitOf(String key) {
@@ -228,12 +276,11 @@ public final class HotEvent {
             Object partition = scalar(p);
             p.nextToken();
             Object offset = scalar(p);
-            if (p.nextToken() != JsonToken.END_ARRAY || !(topic instanceof String)
-                    || !(partition instanceof Long part) || !(offset instanceof Long off)
-                    || part < 0 || part >= NUM_LIMIT || off <= -NUM_LIMIT || off >= NUM_LIMIT) {
+            Object[] entry = p.nextToken() == JsonToken.END_ARRAY ? offsetEntry(topic, partition, offset) : null;
+            if (entry == null) {
                 return null;
             }
-            out.add(new Object[] {topic, part, off});
+            out.add(entry);
         }
         return p.currentToken() == JsonToken.END_ARRAY ? out : null;
     }
