@@ -40,6 +40,23 @@ def cancelled(batch_id: int) -> BatchInterrupted:
                             batch_id)
 
 
+def between_batches(query, held, timeout_s: float, poll_s: float = 0.005) -> bool:
+    """Wait until stopping `query` interrupts nothing under way: its stream thread waits for its next trigger (no
+    trigger active), holds a batch that runs no task (`held()`, see `MonitorJob._process_batch`), or is gone.
+    Stopped anywhere else (planning a batch, committing one), Spark logs the interruption at ERROR (a broadcast
+    or RocksDB's commit failing). False when no such moment came within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if not query.isActive or held() or not query.status.get("isTriggerActive"):
+                return True
+        except Exception:  # noqa: BLE001 - the query is going away
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
+
+
 class CancelledBatchIsNoError(logging.Filter):
     """py4j logs what a foreachBatch function raised, traceback and all, at ERROR. A batch the monitor's own
     stop cancelled (BatchInterrupted) is no error: it stays uncommitted and runs again at the next start. That

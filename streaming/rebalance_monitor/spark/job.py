@@ -17,7 +17,7 @@ import time
 
 from ..config import MonitorConfig, jar_files
 from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
-                    cancelled, handle_batch)
+                    between_batches, cancelled, handle_batch)
 from .decoded_rows import DECODED_SCHEMA
 from .decode_stage import WAKE_KEY, make_decoder
 from .jvm_compaction import decode_input
@@ -73,6 +73,7 @@ class MonitorJob:
         self._stopping = threading.Event()
         self._batch = threading.Condition()  # guards _in_batch: a batch's tasks and sinks are running
         self._in_batch = False
+        self._held = False  # a batch waits in _process_batch for the stop, running no task
         # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
         # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
@@ -315,7 +316,7 @@ class MonitorJob:
         """The query's foreachBatch: batch.handle_batch. Once the job is stopping, a new batch runs no task: it
         waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
         with self._batch:
-            held = self._stopping.is_set()
+            held = self._held = self._stopping.is_set()
             self._in_batch = not held
         if held:
             self._hold_until_stopped(batch_id)
@@ -350,8 +351,12 @@ class MonitorJob:
             self.updater.mark_alive()
             self.updater.set_ready(True)
 
-    def stop_query(self) -> None:
+    def stop_query(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Stop the query between two batches (waiting up to `wait_s` for that, batch.between_batches; once the job
+        is stopping, a batch that would start meanwhile runs no task, _process_batch), then its sinks."""
         if self.query is not None:
+            if not between_batches(self.query, lambda: self._held, wait_s) and wait_s:
+                log.info("the query did not pause between batches in %.0f s: stopping it mid-batch", wait_s)
             try:
                 self.query.stop()
             except Exception as exc:  # noqa: BLE001
@@ -362,14 +367,13 @@ class MonitorJob:
 
     def stop(self) -> None:
         """A running batch finishes first (at most STOP_WAIT_S: then it is cancelled, and runs again at the next
-        start), so that the stop interrupts no task (RocksDB's commit logs a Java stack trace when it is); a
-        batch that would start meanwhile waits and runs nothing (_process_batch). Then the query and its sinks
-        stop."""
+        start), so that the stop interrupts no task (RocksDB's commit logs a Java stack trace when it is)."""
         with self._batch:
             self._stopping.set()
-            if not self._batch.wait_for(lambda: not self._in_batch, timeout=STOP_WAIT_S):
+            finished = self._batch.wait_for(lambda: not self._in_batch, timeout=STOP_WAIT_S)
+            if not finished:
                 log.info("the running batch did not finish in %.0f s: cancelling it", STOP_WAIT_S)
-        self.stop_query()
+        self.stop_query(STOP_WAIT_S if finished else 0)
         if self.updater is not None:
             self.updater.set_ready(False, "the job is stopping")
 
@@ -390,9 +394,7 @@ def _caught_up(progress: dict) -> bool:
 
 def _offsets(value):
     """A source's offsets as reported in a progress (JSON text or already parsed)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
