@@ -14,6 +14,7 @@
 Usage: python bench/bench_job.py [--events 3000000] [--per-trigger 500000] [--groups 500] [--members 20] [--partitions 4]
        python bench/bench_job.py --latency-only [--samples 3]   (parts 3 and 4 only: about three minutes, light on CPU)
        python bench/bench_job.py --throughput-only --jit full   (parts 1 and 2, the JVMs' compiler as the JVM's default)
+       python bench/bench_job.py --throughput-only --driver-memory 1g   (the local JVM's heap as Spark's default)
 """
 from __future__ import annotations
 
@@ -222,18 +223,21 @@ def main() -> None:
     ap.add_argument("--throughput-only", action="store_true", help="skip the latency part (3 and 4)")
     ap.add_argument("--jit", choices=("quick", "full"), default="quick",
                     help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
+    ap.add_argument("--driver-memory", default=None,
+                    help="the local JVM's heap (spark.driver.memory; default: the job's own, LOCAL_DRIVER_MEMORY)")
     ap.add_argument("--samples", type=int, default=3, help="groups with a 10 s session in the latency part")
     ap.add_argument("--readers", default="python,spark",
                     help="the job's readers for the throughput part, side by side (kafka.connector)")
     ap.add_argument("--variants", default="plain,restart,connector",
                     help="latency variants: plain (Python source), restart (driver restart), connector (Spark's)")
     args = ap.parse_args()
+    heap = {"spark.driver.memory": args.driver_memory} if args.driver_memory else {}
     work = tempfile.mkdtemp(prefix="bench-job-")
     with Broker(log_path=os.path.join(work, "broker.log")) as broker:
         if args.latency_only:
             spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
                                   shuffle_partitions=args.shuffle_partitions, jars=connector_jars(args.variants),
-                                  jit=args.jit)
+                                  jit=args.jit, extra_conf=heap)
             for variant in args.variants.split(","):
                 report_latency(variant, *latency(spark, broker, work, args.samples, variant))
             spark.stop()
@@ -251,7 +255,7 @@ def main() -> None:
         log_dir = os.path.join(work, "event-log")  # Spark's own, for the stages' split (spark_stages.py)
         spark = build_session(master="local[2]", local_dir=os.path.join(work, "spark"),
                               shuffle_partitions=args.shuffle_partitions, jars=connector_jars(wanted), jit=args.jit,
-                              extra_conf=event_log_conf(log_dir))
+                              extra_conf={**event_log_conf(log_dir), **heap})
         print(f"plain confluent consumer, librdkafka defaults   : {plain:12,.0f} records/s")
         print(f"plain confluent consumer, the source's settings : {tuned:12,.0f} records/s "
               f"(fetch.queue.backoff.ms={FETCH_QUEUE_BACKOFF_MS})", flush=True)
