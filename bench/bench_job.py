@@ -14,7 +14,7 @@
 Usage: python bench/bench_job.py [--events 3000000] [--per-trigger 500000] [--groups 500] [--members 20] [--partitions 4]
        python bench/bench_job.py --latency-only [--samples 3]   (parts 3 and 4 only: about three minutes, light on CPU)
        python bench/bench_job.py --throughput-only --jit full   (parts 1 and 2, the JVMs' compiler as the JVM's default)
-       python bench/bench_job.py --throughput-only --driver-memory 1g   (the local JVM's heap as Spark's default)
+       python bench/bench_job.py --throughput-only --driver-memory 2g   (the local JVM's heap: Spark's default is 1g)
 """
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def main() -> None:
     ap.add_argument("--jit", choices=("quick", "full"), default="quick",
                     help="spark.jit: the JVM's compiler (quick: C1 only, the job's default; full: the JVM's default)")
     ap.add_argument("--driver-memory", default=None,
-                    help="the local JVM's heap (spark.driver.memory; default: the job's own, LOCAL_DRIVER_MEMORY)")
+                    help="the local JVM's heap (spark.driver.memory; default: Spark's own, 1g)")
     ap.add_argument("--samples", type=int, default=3, help="groups with a 10 s session in the latency part")
     ap.add_argument("--readers", default="python,spark",
                     help="the job's readers for the throughput part, side by side (kafka.connector)")

@@ -65,23 +65,6 @@ def session_conf(app_name: str = "rebalance-monitor", local_dir: str | None = No
     return conf
 
 
-# The heap of a local master's JVM, unless spark.conf gives spark.driver.memory: that JVM is the driver and the only
-# executor, and Spark's default of 1 GiB keeps G1 collecting without end on a busy input (old-generation cycles
-# most of the time): over 4,000,000 canonical events with Spark's connector the collector's threads took 4.7 s of
-# CPU with 1 GiB and 0.9 s with 2 GiB, and the Python source's JVM half its CPU per event (docs/operations.md,
-# "Where the time goes, piece by piece"). The deployment manifests give their drivers the same.
-LOCAL_DRIVER_MEMORY = "2g"
-
-
-def local_master_conf(conf: dict[str, str]) -> dict[str, str]:
-    """`conf` with a local master's defaults added where it has none: the driver on the loopback address, and its
-    heap (LOCAL_DRIVER_MEMORY)."""
-    conf.setdefault("spark.driver.host", "127.0.0.1")
-    conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
-    conf.setdefault("spark.driver.memory", LOCAL_DRIVER_MEMORY)
-    return conf
-
-
 def build_session(master: str | None = "local[2]", app_name: str = "rebalance-monitor", local_dir: str | None = None,
                   shuffle_partitions: int = 4, extra_conf: dict | None = None, jars: Sequence[str] = (),
                   jit: str = "quick", spark_level: str = "ERROR"):
@@ -91,15 +74,15 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
     session time zone UTC, the JVMs' compiler as `jit` says (JIT_OPTIONS), and the Python Kafka source
     registered as format "rmkafka". A driver JVM this launches logs through the monitor's log, its lines below
     `spark_level` (logging.spark_level) at DEBUG (jvm_process.py).
-    With a local master the driver binds to the loopback address and its JVM's heap is LOCAL_DRIVER_MEMORY unless
-    `extra_conf` sets spark.driver.memory (a JVM already running keeps its own). `master=None` keeps the master spark-submit
+    With a local master the driver binds to the loopback address. `master=None` keeps the master spark-submit
     (or the Spark operator) set, instead of overriding it.
     """
     from pyspark.sql import SparkSession
 
     conf = session_conf(app_name, local_dir, shuffle_partitions, extra_conf, jars, jit)
     if master is not None and master.startswith("local"):
-        local_master_conf(conf)
+        conf.setdefault("spark.driver.host", "127.0.0.1")
+        conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback, no interface probing
     os.environ.setdefault("PYSPARK_PYTHON", conf["spark.pyspark.python"])
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
