@@ -73,7 +73,7 @@ class MonitorJob:
         self._stopping = threading.Event()
         self._batch = threading.Condition()  # guards _in_batch: a batch's tasks and sinks are running
         self._in_batch = False
-        self._held = False  # a batch waits in _process_batch for the stop, running no task
+        self._held = self._pausing = False  # a batch held by the stop (_process_batch); new ones to be held
         # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
         # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
@@ -188,7 +188,7 @@ class MonitorJob:
         """Start the query (see `build`); `once` runs its batches back to back."""
         from .sinks import Sinks
 
-        cfg = self.cfg
+        cfg, self._pausing, self._held = self.cfg, False, False
         log.debug("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.restore_metrics()  # (nothing to do when the Monitor already did it)
@@ -316,7 +316,7 @@ class MonitorJob:
         """The query's foreachBatch: batch.handle_batch. Once the job is stopping, a new batch runs no task: it
         waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
         with self._batch:
-            held = self._held = self._stopping.is_set()
+            held = self._held = self._stopping.is_set() or self._pausing
             self._in_batch = not held
         if held:
             self._hold_until_stopped(batch_id)
@@ -352,9 +352,10 @@ class MonitorJob:
             self.updater.set_ready(True)
 
     def stop_query(self, wait_s: float = STOP_WAIT_S) -> None:
-        """Stop the query between two batches (waiting up to `wait_s` for that, batch.between_batches; once the job
-        is stopping, a batch that would start meanwhile runs no task, _process_batch), then its sinks."""
+        """Stop the query between two batches (waiting up to `wait_s` for that, batch.between_batches; a batch that
+        would start meanwhile runs no task, _process_batch, until the next `start`), then its sinks."""
         if self.query is not None:
+            self._pausing = True
             if not between_batches(self.query, lambda: self._held, wait_s) and wait_s:
                 log.info("the query did not pause between batches in %.0f s: stopping it mid-batch", wait_s)
             try:
@@ -379,9 +380,8 @@ class MonitorJob:
 
 
 def _caught_up(progress: dict) -> bool:
-    """A completed batch that read everything its sources had when it began. (A batch run again after a
-    restart, because it had not been committed, reports no latest offset: it read what it was planned to,
-    not what the input holds now.)"""
+    """A completed batch that read everything its sources had when it began (a batch run again after a restart,
+    uncommitted before, reports no latest offset: it read what it was planned to, not what the input holds)."""
     sources = progress.get("sources") or []
     if not sources:
         return False
