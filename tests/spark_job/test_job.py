@@ -203,6 +203,46 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
     assert str(err.value) == text.replace("batch 7", "batch 8") and err.value.batch_id == 8
 
 
+class _BusyQuery:
+    """A query whose trigger stays active (batches back to back, as `run --once` runs them) until stopped."""
+
+    def __init__(self):
+        self.isActive = True
+        self.status = {"isTriggerActive": True}
+
+    def stop(self):
+        self.isActive = False
+
+
+def test_a_stop_holds_the_next_batch_and_stops_there(tmp_path):
+    """stop_query (run --once, read_available, flush, a restart) stops the query between two batches: with the
+    trigger never idle, the next batch to start is held, runs no task, and the stop goes on at once, not after
+    STOP_WAIT_S (batch.between_batches)."""
+    import threading
+
+    from rebalance_monitor.spark.job import STOP_WAIT_S, BatchInterrupted
+
+    cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path / "ck"),
+                                         "exporter.enabled": False})
+    job = MonitorJob(cfg, spark=object(), idle_clock=False)
+    job.query = q = _BusyQuery()
+    stopping = threading.Thread(target=job.stop_query)
+    t0 = time.monotonic()
+    stopping.start()
+    time.sleep(0.2)
+    assert q.isActive  # a batch under way is not stopped: the stop waits for the next one to start
+    with pytest.raises(BatchInterrupted):  # the next batch: held, collects nothing, ends as the stop's interruption
+        job._process_batch(_CancelledFrame(), 9)
+    stopping.join(STOP_WAIT_S)
+    assert not q.isActive and time.monotonic() - t0 < STOP_WAIT_S / 2
+    # a query that is gone is stopped without waiting
+    job.query = q = _BusyQuery()
+    q.isActive = False
+    t0 = time.monotonic()
+    job.stop_query()
+    assert time.monotonic() - t0 < 1
+
+
 def test_the_state_servers_warning_on_a_new_groups_first_read_is_quieted(spark):
     # the processor reads a group's state without asking whether it exists (one round trip less per group
     # and batch); the state server warns on each such read of a new group: not an operator's concern
