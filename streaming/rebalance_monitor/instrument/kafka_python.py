@@ -64,6 +64,9 @@ class KafkaPythonInstrumentation:
         self._closing = False
         self._unsubscribing = False
         self._leave_sent = False
+        # member ids whose leave was emitted: a heartbeat sent before the leave and answered (or failed) after it
+        # is not emitted, since the member's membership had ended (the monitor would only count it as stale)
+        self._left: set[str] = set()
         self._last_join_error: str | None = None
         self._last_heartbeat_error: str | None = None
         self._join_result: dict = {}
@@ -286,19 +289,21 @@ class KafkaPythonInstrumentation:
 
     @guarded
     def _on_heartbeat_response(self, request, response) -> None:
-        err = error_name(getattr(response, "error_code", 0))
-        if err:
-            with self._state_lock:
-                self._last_heartbeat_error = err
-        self.emitter.emit(self.identity.event(
-            "heartbeat", getattr(request, "member_id", ""), generation=int(getattr(request, "generation_id", -1)),
-            error=err))
+        self._emit_heartbeat(request, error_name(getattr(response, "error_code", 0)), response=True)
 
     @guarded
     def _on_heartbeat_failure(self, request, exc) -> None:
-        self.emitter.emit(self.identity.event(
-            "heartbeat", getattr(request, "member_id", ""), generation=int(getattr(request, "generation_id", -1)),
-            error=exception_error_name(exc)))
+        self._emit_heartbeat(request, exception_error_name(exc), response=False)
+
+    def _emit_heartbeat(self, request, err: str | None, response: bool) -> None:
+        member = getattr(request, "member_id", "") or ""
+        with self._state_lock:  # (with the leave's: a heartbeat is queued before it, or not at all)
+            if member in self._left:
+                return
+            if err and response:
+                self._last_heartbeat_error = err
+            self.emitter.emit(self.identity.event(
+                "heartbeat", member, generation=int(getattr(request, "generation_id", -1)), error=err))
 
     def _emit_leave(self, request) -> None:
         members = getattr(request, "members", None) or ()
@@ -315,7 +320,11 @@ class KafkaPythonInstrumentation:
         self._polls.flush()
         ev = self.identity.event("leave", member_id, reason=reason)
         ev["group_instance_id"] = gid
-        self.emitter.emit(ev)
+        with self._state_lock:
+            if len(self._left) >= 64:  # (a member id is never reused: the oldest matter least)
+                self._left.clear()
+            self._left.add(member_id)
+            self.emitter.emit(ev)
 
     @guarded
     def _on_commit_response(self, request, response) -> None:
