@@ -63,7 +63,6 @@ class KafkaPythonInstrumentation:
         self._state_lock = threading.Lock()
         self._closing = False
         self._unsubscribing = False
-        self._leave_sent = False
         # member ids whose leave was emitted: a heartbeat sent before the leave and answered (or failed) after it
         # is not emitted, since the member's membership had ended (the monitor would only count it as stale)
         self._left: set[str] = set()

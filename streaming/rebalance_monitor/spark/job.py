@@ -313,8 +313,8 @@ class MonitorJob:
 
     # --- per batch (driver) -------------------------------------------------------------------
     def _process_batch(self, df, batch_id: int) -> None:
-        """The query's foreachBatch: batch.handle_batch. Once the job is stopping, a new batch runs no task: it
-        waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
+        """The query's foreachBatch: batch.handle_batch. Once the job or its query is stopping, a new batch runs no
+        task: it waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
         with self._batch:
             held = self._held = self._stopping.is_set() or self._pausing
             self._in_batch = not held
