@@ -28,6 +28,7 @@ from .commit_compaction import RECORDS_COLUMN, CommitCompactor, is_live_commit
 from .decoded_rows import CLUSTER_SHARD, DecodedRows
 from .gc_pause import gc_paused
 from .jvm_packing import GROUP_COLUMN, PACK_COLUMN, TS_COLUMN
+from .kafka_source.clients import append_ms as append_ms_of
 
 # The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
 # batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
@@ -74,7 +75,8 @@ def _cluster_event(out: DecodedRows, ev, order: int, payload: str) -> str | None
 def decode_records(out: DecodedRows, records: Iterable[tuple], topic_sources: dict[str, str], max_bytes: int,
                    max_future_ms: int, topic_names=None) -> None:
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
-    record's Kafka timestamp in epoch ms, None if it has none). `topic_names`: see `topic_names_of`. The live
+    record's Kafka timestamp in epoch ms, None if it has none, or a stamp read only where it is needed:
+    `kafka_source.clients.append_ms`). `topic_names`: see `topic_names_of`. The live
     offset commits of `__consumer_offsets` are compacted over the chunk, the last per key (commit_compaction.py)."""
     now = int(time.time() * 1000)
     groups, newest = out.groups, out.newest
@@ -230,6 +232,7 @@ def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: i
 
 def _decode_slow(out: DecodedRows, source, topic, partition, offset, order, append_ms, now, key, value, max_bytes,
                  max_future_ms, topic_names=None) -> None:
+    append_ms = append_ms_of(append_ms)
     kafka_ts = now if append_ms is None else append_ms  # a record's time for formats without their own
     events, rejects = decode_record(source, value, key, kafka_ts, max_bytes=max_bytes,
                                     now_ms=now, max_future_ms=max_future_ms, topic_names=topic_names)

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS, offsets_partition_for
 from .commit_compaction import CommitCompactor
+from .kafka_source.clients import append_ms as append_ms_of
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
                   "packed binary")
@@ -68,7 +69,9 @@ class DecodedRows:
         self.shards = shards
         self.unresolved: dict[str, int] = {}  # topic ids of KIP-848 records left as ids (inputs/topic_ids.py)
         self.groups: dict[str, list] = {}
-        self.newest: dict[str, tuple] = {}  # group -> (ts, Kafka timestamp) of its newest event's record
+        # group -> (ts, Kafka timestamp) of its newest event's record. Here and in batch_max_append, the Kafka
+        # timestamp is as the record came: the Python source's stamps are read only in to_batch (`append_ms_of`)
+        self.newest: dict[str, tuple] = {}
         self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
@@ -116,8 +119,8 @@ class DecodedRows:
             newest, packed = pack_events(rows)
             # num: the Kafka timestamp of the record of the group's newest event (the processor's idle clock)
             seen = self.newest.get(group)
-            add(shard_of(group, self.shards), group, newest, None, 0, "events", seen[1] if seen else None, None,
-                packed)
+            add(shard_of(group, self.shards), group, newest, None, 0, "events", append_ms_of(seen[1]) if seen else None,
+                None, packed)
         for group, newest, append_ms, packed in self.packs:
             if keep is not None and not keep(group):
                 left_out[group] = None
@@ -134,7 +137,7 @@ class DecodedRows:
             note = list(left_out)[:FILTERED_NAMES_MAX]
             if self.unresolved:
                 note = {"left_out": note, "unresolved_topic_ids": self.unresolved}
-            add(CLUSTER_SHARD, "", self.batch_max or 0, et, self.records, "tick", self.batch_max_append,
+            add(CLUSTER_SHARD, "", self.batch_max or 0, et, self.records, "tick", append_ms_of(self.batch_max_append),
                 orjson.dumps(note).decode() if note else "", None)
         return pa.RecordBatch.from_arrays([pa.array(cols[n], type=f.type)
                                            for n, f in zip(_ARROW_SCHEMA.names, _ARROW_SCHEMA)],

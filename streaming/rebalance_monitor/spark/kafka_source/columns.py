@@ -60,6 +60,7 @@ class Columns:
         self.ts: list = []
         self.ts_types: list = []
         self.headers: list | None = [] if include_headers else None
+        self.stamps = False  # `ts` holds stamps (clients.append_ms), not ms: a client that reads them later
 
     def __len__(self):
         return len(self.offsets)
@@ -67,8 +68,13 @@ class Columns:
     def extend(self, polled, lo: int, hi: int) -> None:
         """Add records [lo, hi) of one poll (`clients.Polled`)."""
         whole = lo == 0 and hi == len(polled.offsets)
-        for mine, theirs in ((self.offsets, polled.offsets), (self.keys, polled.keys), (self.values, polled.values),
-                             (self.ts, polled.ts), (self.ts_types, polled.ts_types)):
+        pairs = [(self.offsets, polled.offsets), (self.keys, polled.keys), (self.values, polled.values),
+                 (self.ts, polled.ts)]
+        if polled.ts_types is None:
+            self.stamps = True
+        else:
+            pairs.append((self.ts_types, polled.ts_types))
+        for mine, theirs in pairs:
             mine.extend(theirs if whole else theirs[lo:hi])
         if self.headers is not None:
             raw = polled.headers or [None] * len(polled.offsets)
@@ -76,7 +82,10 @@ class Columns:
 
     def records(self, topic: str, partition: int):
         """The records as (topic, partition, offset, append_ms, key, value) tuples (append_ms None when the
-        record has no timestamp): what the decoder takes, without an Arrow batch in between."""
+        record has no timestamp; or a stamp that `clients.append_ms` reads): what the decoder takes, without an
+        Arrow batch in between."""
+        if self.stamps:
+            return zip(repeat(topic), repeat(partition), self.offsets, self.ts, self.keys, self.values)
         ts = [t if kind >= 0 and t is not None and t >= 0 else None for t, kind in zip(self.ts, self.ts_types)]
         return zip(repeat(topic), repeat(partition), self.offsets, ts, self.keys, self.values)
 
@@ -86,6 +95,10 @@ class Columns:
         import pyarrow.compute as pc
 
         n = len(self.offsets)
+        if self.stamps:  # (a client reads them later only for the decoder: `ConfluentRangeClient.stamps_later`)
+            from .clients import stamp_columns
+
+            (self.ts, self.ts_types), self.stamps = stamp_columns(self.ts), False
         ts = pc.multiply(pa.array(self.ts, pa.int64()), 1000).cast(schema.field("timestamp").type)
         arrays = [
             pa.array(self.keys, pa.binary()),
