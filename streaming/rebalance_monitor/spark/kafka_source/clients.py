@@ -19,7 +19,6 @@ from .options import SourceOptions
 POLL_TIMEOUT_MS = 500  # one poll's wait for records
 
 _CONFLUENT_TS_TYPE = {0: -1, 1: 0, 2: 1}  # librdkafka -> Java ids (NoTimestamp, CreateTime, LogAppendTime)
-_CONFLUENT_TIMED = (1, 2)  # librdkafka's types of a record with a timestamp
 
 
 class RecordsGone(Exception):
@@ -98,12 +97,9 @@ class ConfluentRangeClient:
                 if err.fatal() or not err.retriable():
                     raise RuntimeError(f"Kafka error reading {self._range}: {err.str()}")
             msgs = kept
-        headers = [m.headers() for m in msgs] if self._headers else None
-        if self.stamps_later:
-            return Polled([m.offset() for m in msgs], [m.key() for m in msgs], [m.value() for m in msgs], msgs,
-                          None, headers, gone)
-        return Polled([m.offset() for m in msgs], [m.key() for m in msgs], [m.value() for m in msgs],
-                      *stamp_columns(msgs), headers, gone)
+        ts, ts_types = (msgs, None) if self.stamps_later else stamp_columns(msgs)
+        return Polled([m.offset() for m in msgs], [m.key() for m in msgs], [m.value() for m in msgs], ts, ts_types,
+                      [m.headers() for m in msgs] if self._headers else None, gone)
 
     def position(self) -> int | None:
         return self._consumer.position([self._tp])[0].offset
@@ -176,7 +172,7 @@ def append_ms(stamp) -> int | None:
     if stamp is None or type(stamp) is int:
         return stamp
     kind, ts = stamp.timestamp()
-    return ts if kind in _CONFLUENT_TIMED and ts is not None and ts >= 0 else None
+    return ts if _CONFLUENT_TS_TYPE.get(kind, -1) >= 0 and ts is not None and ts >= 0 else None
 
 
 def stamp_columns(msgs: list) -> tuple[list, list]:

@@ -84,9 +84,8 @@ class Columns:
         """The records as (topic, partition, offset, append_ms, key, value) tuples (append_ms None when the
         record has no timestamp; or a stamp that `clients.append_ms` reads): what the decoder takes, without an
         Arrow batch in between."""
-        if self.stamps:
-            return zip(repeat(topic), repeat(partition), self.offsets, self.ts, self.keys, self.values)
-        ts = [t if kind >= 0 and t is not None and t >= 0 else None for t, kind in zip(self.ts, self.ts_types)]
+        ts = self.ts if self.stamps else \
+            [t if kind >= 0 and t is not None and t >= 0 else None for t, kind in zip(self.ts, self.ts_types)]
         return zip(repeat(topic), repeat(partition), self.offsets, ts, self.keys, self.values)
 
     def to_batch(self, topic: str, partition: int, schema) -> Any:
@@ -95,11 +94,12 @@ class Columns:
         import pyarrow.compute as pc
 
         n = len(self.offsets)
+        ms, types = self.ts, self.ts_types
         if self.stamps:  # (a client reads them later only for the decoder: `ConfluentRangeClient.stamps_later`)
             from .clients import stamp_columns
 
-            (self.ts, self.ts_types), self.stamps = stamp_columns(self.ts), False
-        ts = pc.multiply(pa.array(self.ts, pa.int64()), 1000).cast(schema.field("timestamp").type)
+            ms, types = stamp_columns(ms)
+        ts = pc.multiply(pa.array(ms, pa.int64()), 1000).cast(schema.field("timestamp").type)
         arrays = [
             pa.array(self.keys, pa.binary()),
             pa.array(self.values, pa.binary()),
@@ -107,7 +107,7 @@ class Columns:
             pa.array([partition] * n, pa.int32()),
             pa.array(self.offsets, pa.int64()),
             ts,
-            pa.array(self.ts_types, pa.int32()),
+            pa.array(types, pa.int32()),
         ]
         if self.headers is not None:
             arrays.append(pa.array(self.headers, schema.field("headers").type))
