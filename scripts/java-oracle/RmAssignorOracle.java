@@ -6,6 +6,11 @@
 //     the case's racks; sticky's previous assignment and generation travel in its user data, as on the wire;
 //   uniform, server-range: the group coordinator's UniformAssignor and RangeAssignor with a GroupSpec built like the
 //     coordinator's (subscription type, each member's current target assignment, the inverted target).
+//   A server case's "coordinator_members" (["+member id", "-member id", ...]: the members the coordinator added to
+//     and removed from the group, in order) fills the assignor's member map as the target assignment builder does:
+//     first the members a TimelineHashMap so filled holds, as it iterates them, then the case's other members.
+// A line {"timeline": ["+key", "-key", ...]} answers {"order": [key, ...]}: how a TimelineHashMap iterates its keys
+// after those puts and removes.
 // A line {"warmup": N} runs the next case N times first (for timing); {"time": true} in a case adds "nanos".
 // A line {"batch": [case, ...]} answers many cases in one reply, {"results": [reply, ...], "nanos": N, "busy_nanos": B}
 // (N: the time inside the assignors, B: the whole batch with the request parsed), so a soak pays one round trip per
@@ -42,6 +47,8 @@ import org.apache.kafka.common.protocol.types.Field;
 import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.common.protocol.types.Type;
+import org.apache.kafka.timeline.SnapshotRegistry;
+import org.apache.kafka.timeline.TimelineHashMap;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
@@ -72,7 +79,10 @@ public class RmAssignorOracle {
                     warmup = c.get("warmup").asInt();
                     continue;
                 }
-                if (c.has("batch")) {
+                if (c.has("timeline")) {
+                    ArrayNode order = reply.putArray("order");
+                    for (String key : timeline(c.get("timeline")).keySet()) order.add(key);
+                } else if (c.has("batch")) {
                     ArrayNode results = reply.putArray("results");
                     long nanos = 0;
                     for (JsonNode one : c.get("batch")) {
@@ -269,8 +279,7 @@ public class RmAssignorOracle {
                 return rs.isArray() ? new HashSet<>(strings(rs)) : Set.of();
             }
         };
-        // a HashMap, as the coordinator's target assignment builder fills it
-        Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
+        Map<String, MemberSubscriptionAndAssignmentImpl> specs = new LinkedHashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<Uuid>> distinct = new HashSet<>();
         Map<String, Uuid> deleted = new HashMap<>();
@@ -294,8 +303,17 @@ public class RmAssignorOracle {
             Optional<String> rack = m.hasNonNull("rack") ? Optional.of(m.get("rack").asText()) : Optional.empty();
             Optional<String> instance = m.hasNonNull("group_instance_id")
                 ? Optional.of(m.get("group_instance_id").asText()) : Optional.empty();
-            members.put(id, new MemberSubscriptionAndAssignmentImpl(rack, instance, subscribed, new Assignment(current)));
+            specs.put(id, new MemberSubscriptionAndAssignmentImpl(rack, instance, subscribed, new Assignment(current)));
         }
+        // a HashMap, as the coordinator's target assignment builder fills it: the group's members as its
+        // TimelineHashMap iterates them, then the member whose heartbeat computes the assignment (a joining one)
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
+        if (c.has("coordinator_members")) {
+            for (String id : timeline(c.get("coordinator_members")).keySet()) {
+                if (specs.containsKey(id)) members.put(id, specs.get(id));
+            }
+        }
+        specs.forEach(members::putIfAbsent);
         SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
         GroupAssignment ga = assignor.assign(new GroupSpecImpl(members, type, inverted), describer);
         Map<String, List<TopicPartition>> out = new HashMap<>();
@@ -309,5 +327,23 @@ public class RmAssignorOracle {
             out.put(id, tps);
         }
         return out;
+    }
+
+    // a TimelineHashMap (made empty, as a group's member map is) after the puts ("+key") and removes ("-key") of ops
+    static Map<String, Boolean> timeline(JsonNode ops) throws Exception {
+        // SnapshotRegistry takes a LogContext, whose package differs between releases
+        Constructor<?> make = null;
+        for (Constructor<?> k : SnapshotRegistry.class.getConstructors()) {
+            if (k.getParameterCount() == 1) make = k;
+        }
+        Object logContext = make.getParameterTypes()[0].getConstructor().newInstance();
+        SnapshotRegistry registry = (SnapshotRegistry) make.newInstance(logContext);
+        TimelineHashMap<String, Boolean> map = new TimelineHashMap<>(registry, 0);
+        for (String op : strings(ops)) {
+            if (op.startsWith("+")) map.put(op.substring(1), Boolean.TRUE);
+            else if (op.startsWith("-")) map.remove(op.substring(1));
+            else throw new IllegalArgumentException("a timeline op is +key or -key, not " + op);
+        }
+        return map;
     }
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import assignment_checks as checks
 from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
                         UnknownAssignor, assign, server_rules_release)
+from .assignors.server import coordinator_fill_order
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 
@@ -82,11 +83,29 @@ def elect_protocol(group, ids: list[str]) -> tuple[str | None, str | None]:
     return winners[0], None
 
 
+def coordinator_order(group, ids: list[str]) -> list[str]:
+    """The order a KIP-848 group's coordinator hands the generation's members to its assignor in (for members whose
+    ids share a bucket of its HashMap): the members its table already held, then the newest member when this epoch
+    is its first (its join computed the assignment). The group's members dict keeps the order the monitor first saw
+    them in, which is the order the coordinator added them. Keeps `group.members_peak`, the most members the
+    coordinator has held at once (it sizes that table): called once for every generation."""
+    wanted = set(ids)
+    joined = [mid for mid in group.members if mid in wanted]
+    joined += [mid for mid in ids if mid not in set(joined)]
+    newest = group.members.get(joined[-1]) if joined else None
+    added = joined[-1:] if newest is not None and newest.owned_generation is None else []
+    held = joined[:len(joined) - len(added)]
+    peak = max(group.members_peak, len(held))
+    group.members_peak = max(peak, len(joined))
+    return coordinator_fill_order(held, added, peak)
+
+
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int,
                      protocol_reason: str | None = None) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
            "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None,
            "expected_assignor_release": None}
+    fill_order = coordinator_order(group, ids)
     if assignment is not None:
         out["imbalance"] = checks.imbalance(assignment) if assignment else None
         previous: dict[str, list] = {}
@@ -148,13 +167,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         if prev is not None and owned and max(owned) < prev:
             out["expected_reason"] = f"the members' assignment of epoch {prev} is not known"
             return out
-    order = ids
-    if assignor in SERVER_ASSIGNORS:
-        # the coordinator fills its HashMap of members in the order they joined the group: members whose ids fall in
-        # one bucket iterate in that order (the group's members dict keeps the order the monitor first saw them)
-        wanted = set(ids)
-        order = [mid for mid in group.members if mid in wanted]
-        order += [mid for mid in ids if mid not in set(order)]
+    order = fill_order if assignor in SERVER_ASSIGNORS else ids
     subs = []
     for mid in order:
         m = group.members[mid]

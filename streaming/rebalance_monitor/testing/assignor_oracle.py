@@ -138,6 +138,18 @@ class KafkaAssignorOracle:
             return {"result": reply["result"], "nanos": reply["nanos"]}
         return reply["result"]
 
+    def timeline_order(self, ops: list[str]) -> list[str]:
+        """The keys of a Kafka TimelineHashMap after the puts ("+key") and removes ("-key") of `ops`, in the order
+        it iterates them."""
+        with self._lock:
+            if self._pending:
+                raise RuntimeError("timeline_order() while batches are outstanding: collect() them first")
+            self._writes.put(json.dumps({"timeline": ops}) + "\n")
+            reply = self._read()
+        if "error" in reply:
+            raise OracleError(reply["error"])
+        return reply["order"]
+
     def submit(self, line: str, n: int) -> None:
         """Send a batch already encoded (`encode_batch`) of `n` cases; `collect` answers batches in order."""
         self._pending.append(n)

@@ -262,3 +262,30 @@ class SortedMembers:
 
     def __contains__(self, c):
         return c in self._key_of
+
+
+# Kafka's TimelineHashMap (org.apache.kafka.timeline, the group coordinator's map of a group's members): its own
+# open table, sized in powers of two from 2, doubled before an add would take it past three quarters full and
+# never shrunk; a key's slot is the top bits of its hash times a 64-bit Fibonacci constant; a slot keeps its keys
+# in the order they came, and iteration walks the slots in order, each slot's keys newest first.
+_FIBONACCI = -7046029254386353131
+_MASK64 = (1 << 64) - 1
+
+
+def timeline_capacity(peak: int) -> int:
+    """The table size of a TimelineHashMap (made empty) that has held at most `peak` keys at once."""
+    cap = 2
+    for size in range(max(0, peak)):
+        if (size + 1) * 0.75 > cap:
+            cap *= 2
+    return cap
+
+
+def timeline_order(keys: Sequence[Hashable], hash_of: Callable[[Hashable], int], peak: int = 0) -> list:
+    """Iteration order of a TimelineHashMap holding ``keys`` (added in this order, each once) that has held at most
+    ``peak`` keys at once (at least as many as it holds)."""
+    bits = timeline_capacity(max(peak, len(keys))).bit_length() - 1
+    shift = 64 - bits
+    slots = [((hash_of(k) * _FIBONACCI) & _MASK64) >> shift for k in keys]
+    order = sorted(range(len(keys)), key=lambda i: (slots[i], -i))
+    return [keys[i] for i in order]

@@ -27,7 +27,7 @@ from collections import Counter
 
 from . import KafkaAssignorFailure
 from ._java import (Uuid, capacity_for_copy, hashmap_order, int_hash, jkey,
-                    string_hash)
+                    string_hash, timeline_order)
 
 
 class _Topics:
@@ -52,8 +52,18 @@ class _Topics:
         return self.ids[t].sort_key() if self.ids is not None else jkey(t)
 
 
+def coordinator_fill_order(held: list, added: list, peak: int = 0) -> list:
+    """The order the coordinator puts a group's members in its ``HashMap<memberId, ...>`` for the assignor (two
+    ids in one bucket iterate in it): first the members its ``TimelineHashMap`` of the group already holds
+    (``held``, in the order they joined), as that map iterates them (``peak``: the most members it has held at
+    once, which sizes its table), then the member(s) whose heartbeat computes the assignment and that the map does
+    not hold yet (``added``: a member joining)."""
+    return timeline_order(list(held), string_hash, peak) + list(added)
+
+
 def coordinator_member_order(members):
-    """Iteration order of the coordinator's ``HashMap<memberId, MemberSubscriptionAndAssignment>``."""
+    """Iteration order of the coordinator's ``HashMap<memberId, MemberSubscriptionAndAssignment>``, filled in the
+    order of ``members`` (``coordinator_fill_order``)."""
     by_id = {m.member_id: m for m in members}
     return [by_id[mid] for mid in hashmap_order([m.member_id for m in members], string_hash)]
 

@@ -12,7 +12,8 @@ Group keys: g group, v version, st state, gen generation, p protocol, l leader, 
 {topic: n}, cf coordinator feed seen, kf client feed seen, mk membership known, cc coordinator change ms,
 s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters, hd a generation
 record held for its members' late syncs (held.py; absent or null: none, as in snapshots before it), cs the clients'
-standard metrics {client key: entry} (client_standard.py; absent from older snapshots: none).
+standard metrics {client key: entry} (client_standard.py; absent from older snapshots: none), mp the most members
+the coordinator has held at once (expected.coordinator_order; absent from older snapshots: 0).
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def group_to_state(g) -> dict:
         "cc": g.coordinator_change_ms, "br": g.broker_release, "s": storm_to_state(g.storm), "h": list(g.history),
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
-        "cs": g.client_standard,
+        "cs": g.client_standard, "mp": g.members_peak,
     }
 
 
@@ -97,6 +98,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.held = state.get("hd")
     g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
     g.client_standard = {k: dict(e) for k, e in (state.get("cs") or {}).items()}
+    g.members_peak = state.get("mp", 0)  # (snapshots before it: the members the coordinator holds now count)
     g.dirty = False
     return g
 

@@ -56,6 +56,7 @@ class GroupMonitor:
         self.members: dict[str, Member] = {}  # see membership.py
         self.client_standard: dict[str, dict] = {}  # clients' own standard metrics (client_standard.py)
         self.removed: OrderedDict[str, int] = OrderedDict()
+        self.members_peak = 0  # the most members the coordinator held at once (expected.coordinator_order)
         self.rebalance: Rebalance | None = None  # the rebalance under way
         self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
         self.partitions: dict[str, int] = {}  # explicit partition counts (topic_partitions events)
