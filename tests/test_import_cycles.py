@@ -132,3 +132,35 @@ def test_a_cycle_is_found(tmp_path):
     graph = import_graph(tmp_path, "p")
     assert graph["p.a"] == {"p.sub", "p.sub.b"} and graph["p.d"] == set() and graph["p.e"] == {"p.d"}
     assert cycles(graph) == [["p.a", "p.c", "p.sub"]]
+
+
+def _imports_anywhere(path: Path, package: str) -> set[str]:
+    """The package's modules a file imports, wherever the import runs (in a function too)."""
+    here = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith(package))
+        elif isinstance(node, ast.ImportFrom):
+            base = here
+            for _ in range(node.level - 1 if node.level else 0):
+                base = base.rpartition(".")[0]
+            target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            if target and target.startswith(package):
+                found.add(target)
+    return found
+
+
+def test_the_file_service_sits_below_the_rooms_that_keep_files():
+    """files/ (the job's own durable files) is used by spark/ and metrics/ and imports neither; metrics/ reaches
+    nothing of spark/ (its snapshot's files came from there once: an arrow running up)."""
+    modules = module_names(ROOT, PACKAGE)
+    rooms = {"files": ("spark", "metrics"), "metrics": ("spark",)}
+    for room, below in rooms.items():
+        for name, path in modules.items():
+            if name == f"{PACKAGE}.{room}" or name.startswith(f"{PACKAGE}.{room}."):
+                wrong = {t for t in _imports_anywhere(path, PACKAGE)
+                         if any(t == f"{PACKAGE}.{b}" or t.startswith(f"{PACKAGE}.{b}.") for b in below)}
+                assert not wrong, f"{name} imports {sorted(wrong)}"
+    users = {name for name, path in modules.items() if f"{PACKAGE}.files" in _imports_anywhere(path, PACKAGE)}
+    assert {f"{PACKAGE}.metrics.state_file", f"{PACKAGE}.spark.sinks", f"{PACKAGE}.spark.job"} <= users

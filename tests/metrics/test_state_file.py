@@ -9,7 +9,7 @@ import pytest
 from rebalance_monitor.metrics.catalogue import CATALOGUE
 from rebalance_monitor.metrics.state_file import MetricsStateFile
 from rebalance_monitor.metrics.updater import MetricsUpdater
-from rebalance_monitor.spark.hadoop_fs import HadoopFiles
+from rebalance_monitor.files import HadoopFiles
 
 from helpers.exposition import parse, series, value
 

@@ -23,7 +23,7 @@ from helpers.scripted_input import BAD, scripted_events
 from rebalance_monitor.history.reader import Query, read_parquet
 from rebalance_monitor.metrics.state_file import MetricsStateFile
 from rebalance_monitor.metrics.updater import MetricsUpdater
-from rebalance_monitor.spark.hadoop_fs import HadoopFiles
+from rebalance_monitor.files import HadoopFiles
 from rebalance_monitor.spark.job import HISTORY_KINDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

@@ -18,7 +18,7 @@ The crash windows, for a process killed at any point (SIGKILL, OOM, node loss):
   id is not above the snapshot's, so it is skipped: once.
 * after Spark commits N: the next batch is N+1 > N: applied once.
 
-Every byte goes through a file-system object (``files``): the job passes ``spark.hadoop_fs.HadoopFiles``, so the
+Every byte goes through a file-system object (``files``): the job passes ``files.HadoopFiles``, so the
 snapshot lives wherever the checkpoint does (a local path, ``file://``, ``s3a://``, ``hdfs://``), read and written
 through Hadoop's FileSystem API as Spark writes its own checkpoint; without one (tests, benches) it is
 ``LocalFiles``, the same with Python's own calls. On a local file system the write is a temporary file,
@@ -39,7 +39,7 @@ import json
 import logging
 import time
 
-from ..spark.hadoop_fs import LocalFiles, join
+from ..files import LocalFiles, join
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ import threading
 import time
 
 from ..config import MonitorConfig, jar_files
+from ..files import HadoopFiles, join, scheme_of
 from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
                     between_batches, cancelled, handle_batch)
 from .decoded_rows import DECODED_SCHEMA
@@ -23,7 +24,6 @@ from .decode_stage import WAKE_KEY, make_decoder
 from .jvm_compaction import decode_input
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream
-from .hadoop_fs import join
 
 log = logging.getLogger("rebalance_monitor.job")
 
@@ -88,8 +88,6 @@ class MonitorJob:
         """The job's own durable files (metrics snapshot, history and dead-letter files) go through Hadoop's
         FileSystem API of the session, wherever the checkpoint is: local, file://, s3a://, hdfs://."""
         if self._files is None:
-            from .hadoop_fs import HadoopFiles
-
             self._files = HadoopFiles(self._session())
         return self._files
 
@@ -97,8 +95,6 @@ class MonitorJob:
         """The checkpoint is on this machine's file system (a path or file://, and no `fs.defaultFS` in
         spark.conf that would make a path mean another file system): its metrics snapshot can be read before
         Spark starts."""
-        from .hadoop_fs import scheme_of
-
         conf = self.cfg.spark.conf or {}
         default_fs = str(conf.get("spark.hadoop.fs.defaultFS") or "file:///")
         scheme = scheme_of(self.cfg.state.checkpoint_location)

@@ -87,7 +87,7 @@ class Monitor:
         if self.exporter is None:
             return
         if self.job.checkpoint_is_local():
-            from .hadoop_fs import LocalFiles
+            from ..files import LocalFiles
 
             self.job.restore_metrics(files=LocalFiles())
             self._serve_metrics()

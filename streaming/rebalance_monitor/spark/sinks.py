@@ -2,7 +2,7 @@
 and the dead-letter sink (JSON-lines files and/or a Kafka topic).
 
 File outputs are written per micro-batch under names the job makes itself (never from input data), each file
-replaced whole (spark/hadoop_fs.py: a temporary file renamed over it, or one PUT on S3), so a batch replayed
+replaced whole (files/hadoop.py: a temporary file renamed over it, or one PUT on S3), so a batch replayed
 after a crash overwrites its own output instead of duplicating it. They go through the file-system object the
 job passes (Hadoop's FileSystem API: a local directory, `s3a://`, `hdfs://` alike). Kafka outputs are
 at-least-once (a replayed batch is produced again).
@@ -16,8 +16,7 @@ import io
 import json
 import logging
 
-from .hadoop_fs import LocalFiles, join
-
+from ..files import LocalFiles, join
 from ..kafka_connection import KafkaConnection
 
 log = logging.getLogger(__name__)

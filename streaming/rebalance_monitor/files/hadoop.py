@@ -1,122 +1,30 @@
-"""The job's own durable files (the exported-metrics snapshot, the history and dead-letter files), written where
-Spark writes its checkpoint: through Hadoop's FileSystem API on the driver, so a local path, `file://`,
-`s3a://` and `hdfs://` all work as they do for Spark itself.
+"""`HadoopFiles`: the job's file interface (files/) through Hadoop's FileSystem API of the SparkSession's driver JVM
+(`Path(uri).getFileSystem(hadoopConfiguration)`), so a local path, `file://`, `s3a://` and `hdfs://` all work as
+they do for Spark's own checkpoint. A replacing write is atomic, as a reader sees it:
 
-Two implementations of one small interface (`read_bytes`, `write_bytes`, `exists`, `mkdirs`, `list`, `delete`):
+- the local file system: a temporary file beside the target, written, `hsync`ed (an fsync), renamed over the target
+  (rename(2) replaces atomically), then the directory fsynced. (Hadoop's raw local file system, so no `.crc` files
+  beside the job's files.)
+- object stores whose writes become visible only when the stream closes (S3A, GCS; any store declaring
+  `fs.capability.outputstream.abortable`): one direct write with overwrite. A PUT replaces the object whole; there
+  is no rename to lean on (S3A's is a copy).
+- everything else (HDFS, ...): a temporary file, `hsync`, then `FileContext.rename(..., OVERWRITE)`, which HDFS
+  does atomically (what Spark's own checkpoint file manager does); a file system without a FileContext binding gets
+  a delete then a rename (not atomic: a crash between leaves no file).
 
-* `HadoopFiles`: through the SparkSession's JVM (`Path(uri).getFileSystem(hadoopConfiguration)`), what the job
-  uses. A replacing write is atomic, as a reader sees it:
-  - the local file system: a temporary file beside the target, written, `hsync`ed (an fsync), renamed over
-    the target (rename(2) replaces atomically), then the directory fsynced. (Hadoop's raw local file system,
-    so no `.crc` files beside the job's files.)
-  - object stores whose writes become visible only when the stream closes (S3A, GCS; any store declaring
-    `fs.capability.outputstream.abortable`): one direct write with overwrite. A PUT replaces the object
-    whole; there is no rename to lean on (S3A's is a copy).
-  - everything else (HDFS, ...): a temporary file, `hsync`, then `FileContext.rename(..., OVERWRITE)`, which
-    HDFS does atomically (what Spark's own checkpoint file manager does); a file system without a
-    FileContext binding gets a delete then a rename (not atomic: a crash between leaves no file).
-* `LocalFiles`: the same in plain Python, for the code that runs without a JVM (unit tests, benches).
-
-Paths are strings: a URI or a path (a path without a scheme is what Hadoop makes of it: the default file
-system, the local one unless `fs.defaultFS` says otherwise, relative to the working directory).
-No pyspark import: the session comes in as an argument.
+A path without a scheme is what Hadoop makes of it: the default file system, the local one unless `fs.defaultFS`
+says otherwise, relative to the working directory. No pyspark import: the session comes in as an argument.
 """
 from __future__ import annotations
 
 import os
-from urllib.parse import urlparse
+
+from .paths import fsync_dir, temporary_beside
 
 # Stores where a written file becomes visible only when its stream is closed, whole (the S3A, GCS connectors).
 PUT_ON_CLOSE_SCHEMES = frozenset({"s3a", "s3", "gs"})
 ABORTABLE_STREAM = "fs.capability.outputstream.abortable"  # Hadoop's CommonPathCapabilities.ABORTABLE_STREAM
 
-
-def join(base: str, *names: str) -> str:
-    """`base/name/...` for a path or a URI (os.path.join would do for a path, but `s3a://b` must keep its //)."""
-    out = base
-    for name in names:
-        out = out + name if out.endswith("/") else f"{out}/{name}"
-    return out
-
-
-def scheme_of(path: str) -> str:
-    """The URI scheme of `path` ('' for a plain path; a Windows drive letter is not a scheme)."""
-    scheme = urlparse(path).scheme
-    return scheme if len(scheme) > 1 else ""
-
-
-def _temporary(path: str) -> str:
-    head, _, name = path.rpartition("/")
-    return f"{head}/.{name}.tmp" if head else f".{name}.tmp"
-
-
-class LocalFiles:
-    """The interface on the local file system with Python's own calls (no JVM). Plain paths and file:// URIs."""
-
-    def __init__(self, fsync: bool = True) -> None:
-        self.fsync = fsync
-
-    @staticmethod
-    def _local(path: str) -> str:
-        scheme = scheme_of(path)
-        if scheme not in ("", "file"):
-            raise ValueError(f"{path!r}: only local paths here (LocalFiles); the job writes {scheme}:// through "
-                             "Hadoop's FileSystem API (HadoopFiles)")
-        return urlparse(path).path if scheme else path
-
-    def read_bytes(self, path: str) -> bytes:
-        with open(self._local(path), "rb") as f:
-            return f.read()
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        target = self._local(path)
-        directory = os.path.dirname(os.path.abspath(target))
-        os.makedirs(directory, exist_ok=True)
-        tmp = _temporary(target)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        if self.fsync:
-            fsync_dir(directory)
-
-    def exists(self, path: str) -> bool:
-        return os.path.exists(self._local(path))
-
-    def mkdirs(self, path: str) -> None:
-        os.makedirs(self._local(path), exist_ok=True)
-
-    def list(self, path: str) -> list[str]:
-        """The names directly inside directory `path` (sorted; none when it does not exist)."""
-        try:
-            return sorted(os.listdir(self._local(path)))
-        except FileNotFoundError:
-            return []
-
-    def delete(self, path: str, recursive: bool = False) -> bool:
-        local = self._local(path)
-        if os.path.isdir(local) and recursive:
-            import shutil
-
-            shutil.rmtree(local)
-            return True
-        try:
-            if os.path.isdir(local):
-                os.rmdir(local)
-            else:
-                os.remove(local)
-            return True
-        except FileNotFoundError:
-            return False
-
-    def describe(self, path: str) -> str:
-        return os.path.abspath(self._local(path))
 
 
 class HadoopFiles:
@@ -207,7 +115,7 @@ class HadoopFiles:
         if mode == "put":
             self._write(fs, p, data, sync=False)
             return
-        tmp = self._jvm.org.apache.hadoop.fs.Path(_temporary(path))
+        tmp = self._jvm.org.apache.hadoop.fs.Path(temporary_beside(path))
         self._write(fs, tmp, data, sync=self.fsync)
         if mode == "posix-rename":
             if not fs.rename(tmp, p):
@@ -276,17 +184,3 @@ class HadoopFiles:
             return bool(fs.delete(p, recursive))
 
         return self._call(path, delete)
-
-
-def fsync_dir(path: str) -> None:
-    """fsync a local directory (a rename inside it is then durable); best effort."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -1,4 +1,4 @@
-"""The job's own files through Hadoop's FileSystem API (spark/hadoop_fs.py) on the shared session's JVM: a local
+"""The job's own files (files/): through Hadoop's FileSystem API (files/hadoop.py) on the shared session's JVM: a local
 directory (as a path and as a file:// URI) and a bucket of the local S3 server (s3a://, Hadoop's S3A from
 var/spark-jars). Each write replaces the file whole and leaves nothing beside it."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from rebalance_monitor.spark.hadoop_fs import HadoopFiles, LocalFiles, join
+from rebalance_monitor.files import HadoopFiles, LocalFiles, join
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
