@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from .config_checks import jar_files, validate  # noqa: F401 (jar_files: the spark adapter reads it here)
 from .config_values import ConfigError, Duration, EnvText, build, choice, group_durations, regex, secret  # noqa: F401 (ConfigError)
 from .kafka_connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, KafkaConnection
 from .metrics.catalogue import LAG_GRANULARITIES
@@ -162,6 +163,16 @@ class LagConfig:
 
 
 @dataclass(frozen=True)
+class BrokerFactsConfig:
+    # Ask the brokers what they know (broker_facts/): their group settings and each group's overrides
+    # (DescribeConfigs), read at start and every `refresh`, and when a group is first seen; published as
+    # `group_config` events to `topic` (null: the first of kafka.events_topic), which the job reads.
+    enabled: bool = True
+    refresh: Duration = Duration(300_000)
+    topic: str | None = None
+
+
+@dataclass(frozen=True)
 class HistorySinkConfig:
     kafka_topic: str | None = None
     parquet_path: str | None = "var/history"
@@ -199,6 +210,7 @@ class MonitorConfig:
     groups: GroupsConfig = field(default_factory=GroupsConfig)
     exporter: ExporterConfig = field(default_factory=ExporterConfig)
     lag: LagConfig = field(default_factory=LagConfig)
+    broker_facts: BrokerFactsConfig = field(default_factory=BrokerFactsConfig)
     sinks: SinksConfig = field(default_factory=SinksConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
 
@@ -230,6 +242,11 @@ class MonitorConfig:
 
     def events_topics(self) -> list[str]:
         return [t.strip() for t in self.kafka.events_topic.split(",") if t.strip()]
+
+    def broker_facts_topic(self) -> str | None:
+        """Where the broker poller publishes what the brokers said: a topic the job reads (None: none)."""
+        topics = self.events_topics()
+        return self.broker_facts.topic or (topics[0] if topics else None)
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -270,67 +287,6 @@ def _secret_from(path: str | None, key: str, from_env: str | None) -> str | None
     return from_env
 
 
-def jar_files(directory: str) -> list[str]:
-    """The .jar files directly inside `directory` (sorted; none when it is not a directory)."""
-    if not os.path.isdir(directory):
-        return []
-    return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".jar"))
-
-
-def _validate(cfg: MonitorConfig) -> None:
-    sec = cfg.kafka.security
-    if sec.protocol.startswith("SASL") and sec.sasl_mechanism is None:
-        raise ConfigError("kafka.security.sasl_mechanism: required when kafka.security.protocol is "
-                          f"{sec.protocol}; allowed values: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
-    if sec.sasl_mechanism and not sec.protocol.startswith("SASL"):
-        raise ConfigError("kafka.security.protocol: must be SASL_PLAINTEXT or SASL_SSL when "
-                          "kafka.security.sasl_mechanism is set")
-    if sec.sasl_mechanism and (not sec.sasl_username or not sec.sasl_password):
-        raise ConfigError("kafka.security.sasl_username / sasl_password: both are required for SASL "
-                          "(the password may come from sasl_password_file or RM_KAFKA_SASL_PASSWORD)")
-    if not cfg.kafka.bootstrap_servers.strip():
-        raise ConfigError("kafka.bootstrap_servers: must not be empty")
-    for server in cfg.kafka.bootstrap_servers.split(","):
-        m = re.fullmatch(r"\s*(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})\s*", server)
-        if m is None or not 0 < int(m.group(1)) < 65536:
-            raise ConfigError(f"kafka.bootstrap_servers: expected host:port[,host:port...] (a port from 1 to 65535), "
-                              f"got {cfg.kafka.bootstrap_servers!r}")
-    if not cfg.events_topics() and not cfg.kafka.coordinator_log_topic and not cfg.kafka.offsets_topic:
-        raise ConfigError("kafka.events_topic: at least one input is required (events_topic, "
-                          "coordinator_log_topic or offsets_topic)")
-    if cfg.kafka.topic_ids not in ("cluster", "none") and not os.path.isfile(cfg.kafka.topic_ids):
-        raise ConfigError(f"kafka.topic_ids: cluster, none, or a JSON file {{topic id: name}}; "
-                          f"no file {cfg.kafka.topic_ids!r}")
-    if cfg.kafka.broker_release != "auto" and not re.fullmatch(r"\s*\d+\.\d+\.\d+\s*", cfg.kafka.broker_release):
-        raise ConfigError(f"kafka.broker_release: auto, or the brokers' Apache Kafka release as MAJOR.MINOR.PATCH "
-                          f"(e.g. 4.0.0, 4.4.0); got {cfg.kafka.broker_release!r}")
-    if cfg.core.kip848_session_timeout <= 0:
-        raise ConfigError("core.kip848_session_timeout: must be greater than 0")
-    group_durations("core.kip848_session_timeouts", cfg.core.kip848_session_timeouts)
-    if not 0 <= cfg.core.early_warning_percent <= 99:
-        raise ConfigError(f"core.early_warning_percent: 0 (no early warning) or 1-99 (percent of a member's session "
-                          f"timeout or max.poll.interval.ms); got {cfg.core.early_warning_percent}")
-    if cfg.storm.min_rebalances < 1:
-        raise ConfigError("storm.min_rebalances: must be at least 1")
-    if cfg.storm.window <= 0:
-        raise ConfigError("storm.window: must be greater than 0")
-    if not 0 < cfg.exporter.port < 65536:
-        raise ConfigError("exporter.port: must be between 1 and 65535")
-    if bool(cfg.exporter.tls_cert_file) != bool(cfg.exporter.tls_key_file):
-        raise ConfigError("exporter.tls_cert_file / tls_key_file: set both or neither")
-    if bool(cfg.exporter.basic_auth_user) != bool(cfg.exporter.basic_auth_password):
-        raise ConfigError("exporter.basic_auth_user / basic_auth_password: set both or neither")
-    if cfg.spark.trigger_interval <= 0:
-        raise ConfigError("spark.trigger_interval: must be greater than 0")
-    if cfg.spark.jars_dir is not None and not jar_files(cfg.spark.jars_dir):
-        raise ConfigError(f"spark.jars_dir: {cfg.spark.jars_dir!r} is not a directory holding .jar files "
-                          "(scripts/fetch_spark_jars.sh fills var/spark-jars; null for none)")
-    if cfg.spark.shuffle_partitions < 1:
-        raise ConfigError("spark.shuffle_partitions: must be at least 1")
-    if cfg.state.runner_cache_mb < 0:
-        raise ConfigError("state.runner_cache_mb: must be 0 (no cache) or more")
-
-
 def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
                 overrides: dict | None = None) -> MonitorConfig:
     """Load the file (if given), apply `RM__...` environment overrides and `overrides`, validate."""
@@ -360,7 +316,7 @@ def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
         node[parts[-1]] = value
     cfg = build(MonitorConfig, data)
     cfg = _read_secret_files(cfg, env)
-    _validate(cfg)
+    validate(cfg)
     return cfg
 
 

@@ -37,6 +37,8 @@ VALID = {
     "topic_partitions": {"topics": {"t": 4}},
     "end_offsets": {"offsets": [["t", 0, 100]]},
     "broker_release": {"release": "4.0.0", "broker": 1},
+    "group_config": {"source": "group", "group_type": "consumer", "session_timeout_ms": 20000,
+                     "heartbeat_interval_ms": 2000},
 }
 
 

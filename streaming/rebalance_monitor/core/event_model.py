@@ -11,7 +11,7 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "REJECT_REASON_PREFIXES", "Rejected", "Event", "MemberEvent", "Join", "Sync", "Heartbeat", "Poll",
            "Leave", "ClientMetrics", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted",
            "GenerationCompleted", "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions",
-           "EndOffsets", "BrokerRelease",
+           "EndOffsets", "BrokerRelease", "GroupConfig",
            "AnyEvent"]
 
 SCHEMA_VERSION = 1
@@ -244,6 +244,20 @@ class BrokerRelease(Event):
     broker: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class GroupConfig(Event):
+    """Extension: a group type's settings as the broker holds them (DescribeConfigs), for KIP-848 groups' session
+    timeouts, heartbeat intervals and default server assignor. `source` "broker" with group "": the brokers'
+    `group.<type>.*` defaults, for every group; "group": one group's own overrides (`<type>.session.timeout.ms`,
+    ...), only the keys it sets (none: it overrides nothing). `group_type`: consumer (KIP-848), streams or share."""
+
+    source: str = "broker"
+    group_type: str = "consumer"
+    session_timeout_ms: int | None = None
+    heartbeat_interval_ms: int | None = None
+    assignors: tuple | None = None  # the server assignors the broker offers, its default first
+
+
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                 TopicPartitions, EndOffsets, BrokerRelease]
+                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig]

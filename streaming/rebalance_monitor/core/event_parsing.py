@@ -7,14 +7,14 @@ import json
 import re
 from typing import Any, Callable
 
-from .event_model import (BrokerRelease, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+from .event_model import (BrokerRelease, GroupConfig, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
                           GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
                           Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
                           REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
                           REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNKNOWN_TYPE,
                           REASON_UNSUPPORTED_VERSION, RebalanceStarted, Rejected, Revoked,
                           SCHEMA_VERSION, Sync, TopicPartitions)
-from .vocabulary import EventType
+from .vocabulary import ConfigSource, EventType
 
 # A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
 _fast_loads = None
@@ -67,6 +67,9 @@ SPECS: dict[str, tuple[type, dict]] = {
     EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
     EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
     EventType.BROKER_RELEASE: (BrokerRelease, {"release": ("str", True), "broker": ("int?", False)}),
+    EventType.GROUP_CONFIG: (GroupConfig, {
+        "source": ("str", True), "group_type": ("str?", False), "session_timeout_ms": ("int?", False),
+        "heartbeat_interval_ms": ("int?", False), "assignors": ("str_list?", False)}),
 }
 EVENT_TYPES = tuple(SPECS)
 MEMBER_SPEC = {
@@ -76,6 +79,8 @@ MEMBER_SPEC = {
     "rack": ("str?", False), "generation": ("int?", False),
 }
 COORDINATOR_ACTIONS = ("elected", "resigned")
+CONFIG_SOURCES = tuple(ConfigSource)
+GROUP_TYPES = ("consumer", "streams", "share")
 RELEASE_RE = re.compile(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.+-]*)?")  # an Apache Kafka release: 4.0.0, 4.1.0-rc1
 
 
@@ -319,8 +324,30 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
             kwargs[name] = convert(name, value[name])
         if etype == EventType.COORDINATOR_CHANGE and kwargs["action"] not in COORDINATOR_ACTIONS:
             return Rejected(f"{REASON_BAD_VALUE}:action", raw, f"allowed: {', '.join(COORDINATOR_ACTIONS)}")
+        if etype == EventType.GROUP_CONFIG:
+            bad = _bad_group_config(kwargs)
+            if bad is not None:
+                return Rejected(bad[0], raw, bad[1])
         if etype == EventType.BROKER_RELEASE and RELEASE_RE.fullmatch(kwargs["release"]) is None:
             return Rejected(f"{REASON_BAD_VALUE}:release", raw, "a release such as 4.0.0 (MAJOR.MINOR.PATCH[-suffix])")
         return cls(**kwargs)
     except _Bad as bad:
         return Rejected(bad.reason, raw, bad.detail)
+
+
+def _bad_group_config(kwargs: dict) -> tuple[str, str] | None:
+    """Why a `group_config` event's fields do not fit (reason, detail), or None. A broker's defaults belong to no
+    group (group ""), a group's overrides to one; timeouts are positive; `group_type` null is consumer."""
+    source = kwargs["source"]
+    if source not in CONFIG_SOURCES:
+        return f"{REASON_BAD_VALUE}:source", f"allowed: {', '.join(CONFIG_SOURCES)}"
+    if (source == ConfigSource.BROKER) != (kwargs["group"] == ""):
+        return f"{REASON_BAD_VALUE}:group", "a broker's defaults have group \"\", a group's overrides its name"
+    if kwargs.get("group_type") is None:
+        kwargs["group_type"] = "consumer"
+    elif kwargs["group_type"] not in GROUP_TYPES:
+        return f"{REASON_BAD_VALUE}:group_type", f"allowed: {', '.join(GROUP_TYPES)}"
+    for name in ("session_timeout_ms", "heartbeat_interval_ms"):
+        if kwargs.get(name) is not None and kwargs[name] <= 0:
+            return f"{REASON_BAD_VALUE}:{name}", "must be greater than 0"
+    return None

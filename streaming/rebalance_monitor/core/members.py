@@ -17,7 +17,7 @@ class Member:
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
         "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-        "last_commit_ms", "closed_ms",
+        "last_commit_ms", "closed_ms", "timeout_source",
     )
 
     def __init__(self, member_id: str):
@@ -59,6 +59,9 @@ class Member:
         # when its Java client's telemetry said it closed (a leave with a `source`), while the coordinator still
         # lists it: it may have left the group or closed without leaving (causes.cause_of_closed_departure)
         self.closed_ms: int | None = None
+        # where its session timeout came from (vocabulary.TimeoutSource): None while it has none, or one its own
+        # client stated before the core knew where it came from (group_config.session_source reads it as "client")
+        self.timeout_source: str | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:
@@ -69,6 +72,18 @@ class Member:
         if self.host is not None:
             out["host"] = self.host
         return out
+
+    def identity(self, kind: str | None = None) -> tuple:
+        """(key, value) pairs for a timeout or warning record: client id, host, instance id and, for a `kind`
+        ("session" or "poll") limit, where that limit came from (a poll limit is always the client's)."""
+        pairs = (("client_id", self.client_id), ("host", self.host), ("group_instance_id", self.group_instance_id))
+        if kind is None:
+            return pairs
+        if kind == "session":
+            source = self.timeout_source or ("client" if self.session_timeout_ms is not None else None)
+        else:
+            source = "client" if self.rebalance_timeout_ms is not None else None
+        return pairs + (("timeout_source", source),)
 
     @property
     def owner_key(self) -> str:

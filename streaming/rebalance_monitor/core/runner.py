@@ -9,7 +9,8 @@ timers up to there. The rules live here once:
   output as ordered input.
 - **Lateness.** An event older than what its group already processed (`monitor.clock_ms`) is late: it is handed
   back to the driver, which dead-letters it with reason `late_event`. Never applied, never dropped silently.
-- **Cluster-wide events** (`coordinator_change` and `topic_partitions` with group ""; see `cluster_route`) are
+- **Cluster-wide events** (`coordinator_change`, `topic_partitions`, `broker_release` and the brokers'
+  `group_config` with group ""; see `cluster_route`) are
   kept once per shard in a `ClusterLog`; each runner applies the entries that concern its group, merged with its
   own events in time order (at equal times the cluster entry first). A group that did not exist yet takes the
   partition counts of the entries up to its first event and no older coordinator move. In `replay` the shard is
@@ -33,15 +34,17 @@ import bisect
 
 from . import records
 from .coordinator_placement import offsets_partition_for
-from .events import BrokerRelease, CoordinatorChange, Rejected, TopicPartitions
+from .events import BrokerRelease, CoordinatorChange, GroupConfig, Rejected, TopicPartitions
 from .group import GroupMonitor
+from .group.group_config import on_group_config
 from .group_clock import ClockReference
 from .settings import CoreSettings
 from .vocabulary import EventType
 
 CLUSTER_GROUP = ""
 # Event types that, with group "", concern many groups (end_offsets passes through as a record of its own).
-FANNED_OUT = (EventType.COORDINATOR_CHANGE, EventType.TOPIC_PARTITIONS, EventType.BROKER_RELEASE)
+FANNED_OUT = (EventType.COORDINATOR_CHANGE, EventType.TOPIC_PARTITIONS, EventType.BROKER_RELEASE,
+              EventType.GROUP_CONFIG)
 CLUSTER_TYPES = FANNED_OUT + (EventType.END_OFFSETS,)
 REASON_NO_GROUP = "bad_value:group"
 
@@ -254,7 +257,11 @@ class GroupRunner:
                 ci += 1
                 self.mark = (ts, seq)
                 ev = codec.event(item, ts, CLUSTER_GROUP)
-                if type(ev) is Rejected or ts < g.clock_ms or not concerns(ev, group, g.settings):
+                if type(ev) is Rejected or not concerns(ev, group, g.settings):
+                    continue
+                if ts < g.clock_ms:
+                    if type(ev) is GroupConfig:  # a standing setting, not an occurrence: it holds from now on
+                        on_group_config(g, ev, records)
                     continue
                 records.extend(process(ev))
                 continue
@@ -318,6 +325,8 @@ class GroupRunner:
                 partitions.update(ev.topics)
             elif type(ev) is BrokerRelease:
                 self.monitor.broker_release = ev.release or None
+            elif type(ev) is GroupConfig:
+                on_group_config(self.monitor, ev, [])
 
     def _cluster_todo(self, cluster: ClusterLog | None, release_ms: int) -> list:
         if cluster is None or not cluster.entries:

@@ -31,6 +31,7 @@ class EventType(StrEnum):
     END_OFFSETS = "end_offsets"
     BROKER_RELEASE = "broker_release"
     CLIENT_METRICS = "client_metrics"  # a snapshot of a member's own heartbeat and poll clocks (KIP-714 push, reporter)
+    GROUP_CONFIG = "group_config"  # a group's settings as the broker holds them (DescribeConfigs; broker_facts/)
 
 
 class RecordKind(StrEnum):
@@ -77,6 +78,22 @@ class TimeoutKind(StrEnum):
 
     SESSION = "session"  # no heartbeat for session.timeout.ms
     POLL = "poll"  # no poll for max.poll.interval.ms (rebalance_timeout_ms on the wire)
+
+
+class TimeoutSource(StrEnum):
+    """Where a member's session timeout came from (the `timeout_source` of a member's timeout, warning and cause)."""
+
+    CLIENT = "client"  # the member's own JoinGroup (classic), or its client's configuration (a reporter)
+    BROKER = "broker"  # the brokers' group.consumer.session.timeout.ms (DescribeConfigs on a broker)
+    GROUP = "group"  # the group's own consumer.session.timeout.ms (DescribeConfigs on the group)
+    CONFIG = "config"  # the monitor's fallback, core.kip848_session_timeout(s): the broker did not say
+
+
+class ConfigSource(StrEnum):
+    """Which resource a `group_config` event describes."""
+
+    BROKER = "broker"  # group "": the brokers' defaults for every group of the type
+    GROUP = "group"  # one group's own overrides (only the keys it sets; none: it overrides nothing)
 
 
 class Cause(StrEnum):

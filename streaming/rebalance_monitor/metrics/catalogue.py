@@ -284,6 +284,11 @@ OUTPUT_RECORDS = _g(
 SINK_ERRORS = _g(
     "rebalance_monitor_sink_errors_total", "counter",
     "Errors writing to an output sink.", ("sink",))
+BROKER_FACTS_ERRORS = _g(
+    "rebalance_monitor_broker_facts_errors_total", "counter",
+    "What the monitor asked the brokers (broker_facts/) and did not get, by reason: describe_configs_denied "
+    "(grant DESCRIBE_CONFIGS; the configuration's fallback is used), describe_configs_failed, list_groups_failed, "
+    "publish_failed (the answers could not be written to the events topic).", ("reason",))
 
 # The exposition order: the exporter writes the families in this order.
 CATALOGUE: tuple[MetricSpec, ...] = (
@@ -293,7 +298,7 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
-    GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS,
+    GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS, BROKER_FACTS_ERRORS,
 )
 
 _BY_NAME: dict[str, MetricSpec] = {m.name: m for m in CATALOGUE}

@@ -13,7 +13,7 @@ import threading
 
 from .catalogue import (
     BATCH_DURATION, BATCH_DURATION_BUCKETS, BATCHES, CATALOGUE, END_OFFSET, EVENTS_READ, GROUPS_DROPPED,
-    GROUPS_TRACKED, INPUT_NOTES, LAST_BATCH_TS, OUTPUT_RECORDS, READY, REJECTS, SINK_ERRORS, STATE_ROWS, UP,
+    BROKER_FACTS_ERRORS, GROUPS_TRACKED, INPUT_NOTES, LAST_BATCH_TS, OUTPUT_RECORDS, READY, REJECTS, SINK_ERRORS, STATE_ROWS, UP,
     WATERMARK_DELAY,
 )
 from .exposition import Family, Histogram, header
@@ -29,6 +29,7 @@ _UP, _READY, _STATE_ROWS, _WATERMARK_DELAY = Family(UP), Family(READY), Family(S
 _LAST_BATCH_TS, _GROUPS_TRACKED, _BATCHES = Family(LAST_BATCH_TS), Family(GROUPS_TRACKED), Family(BATCHES)
 _EVENTS_READ, _REJECTS, _INPUT_NOTES = Family(EVENTS_READ), Family(REJECTS), Family(INPUT_NOTES)
 _GROUPS_DROPPED, _OUTPUT_RECORDS, _SINK_ERRORS = Family(GROUPS_DROPPED), Family(OUTPUT_RECORDS), Family(SINK_ERRORS)
+_BROKER_FACTS_ERRORS = Family(BROKER_FACTS_ERRORS)
 
 
 class JobHealth:
@@ -54,6 +55,7 @@ class JobHealth:
         self.watermark_delay: float | None = None
         self.last_batch_ts: float | None = None
         self.sink_errors: dict[str, int] = {}
+        self.broker_facts_errors: dict[str, int] = {}
         self.seen_batches = Dedupe(SEEN_BATCH_IDS)
 
     def record_batch(self, batch_id, events_read: dict[str, int] | None = None,
@@ -101,6 +103,10 @@ class JobHealth:
         with self._lock:
             self.sink_errors[sink] = self.sink_errors.get(sink, 0) + 1
 
+    def note_broker_facts_error(self, reason: str) -> None:
+        with self._lock:
+            self.broker_facts_errors[reason] = self.broker_facts_errors.get(reason, 0) + 1
+
     def readiness(self) -> tuple[bool, str]:
         """(ready, why not) for /ready: the reason the job gave, or how old its last batch is."""
         with self._lock:
@@ -140,4 +146,5 @@ class JobHealth:
             f[LAST_BATCH_TS.name] = _LAST_BATCH_TS.plain(self.last_batch_ts)
         f[GROUPS_TRACKED.name] = _GROUPS_TRACKED.plain(groups_tracked)
         f[SINK_ERRORS.name] = _SINK_ERRORS.by_label(self.sink_errors)
+        f[BROKER_FACTS_ERRORS.name] = _BROKER_FACTS_ERRORS.by_label(self.broker_facts_errors)
         return "".join([h + f.get(name, "") for name, h in _HEADERS])

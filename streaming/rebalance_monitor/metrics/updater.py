@@ -123,6 +123,10 @@ class MetricsUpdater(MetricsStore):
     def note_sink_error(self, sink: str) -> None:
         self.health.note_sink_error(sink)
 
+    def note_broker_facts_error(self, reason: str) -> None:
+        """What the broker poller asked and did not get (broker_facts/poller.py), by reason."""
+        self.health.note_broker_facts_error(reason)
+
     def is_ready(self) -> bool:
         """Ready: the job said so, and its last batch (or the ready report) is at most ``ready_max_age_s`` old."""
         return self.health.readiness()[0]

@@ -4,11 +4,12 @@
 2. Kafka is probed with the monitor's settings (kafka_reach.py). While it does not answer, the job logs one line
    per back-off step (1, 2, 4 ... 60 s) with the address and the client's error, /ready is red with that line,
    and nothing else starts: the clients' own connection lines are at DEBUG.
-3. Once it answers: the broker offsets poller, Spark (once), the query. A query that dies (a broker gone, a sink
+3. Once it answers: the broker offsets poller, the broker poller (broker_facts/: the brokers' group settings,
+   published as events the job reads), Spark (once), the query. A query that dies (a broker gone, a sink
    down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka probed
    first again; a query that ran for two minutes starts the back-off again from 1 s.
 
-4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the exporter, Spark, in that order, one log
+4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the broker poller, the exporter, Spark, in that order, one log
    line per step, exit code 0. Spark's JVM ignores SIGTERM (session.py), so a stop sent to the whole process
    group does not stop Spark under the running query.
 
@@ -67,7 +68,7 @@ class Monitor:
         self.on_records = on_records
         self.on_tick = on_tick
         self.stop = stop if stop is not None else threading.Event()
-        self.exporter = self.updater = self.job = self.lag = None
+        self.exporter = self.updater = self.job = self.lag = self.facts = None
         self.reach = KafkaReach(cfg.kafka.connection(), cfg.kafka.client)
         self._signals = False  # handle_signals was called: again once Spark is up
         self._exporting = False  # the exporter's HTTP server is up
@@ -83,7 +84,7 @@ class Monitor:
             settings = ExporterSettings.from_config(cfg)
             self.exporter = MetricsExporter(settings)
             self.updater = self.exporter.updater
-        self.job = MonitorJob(cfg, updater=self.updater, on_records=self.on_records)
+        self.job = MonitorJob(cfg, updater=self.updater, on_records=self._batch_records)
         if self.exporter is None:
             return
         if self.job.checkpoint_is_local():
@@ -94,6 +95,13 @@ class Monitor:
         else:
             log.info("the metrics snapshot is at %s: /metrics answers once Spark has read it",
                      cfg.state.checkpoint_location)
+
+    def _batch_records(self, batch_id, records, dead_letters) -> None:
+        """Each batch's output: the groups it names go to the broker poller (asked about at once when new)."""
+        if self.facts is not None and records:
+            self.facts.note_groups({r.get("group") for r in records})
+        if self.on_records is not None:
+            self.on_records(batch_id, records, dead_letters)
 
     def _serve_metrics(self) -> None:
         if self.exporter is not None and not self._exporting:
@@ -137,6 +145,8 @@ class Monitor:
                 reach.failures = 0
             if self.lag is None and cfg.lag.enabled and updater is not None:
                 self.lag = _start_lag_poller(cfg, updater)
+            if self.facts is None:
+                self.facts = _start_broker_facts(cfg, updater)
             if job.spark is None:
                 job._session()  # PySpark replaces the SIGINT handler when its context starts
                 if self._signals:
@@ -196,6 +206,7 @@ class Monitor:
         job = self.job
         steps = [("the query and its sinks", job.stop if job is not None else None),
                  ("the broker offsets poller", self.lag.stop if self.lag is not None else None),
+                 ("the broker poller", self.facts.close if self.facts is not None else None),
                  ("the metrics exporter", self.exporter.stop if self.exporter is not None and self._exporting
                   else None),
                  ("Spark", (lambda: end_session(job.spark)) if stop_spark and job is not None and job.spark is not None
@@ -266,4 +277,15 @@ def _start_lag_poller(cfg: MonitorConfig, updater):
         return poller
     except Exception as exc:  # noqa: BLE001 - lag from brokers is optional; records still feed it
         log.warning("broker offsets poller not started: %s", one_line(exc))
+        return None
+
+
+def _start_broker_facts(cfg: MonitorConfig, updater):
+    """The broker poller (broker_facts/): what the brokers know of groups, published where the job reads it."""
+    from ..broker_facts.poller import start_poller
+
+    try:
+        return start_poller(cfg, updater)
+    except Exception as exc:  # noqa: BLE001 - the configuration's fallback then applies, and records say so
+        log.warning("broker poller not started (the configuration's fallback applies): %s", one_line(exc))
         return None

@@ -13,7 +13,7 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import coordinator_events, deadlines, held, membership as M, rebalance as R, timers
+from . import coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
 
@@ -61,6 +61,7 @@ def on_join(g, ev: Join, out: list) -> None:
         return
     if ev.group_protocol == "consumer":
         m.kip848 = True
+        GC.apply_session(g, m)
     m.protocols = ev.protocols
     m.topics = ev.topics
     if ev.owned or m.owned == ():

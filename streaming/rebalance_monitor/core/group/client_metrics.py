@@ -31,7 +31,7 @@ def on_client_metrics(g, ev: ClientMetrics, out: list) -> None:
     m = _member_of(g, ev)
     if m is None:
         return
-    M.set_timeouts(m, ev.session_timeout_ms, ev.rebalance_timeout_ms, None)
+    M.set_timeouts(m, ev.session_timeout_ms, ev.rebalance_timeout_ms, None)  # (a KIP-848 member's: the group's)
     m.report_delay_ms = report_delay(ev.interval_ms)
     ago = ev.last_heartbeat_ms_ago
     if ago is not None and 0 <= ago <= ev.ts:

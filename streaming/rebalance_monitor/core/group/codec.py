@@ -24,13 +24,14 @@ from ..settings import CoreSettings
 from ..storm import StormTracker
 from .rebalance import Rebalance
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 # version 1 is version 2 without its last member fields: report_delay_ms (None: a member of its own events) and
 # last_commit_ms (None: no commit of its partitions seen); version 2 is version 3 without closed_ms (None: its
 # client never said it closed)
 V2_MEMBER_FIELDS = ("report_delay_ms", "last_commit_ms")
 V3_MEMBER_FIELDS = ("closed_ms",)
-_READABLE_VERSIONS = (1, 2, STATE_VERSION)
+V4_MEMBER_FIELDS = ("timeout_source",)  # version 3 is version 4 without it (None: unknown, or its client's)
+_READABLE_VERSIONS = (1, 2, 3, STATE_VERSION)
 
 # the positions of a member's and a rebalance's fields in their lists
 MEMBER_FIELDS = (
@@ -38,7 +39,7 @@ MEMBER_FIELDS = (
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
     "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-    "last_commit_ms", "closed_ms",
+    "last_commit_ms", "closed_ms", "timeout_source",
 )
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (
@@ -60,7 +61,7 @@ def group_to_state(g) -> dict:
         "cc": g.coordinator_change_ms, "br": g.broker_release, "s": storm_to_state(g.storm), "h": list(g.history),
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
-        "cs": g.client_standard, "mp": g.members_peak,
+        "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
     }
 
 
@@ -75,7 +76,8 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.leader = state["l"]
     g.members = {}
     for values in state["m"]:
-        missing = {1: len(V2_MEMBER_FIELDS) + len(V3_MEMBER_FIELDS), 2: len(V3_MEMBER_FIELDS)}.get(version, 0)
+        missing = {1: len(V2_MEMBER_FIELDS) + len(V3_MEMBER_FIELDS) + len(V4_MEMBER_FIELDS),
+                   2: len(V3_MEMBER_FIELDS) + len(V4_MEMBER_FIELDS), 3: len(V4_MEMBER_FIELDS)}.get(version, 0)
         m = member_from_state(values + [None] * missing)
         g.members[m.member_id] = m
     g.removed.update((k, v) for k, v in state["rm"])
@@ -98,6 +100,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.held = state.get("hd")
     g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
     g.client_standard = {k: dict(e) for k, e in (state.get("cs") or {}).items()}
+    g.configs = dict(state.get("gc") or {})  # (snapshots before it: the broker has not said)
     g.members_peak = state.get("mp", 0)  # (snapshots before it: the members the coordinator holds now count)
     g.dirty = False
     return g

@@ -15,7 +15,7 @@ from ..events import (
 )
 from ..members import Member
 from ..vocabulary import TimeoutKind
-from . import deadlines, membership as M, rebalance as R, timers
+from . import deadlines, group_config as GC, membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
 SNAPSHOT_RESOLUTION_MS = 1000  # Java clients' snapshots count whole seconds (contract: client_metrics)
@@ -61,6 +61,7 @@ def on_join(g, ev: Join, out: list) -> None:
         M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
     if ev.group_protocol == "consumer":
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
+        GC.apply_session(g, m)
     m.joined_ms = ev.ts
     m.session_alive(ev.ts)
     r = g.rebalance
@@ -205,21 +206,22 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     (cause, who, reason) for the rebalance."""
     who = gone.describe()
     if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
-        session = gone.session_timeout_ms or (g.settings.kip848_session_ms(g.group) if gone.kip848 else None)
+        session = gone.session_timeout_ms or (GC.kip848_session(g)[0] if gone.kip848 else None)
         found = C.cause_of_closed_departure(gone.closed_ms, ts, session)
         if found.cause == C.SESSION_TIMEOUT:
             rec = records.member_timeout(
                 g.group, ts, member_id=gone.member_id, timeout=TimeoutKind.SESSION, last_seen_ms=gone.last_heartbeat_ms,
                 deadline_ms=(gone.last_heartbeat_ms or gone.closed_ms) + session,
-                identity=((key, getattr(gone, key)) for key in ("client_id", "host", "group_instance_id")))
+                identity=gone.identity(TimeoutKind.SESSION))
             out.append(rec)
             g.count("timeouts_session")
+            who["timeout_source"] = GC.session_source(gone)
         return found.cause, who, found.reason
     if cause != C.UNKNOWN:
         return cause, who, reason
+    if gone.kip848:  # the group's, as its coordinator applies it (the broker's, else the settings' fallback)
+        GC.apply_session(g, gone)
     session = gone.session_timeout_ms
-    if session is None and gone.kip848:  # the group's, as its coordinator applies it (settings)
-        session = g.settings.kip848_session_ms(g.group)
     if gone.report_delay_ms is not None:
         # a Java member known by its telemetry snapshots, gone without its terminating push: its silence tells
         found = C.cause_of_silent_departure(gone.last_seen_ms, ts, session, gen)
@@ -231,13 +233,15 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
         last_seen = gone.last_commit_ms
     if found.cause != C.UNKNOWN:
         who["cause_source"] = C.INFERRED
+    if found.cause == C.SESSION_TIMEOUT:
+        who["timeout_source"] = GC.session_source(gone)
     if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
         kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
         limit = session if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms
         rec = records.member_timeout(
             g.group, ts, member_id=gone.member_id, timeout=kind, last_seen_ms=last_seen,
             deadline_ms=last_seen + limit,
-            identity=((key, getattr(gone, key)) for key in ("client_id", "host", "group_instance_id")))
+            identity=gone.identity(kind))
         rec["cause_source"] = C.INFERRED
         out.append(rec)
         g.count(f"timeouts_{kind}")

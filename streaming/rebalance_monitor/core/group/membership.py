@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from .. import causes as C
 from ..members import Member
+from ..vocabulary import TimeoutSource
+from . import group_config as GC
 
 
 def create(g, member_id: str, ts: int) -> Member | None:
@@ -90,9 +92,14 @@ def by_client(g, client_id: str | None, host: str | None) -> Member | None:
 
 def set_timeouts(m: Member, session_timeout_ms: int | None, rebalance_timeout_ms: int | None,
                  heartbeat_interval_ms: int | None) -> None:
-    """The member's session / rebalance / heartbeat intervals, those that are stated."""
+    """The member's session / rebalance / heartbeat intervals, those that are stated. A KIP-848 member's session
+    timeout is its group's once the broker said it (group_config.apply_session): a client's word does not replace
+    the broker's."""
+    if m.kip848 and m.timeout_source in GC.BROKER_SOURCES:
+        session_timeout_ms = heartbeat_interval_ms = None
     if session_timeout_ms is not None:
         m.session_timeout_ms = session_timeout_ms
+        m.timeout_source = TimeoutSource.CLIENT
     if rebalance_timeout_ms is not None:
         m.rebalance_timeout_ms = rebalance_timeout_ms
     if heartbeat_interval_ms is not None:
@@ -233,6 +240,7 @@ def adopt_anonymous_join(g, m: Member, details: dict) -> None:
         m.rack = details["rack"]
     if details.get("gp") == "consumer":
         m.kip848 = True
+        GC.apply_session(g, m)
     set_timeouts(m, details.get("st"), details.get("rt"), details.get("hi"))
     if ts is not None:
         m.joined_ms = ts

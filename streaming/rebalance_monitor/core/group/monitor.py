@@ -20,7 +20,7 @@ from collections import OrderedDict, deque
 from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
-    BrokerRelease, ClientMetrics, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
+    BrokerRelease, ClientMetrics, GroupConfig, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
 )
@@ -28,7 +28,7 @@ from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
 from . import (client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
-               deadlines, timers)
+               deadlines, group_config, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -65,6 +65,7 @@ class GroupMonitor:
         self.membership_known = False  # from client events, or coordinator member lists
         self.coordinator_change_ms: int | None = None  # when the coordinator last moved (causes window)
         self.broker_release: str | None = None  # the brokers' release as learned (broker_release events)
+        self.configs: dict[str, dict] = {}  # the group's settings as the broker said them (group_config.py)
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
         self.timer_ms: int | None = None  # lower bound of the earliest member deadline (see timers.py)
@@ -257,5 +258,6 @@ _HANDLERS = {
     CoordinatorChange: coordinator.on_coordinator_change,
     TopicPartitions: coordinator.on_topic_partitions,
     BrokerRelease: coordinator.on_broker_release,
+    GroupConfig: group_config.on_group_config,
     EndOffsets: coordinator.on_end_offsets,
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation
 from ..storm_pattern import summarise
-from . import deadlines, held, membership
+from . import deadlines, group_config, held, membership
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -249,6 +249,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
             deadlines.lower(g, m)
     duration = completed_ms - started if started is not None and completed_ms >= started else None
     protocol, why = r.protocol or declared_server_assignor(g, ids), None
+    from_broker = protocol is None and (protocol := group_config.broker_assignor(g, ids)) is not None
     if protocol is None:  # no sync named it: the coordinator's choice from the members' own preferences
         protocol, why = elect_protocol(g, ids)
     judged = judge_generation(g, ids, assignment, protocol, gen, why)
@@ -258,6 +259,8 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
                     if assignment is not None else None))
     rec.update(judged)
+    if from_broker:
+        rec["protocol_source"] = "broker"  # the brokers' default assignor (group.consumer.assignors)
     waiting = held.late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None
     if waiting:
         held.hold(g, rec, waiting, r, ids, coord, why, completed_ms)

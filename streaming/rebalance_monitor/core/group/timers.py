@@ -101,7 +101,7 @@ def warn_members(g, at: int, detected: int, out: list) -> None:
             g.group, detected, member_id=m.member_id, risk=kind,
             last_seen_ms=m.last_heartbeat_ms if kind == TimeoutKind.SESSION else m.last_poll_ms,
             warn_ms=when, deadline_ms=deadline, limit_ms=limit,
-            identity=((key, getattr(m, key)) for key in ("client_id", "host", "group_instance_id"))))
+            identity=m.identity(kind)))
         g.count(f"at_risk_{kind}")
         g.warned_to = max(g.warned_to, when + (m.report_delay_ms or 0))
 
@@ -114,7 +114,7 @@ def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, tr
     last_seen = m.last_heartbeat_ms if kind == TimeoutKind.SESSION else m.last_poll_ms
     out.append(records.member_timeout(
         g.group, detected, member_id=m.member_id, timeout=kind, last_seen_ms=last_seen, deadline_ms=deadline,
-        identity=((key, getattr(m, key)) for key in ("client_id", "host", "group_instance_id"))))
+        identity=m.identity(kind)))
     g.count(f"timeouts_{kind}")
     found = C.cause_of_timeout(kind, m.session_timeout_ms if kind == TimeoutKind.SESSION else m.rebalance_timeout_ms, reason)
     membership.remove(g, m.member_id, deadline)

@@ -1,0 +1,116 @@
+"""The brokers' group settings and each group's overrides, read with DescribeConfigs (kafka-python's admin client,
+the base install), as `group_config` events (contract extension; core/group/group_config.py applies them).
+
+- The brokers: `group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms`,
+  `group.consumer.assignors` (the first is the default), and the same keys of the `streams` and `share` families
+  where the broker has them -> one event per family, group "", `source` "broker".
+- A group (config resource type GROUP, Kafka 4.0+): its `consumer.session.timeout.ms`,
+  `consumer.heartbeat.interval.ms`, ... The broker answers every key, with where its value came from; only those
+  the group sets itself (`DYNAMIC_GROUP_CONFIG`) are its overrides -> one event per family, `source` "group",
+  with the overridden keys only (none: the group overrides nothing).
+
+Pure translation below `ask_*`; the asking is the two `ask_*` functions.
+"""
+from __future__ import annotations
+
+FAMILIES = ("consumer", "streams", "share")
+# event field -> key suffix of the family's config
+FIELDS = {"session_timeout_ms": "session.timeout.ms", "heartbeat_interval_ms": "heartbeat.interval.ms"}
+GROUP_OVERRIDE_SOURCE = "DYNAMIC_GROUP_CONFIG"
+
+
+class Denied(Exception):
+    """The broker refused DescribeConfigs (its ACLs): what to grant is in the message."""
+
+
+def _int(value) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def broker_events(entries: dict[str, dict], ts: int) -> list[dict]:
+    """The `group_config` events of one broker's DescribeConfigs answer (`entries`: {name: {"value": ...}})."""
+    out = []
+    for family in FAMILIES:
+        ev = {"v": 1, "type": "group_config", "ts": ts, "group": "", "source": "broker", "group_type": family}
+        for field, suffix in FIELDS.items():
+            n = _int((entries.get(f"group.{family}.{suffix}") or {}).get("value"))
+            if n is not None:
+                ev[field] = n
+        if family == "consumer":
+            names = (entries.get("group.consumer.assignors") or {}).get("value")
+            if names:
+                ev["assignors"] = [_assignor_name(n) for n in str(names).split(",") if n.strip()]
+        if len(ev) > 6:  # the broker has this family
+            out.append(ev)
+    return out
+
+
+def _assignor_name(value: str) -> str:
+    """`uniform`, or a class name as the broker may list it (o.a.k.coordinator.group.assignor.UniformAssignor)."""
+    name = value.strip()
+    if "." not in name:
+        return name
+    short = name.rsplit(".", 1)[1]
+    return short[:-len("Assignor")].lower() if short.endswith("Assignor") else short
+
+
+def group_events(group: str, entries: dict[str, dict], ts: int, families=("consumer",)) -> list[dict]:
+    """The `group_config` events of one group's DescribeConfigs answer: its own overrides, family by family
+    (`families`: those to say even when the group overrides nothing in them)."""
+    out = []
+    for family in FAMILIES:
+        ev = {"v": 1, "type": "group_config", "ts": ts, "group": group, "source": "group", "group_type": family}
+        for field, suffix in FIELDS.items():
+            entry = entries.get(f"{family}.{suffix}") or {}
+            n = _int(entry.get("value"))
+            if n is not None and entry.get("config_source") == GROUP_OVERRIDE_SOURCE:
+                ev[field] = n
+        if len(ev) > 6 or family in families:
+            out.append(ev)
+    return out
+
+
+# --- asking (kafka-python's admin client) ---------------------------------------------------------------
+GRANT = ("grant the monitor's principal DESCRIBE_CONFIGS on the cluster (the brokers' group settings) and on the "
+         "groups (their overrides), e.g. kafka-acls.sh --add --allow-principal User:<monitor> --operation "
+         "DescribeConfigs --cluster, and --group '*'")
+
+
+def _check_denied(exc: BaseException) -> None:
+    text = f"{type(exc).__name__} {exc}"
+    if "AUTHORIZATION" in text.upper() or "Authorization" in text:
+        raise Denied(f"DescribeConfigs refused ({type(exc).__name__}): {GRANT}") from exc
+
+
+def ask_broker_configs(admin, broker_id: str | None = None) -> dict[str, dict]:
+    """One broker's configuration entries ({name: {"value", "config_source", ...}}); `Denied` when refused."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    try:
+        if broker_id is None:
+            brokers = sorted(b["broker_id"] for b in admin.describe_cluster().get("brokers") or ())
+            broker_id = str(brokers[0]) if brokers else "1"
+        got = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(broker_id))], config_filter="all")
+    except Exception as exc:  # noqa: BLE001 - a refusal is said as one; anything else goes up
+        _check_denied(exc)
+        raise
+    return (got.get("broker") or {}).get(str(broker_id)) or {}
+
+
+def ask_group_configs(admin, groups: list[str]) -> dict[str, dict[str, dict]]:
+    """{group: its configuration entries} (Kafka 4.0+ brokers); `Denied` when refused."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    if not groups:
+        return {}
+    try:
+        got = admin.describe_configs([ConfigResource(ConfigResourceType.GROUP, g) for g in groups],
+                                     config_filter="all")
+    except Exception as exc:  # noqa: BLE001
+        _check_denied(exc)
+        raise
+    return dict(got.get("group") or {})

@@ -1,0 +1,219 @@
+"""The broker poller: asks the brokers what they know of groups and publishes it where the job reads it.
+
+At start, then every `broker_facts.refresh`: the brokers' group settings (one event per group family, group "",
+published again only when they change, and once a day so that a group first seen much later still finds them in
+its shard's cluster log), the groups the cluster has (ListGroups) and, for each group not yet asked about and each
+group the job reports having seen (`note_groups`), its own overrides (one event per group, again only when they
+change). The events go to `broker_facts.topic` (one of the job's events topics), keyed by group so that a group's
+events keep their order: the job applies them like any event (core/group/group_config.py), and `replay` of that
+topic applies the same.
+
+A refusal (ACLs: DESCRIBE_CONFIGS) is counted (`rebalance_monitor_broker_facts_errors_total`), logged once with
+what to grant, and the monitor goes on with the configuration's fallback (`core.kip848_session_timeout(s)`),
+which every record that uses it names (`timeout_source: config`). Other failures are counted and logged once per
+kind until the next success. Nothing here decides anything about a group: it reads and forwards.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+from .group_configs import Denied, ask_broker_configs, ask_group_configs, broker_events, group_events
+
+log = logging.getLogger("rebalance_monitor.broker_facts")
+
+REPUBLISH_S = 86_400  # the brokers' settings once a day even unchanged (a shard's cluster log keeps a week)
+GROUPS_PER_REQUEST = 200
+
+
+class BrokerFactsPoller:
+    """`admin`: kafka-python's KafkaAdminClient; `publish(key, value)`: writes one event (bytes) to the events
+    topic; `note(reason)`: counts a failure (the exporter's `note_broker_facts_error`, or nothing); `clock`:
+    epoch seconds."""
+
+    def __init__(self, admin, publish, flush=None, refresh_s: float = 300.0, note=None, clock=time.time):
+        self.admin = admin
+        self.publish = publish
+        self.flush = flush
+        self.refresh_s = refresh_s
+        self.note = note or (lambda reason: None)
+        self.clock = clock
+        self._said: dict[str, str] = {}  # key ("" or a group) -> the JSON of the events last published
+        self._broker_said_at = 0.0
+        self._wanted: set[str] = set()  # groups the job saw, not yet asked about
+        self._known: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._logged: set[str] = set()
+        self.denied = False
+        self.polls = 0
+
+    # --- the job's side -------------------------------------------------------------------------------
+    def note_groups(self, groups) -> None:
+        """Groups the job has seen: those not asked about yet are asked about at once."""
+        with self._lock:
+            new = {g for g in groups if g and g not in self._known}
+            if not new:
+                return
+            self._wanted |= new
+            self._known |= new
+        self._wake.set()
+
+    # --- one round --------------------------------------------------------------------------------------
+    def poll_once(self, everything: bool = True) -> int:
+        """Ask and publish; `everything`: the brokers' settings and every group (a refresh), else only the groups
+        noted since. Returns how many events were published."""
+        published = 0
+        now = self.clock()
+        if everything:
+            published += self._brokers(now)
+            groups = self._list_groups()
+            with self._lock:
+                self._known |= set(groups)
+                wanted = sorted(set(groups) | self._wanted)
+                self._wanted.clear()
+        else:
+            with self._lock:
+                wanted = sorted(self._wanted)
+                self._wanted.clear()
+        for i in range(0, len(wanted), GROUPS_PER_REQUEST):
+            published += self._groups(wanted[i:i + GROUPS_PER_REQUEST], now)
+        if published and self.flush is not None:
+            self.flush()
+        self.polls += 1
+        return published
+
+    def _brokers(self, now: float) -> int:
+        try:
+            entries = ask_broker_configs(self.admin)
+        except Denied as exc:
+            self._refused(exc)
+            return 0
+        except Exception as exc:  # noqa: BLE001 - counted, logged once, tried again at the next refresh
+            self._failed("describe_configs_failed", f"DescribeConfigs of the brokers failed: {exc}")
+            return 0
+        self.denied = False
+        events = broker_events(entries, int(now * 1000))
+        again = now - self._broker_said_at >= REPUBLISH_S
+        n = self._say("", events, force=again)
+        if n:
+            self._broker_said_at = now
+        return n
+
+    def _groups(self, groups: list[str], now: float) -> int:
+        try:
+            answers = ask_group_configs(self.admin, groups)
+        except Denied as exc:
+            self._refused(exc)
+            return 0
+        except Exception as exc:  # noqa: BLE001 - e.g. a 3.x broker (no GROUP configs): counted, logged once
+            self._failed("describe_configs_failed", f"DescribeConfigs of {len(groups)} groups failed: {exc}")
+            return 0
+        n = 0
+        for group in groups:
+            entries = answers.get(group)
+            if entries is not None:
+                n += self._say(group, group_events(group, entries, int(now * 1000)))
+        return n
+
+    def _list_groups(self) -> list[str]:
+        try:
+            listed = self.admin.list_groups()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("list_groups_failed", f"ListGroups failed: {exc}")
+            return []
+        names = []
+        for item in listed or ():
+            name = item.get("group_id") if isinstance(item, dict) else (item[0] if isinstance(item, tuple) else
+                                                                         getattr(item, "group_id", None))
+            if name:
+                names.append(name)
+        return names
+
+    def _say(self, key: str, events: list[dict], force: bool = False) -> int:
+        """Publish `events` unless the same were published last for `key`."""
+        text = json.dumps([{k: v for k, v in e.items() if k != "ts"} for e in events], sort_keys=True)
+        if not events or (not force and self._said.get(key) == text):
+            return 0
+        try:
+            for ev in events:
+                self.publish(key.encode(), json.dumps(ev, separators=(",", ":")).encode())
+        except Exception as exc:  # noqa: BLE001
+            self._failed("publish_failed", f"publishing what the brokers said failed: {exc}")
+            return 0
+        self._said[key] = text
+        return len(events)
+
+    def _refused(self, exc: Denied) -> None:
+        self.note("describe_configs_denied")
+        self.denied = True
+        if "denied" not in self._logged:
+            self._logged.add("denied")
+            log.warning("the brokers refused to describe their group settings; using the configuration's fallback "
+                        "(core.kip848_session_timeout), which each record names (timeout_source: config): %s", exc)
+
+    def _failed(self, reason: str, text: str) -> None:
+        self.note(reason)
+        if reason not in self._logged:
+            self._logged.add(reason)
+            log.warning("%s", text)
+
+    # --- the thread ----------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        last = 0.0
+        while not self._stop.is_set():
+            everything = time.monotonic() - last >= self.refresh_s
+            try:
+                self.poll_once(everything)
+            except Exception as exc:  # noqa: BLE001 - never end the thread
+                self._failed("describe_configs_failed", f"asking the brokers failed: {exc}")
+            if everything:
+                last = time.monotonic()
+                self._logged.discard("describe_configs_failed")
+            self._wake.wait(max(0.0, min(self.refresh_s, last + self.refresh_s - time.monotonic())))
+            self._wake.clear()
+
+    def start(self) -> "BrokerFactsPoller":
+        self._thread = threading.Thread(target=self._run, name="broker-facts", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def close(self) -> None:
+        """Stop, then close the clients `start_poller` made."""
+        self.stop()
+        for close in getattr(self, "closers", ()):
+            close()
+
+
+def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
+    """The poller of a monitor's configuration (broker_facts.*, the one Kafka connection), started; None when
+    `broker_facts.enabled` is off or the configuration gives it no topic the job reads."""
+    topic = cfg.broker_facts_topic()
+    if not cfg.broker_facts.enabled or topic is None:
+        return None
+    from kafka import KafkaAdminClient, KafkaProducer
+
+    conf = cfg.kafka.connection().kafka_python()
+    conf.pop("client_id", None)
+    admin = KafkaAdminClient(client_id="rebalance-monitor-broker-facts", **conf)
+    producer = KafkaProducer(client_id="rebalance-monitor-broker-facts", acks="all", linger_ms=50, **conf)
+
+    def publish(key: bytes, value: bytes) -> None:
+        producer.send(topic, key=key, value=value)
+
+    poller = BrokerFactsPoller(admin, publish, flush=lambda: producer.flush(30),
+                               refresh_s=int(cfg.broker_facts.refresh) / 1000.0,
+                               note=updater.note_broker_facts_error if updater is not None else None)
+    poller.closers = (producer.close, admin.close)
+    return poller.start()

@@ -1,0 +1,111 @@
+"""A group's settings as the broker holds them: what a KIP-848 member's session timeout is, and which server
+assignor a KIP-848 group uses when its members name none.
+
+Since KIP-848 the session timeout, heartbeat interval and assignor of a `consumer` group are the broker's, not the
+client's: the brokers' `group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms` and
+`group.consumer.assignors` (the first is the default), or a group's own `consumer.session.timeout.ms` and
+`consumer.heartbeat.interval.ms`. They reach the core as `group_config` events (the broker's answers to
+DescribeConfigs, published by `broker_facts/`): `source` "broker" (group "", fanned out to every group) and
+"group" (one group's overrides). A group's own value wins over the brokers'; where neither said, the
+configuration's fallback (`core.kip848_session_timeout(s)`) applies. Each member keeps where its timeout came
+from (`Member.timeout_source`): its timeouts, warnings and inferred causes say it.
+
+Only the `consumer` family is applied here (streams and share groups are kept for when the core watches them).
+"""
+from __future__ import annotations
+
+from ..events import GroupConfig
+from ..members import Member
+from ..vocabulary import ConfigSource, TimeoutSource
+from . import deadlines
+
+FAMILY = "consumer"
+BROKER_SOURCES = (TimeoutSource.GROUP, TimeoutSource.BROKER)
+# the keys of a source's entry in `g.configs`
+SESSION, HEARTBEAT, ASSIGNORS = "st", "hb", "as"
+
+
+def on_group_config(g, ev: GroupConfig, out: list) -> None:
+    """Keep what the broker said (a `group` event replaces the group's overrides as a whole), then give every
+    KIP-848 member the session timeout that now applies."""
+    if ev.group_type != FAMILY:
+        g.count(f"group_config_{ev.group_type}")
+        return
+    entry = {}
+    if ev.session_timeout_ms is not None:
+        entry[SESSION] = ev.session_timeout_ms
+    if ev.heartbeat_interval_ms is not None:
+        entry[HEARTBEAT] = ev.heartbeat_interval_ms
+    if ev.assignors:
+        entry[ASSIGNORS] = list(ev.assignors)
+    key = ConfigSource.GROUP if ev.source == ConfigSource.GROUP else ConfigSource.BROKER
+    if g.configs.get(key) == entry:
+        return
+    g.configs[key] = entry
+    changed = False
+    for m in g.members.values():
+        if m.kip848:
+            changed = apply_session(g, m) or changed
+    if changed:
+        deadlines.recompute(g)
+
+
+def kip848_session(g) -> tuple[int, str]:
+    """(the session timeout the coordinator applies to the group's KIP-848 members, where it came from)."""
+    for key, source in ((ConfigSource.GROUP, TimeoutSource.GROUP), (ConfigSource.BROKER, TimeoutSource.BROKER)):
+        ms = (g.configs.get(key) or {}).get(SESSION)
+        if ms is not None:
+            return ms, source
+    return g.settings.kip848_session_ms(g.group), TimeoutSource.CONFIG
+
+
+def heartbeat_interval(g) -> int | None:
+    """The heartbeat interval the coordinator gives the group's KIP-848 members, when the broker said."""
+    for key in (ConfigSource.GROUP, ConfigSource.BROKER):
+        ms = (g.configs.get(key) or {}).get(HEARTBEAT)
+        if ms is not None:
+            return ms
+    return None
+
+
+def default_assignor(g) -> str | None:
+    """The server assignor the brokers give a KIP-848 group whose members name none: the first of their
+    `group.consumer.assignors`; None when the broker did not say."""
+    names = (g.configs.get(ConfigSource.BROKER) or {}).get(ASSIGNORS)
+    return names[0] if names else None
+
+
+def broker_assignor(g, ids) -> str | None:
+    """The assignor of a KIP-848 generation whose members (`ids`) name none: the brokers' default; None when
+    a member is not a KIP-848 one, one names an assignor, or the broker did not say."""
+    if not ids:
+        return None
+    for mid in ids:
+        m = g.members.get(mid)
+        if m is None or not m.kip848 or m.protocols:
+            return None
+    return default_assignor(g)
+
+
+def apply_session(g, m: Member) -> bool:
+    """Give KIP-848 member `m` the group's session timeout (a KIP-848 client's own session.timeout.ms is not
+    used by the coordinator): the broker's word first; where the broker did not say, what the member's own
+    instrumentation stated (`client`), else the configuration's fallback. True when it changed."""
+    ms, source = kip848_session(g)
+    if source == TimeoutSource.CONFIG and m.session_timeout_ms is not None \
+            and m.timeout_source in (None, TimeoutSource.CLIENT):
+        return False
+    hb = heartbeat_interval(g)
+    changed = m.session_timeout_ms != ms or m.timeout_source != source
+    m.session_timeout_ms = ms
+    m.timeout_source = source
+    if hb is not None:
+        m.heartbeat_interval_ms = hb
+    return changed
+
+
+def session_source(m: Member) -> str | None:
+    """Where `m`'s session timeout came from, for its records: its own, else the client's where it has one."""
+    if m.timeout_source is not None:
+        return m.timeout_source
+    return TimeoutSource.CLIENT if m.session_timeout_ms is not None else None

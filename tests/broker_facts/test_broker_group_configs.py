@@ -1,0 +1,136 @@
+"""What the monitor asks the broker, on a real Apache Kafka 4.4 broker configured by hand (the test broker's
+group.consumer.session.timeout.ms is 10 s, not Kafka's 45 s) with one group's own override set by Kafka's
+`kafka-configs` tool (ConfigCommand): the broker poller publishes the brokers' settings and the group's override as
+`group_config` events, and a `kill -9` of a stock Java KIP-848 member (Kafka's console consumer,
+group.protocol=consumer) in each group is then reported from `__consumer_offsets` alone as a session timeout
+naming it, with the session the broker applied and where it came from. Without the poller's events the
+configuration's fallback (45 s) reads the same crashes as leaves: the test fails if the broker's word is not used."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from helpers.java_telemetry import kill_hard
+
+from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
+from rebalance_monitor.config import load_config
+from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.decode import decode_record
+from rebalance_monitor.inputs.topic_ids import resolver_for
+from rebalance_monitor.kafka_connection import KafkaConnection
+from rebalance_monitor.testing import java_telemetry as jt
+from rebalance_monitor.testing import witnesses as W
+from rebalance_monitor.testing.kafka_install import classpath, java_binary
+
+pytestmark = pytest.mark.integration
+# commits every second: what `__consumer_offsets` shows of a member's liveness (its partitions' commits)
+K848 = {"group.protocol": "consumer", "auto.commit.interval.ms": "1000"}
+
+
+class _Traffic:
+    """Records to `topic` every 100 ms while it runs, so that the members commit."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        import threading
+
+        from kafka import KafkaProducer
+
+        self._producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+        self._topic = topic
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.wait(0.1):
+            for p in (0, 1):
+                self._producer.send(self._topic, value=b"x%d" % i, partition=p)
+            i += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._producer.close()
+
+
+def _set_group_config(bootstrap: str, group: str, setting: str) -> None:
+    done = subprocess.run(
+        [java_binary(), "-Xmx128m", "-cp", classpath(), "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server",
+         bootstrap, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", setting],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _records(bootstrap: str, facts: list[bytes], groups: set[str]) -> list[dict]:
+    """The core's records of `__consumer_offsets` as the broker holds it, with the poller's events beside it."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    names = resolver_for("cluster", KafkaConnection(bootstrap_servers=bootstrap))
+    events = [parse_event(v) for v in facts]
+    for key, value, ts in W.read_topic(bootstrap, "__consumer_offsets"):
+        evs, _ = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names=names)
+        events.extend(e for e in evs if not e.group or e.group in groups)
+    events.sort(key=lambda e: e.ts)
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=2000, offsets_partitions=10)
+    out = []
+    for e in events:
+        out.extend(recon.feed(e))
+    out.extend(recon.finish())
+    return [r for r in out if r.get("group") in groups]
+
+
+def _crash_causes(records, group):
+    return [(c["cause"], c.get("timeout_source"), c.get("client_id")) for r in records
+            if r["kind"] == "generation" and r["group"] == group for c in r["causes"]
+            if c.get("cause_source") == "inferred"]
+
+
+def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_groups_own_session(broker, unique,
+                                                                                                tmp_path):
+    from kafka.admin import KafkaAdminClient
+
+    bootstrap = broker.bootstrap
+    topic = f"t-{unique}"
+    plain, own = f"g-plain-{unique}", f"g-own-{unique}"
+    broker.create_topics({topic: 2})
+    _set_group_config(bootstrap, own, "consumer.session.timeout.ms=20000")
+    published: list[bytes] = []
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    poller = BrokerFactsPoller(admin, lambda key, value: published.append(value))
+    procs = {}
+    traffic = _Traffic(bootstrap, topic)
+    try:
+        poller.note_groups([plain, own])
+        assert poller.poll_once() >= 3
+        facts = [json.loads(v) for v in published]
+        assert {"group": "", "group_type": "consumer", "session_timeout_ms": 10_000} in [
+            {k: f.get(k) for k in ("group", "group_type", "session_timeout_ms")} for f in facts]
+        assert [f for f in facts if f["group"] == own] == [
+            {**next(f for f in facts if f["group"] == own), "session_timeout_ms": 20_000, "source": "group"}]
+        assert "session_timeout_ms" not in next(f for f in facts if f["group"] == plain)
+        for group in (plain, own):
+            for role in ("survivor", "victim"):
+                procs[group, role] = jt.console_consumer(bootstrap, topic, group, f"{role}-{group}"[:60], K848,
+                                                         log_path=tmp_path / f"{group}-{role}.log")
+        time.sleep(15)  # both members joined and own their partitions
+        for group in (plain, own):
+            kill_hard(procs.pop((group, "victim")))
+        time.sleep(28)  # the broker fences each victim after its group's session (10 s and 20 s)
+        assert poller.poll_once() == 0  # nothing changed: nothing published again
+    finally:
+        traffic.stop()
+        for proc in procs.values():
+            kill_hard(proc)
+        admin.close()
+    records = _records(bootstrap, published, {plain, own})
+    assert _crash_causes(records, plain) == [("session_timeout", "broker", f"victim-{plain}"[:60])], records
+    assert _crash_causes(records, own) == [("session_timeout", "group", f"victim-{own}"[:60])], records
+    timeouts = {r["group"]: r for r in records if r["kind"] == "member_timeout"}
+    assert timeouts[plain]["timeout_source"] == "broker" and timeouts[own]["timeout_source"] == "group"
+    # without what the broker said, the configuration's 45 s fallback reads both crashes as leaves
+    blind = _records(bootstrap, [], {plain, own})
+    assert [c[0] for g in (plain, own) for c in _crash_causes(blind, g)] == ["member_left", "member_left"]
