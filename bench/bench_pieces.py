@@ -18,8 +18,9 @@ workers). Each line gives records/s over the query's wall time, CPU microseconds
 driver JVM, where local-mode tasks run, and the Python workers), and the ratio to a plain confluent-kafka
 consumer tuned as the Python source is (`fetch.queue.backoff.ms`), drained in the same run. A piece's own cost is
 the difference between its line and the line above. Each query's start-up (planning, the first code generation,
-the Python workers) is in its time: with a million records it was most of a read piece's time (session 15 read
-0.44-0.48x at 1,000,000 records, session 18 0.94-1.12x at 3,000,000), so the defaults read 3 million.
+the Python workers) is in its time: with a million records it was most of a read piece's time (the reads measured
+0.44-0.48x at 1,000,000 records at d87b07f and 0.94-1.12x at 3,000,000 at 6b42daa, both on 2026-11-26), so the
+defaults read 3 million.
 
     .venv/bin/python bench/bench_pieces.py [--events 3000000] [--groups 50] [--commits 15000] [--partitions 4]
                                            [--inputs events,offsets] [--readers spark,python]
