@@ -6,4 +6,6 @@ forwards; the core decides (core/group/group_config.py).
 | --- | --- |
 | `group_configs.py` | DescribeConfigs of the brokers (`group.<type>.*`) and of each group (its overrides) -> `group_config` events |
 | `poller.py` | the broker poller of `run`: asks at start, every `broker_facts.refresh` and for each group the job first sees; publishes to the events topic |
+| `release.py` | the brokers' release from their ApiVersions answer (`release_from_api_versions`, pure; `ask_release` asks live brokers with kafka-python): what it can and cannot tell apart |
+| `release_fingerprints.py` | generated (scripts/api_versions_table.py): what a broker of each Apache Kafka release from 3.9.0 to 4.4.0 advertises in ApiVersions |
 """
