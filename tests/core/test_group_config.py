@@ -198,3 +198,16 @@ def test_the_brokers_word_reaches_a_group_that_is_ahead_of_it_and_a_group_that_c
         15_000, "broker")
     assert (monitors["later"].members["b"].session_timeout_ms, monitors["later"].members["b"].timeout_source) == (
         15_000, "broker")
+
+
+def test_an_api_versions_guess_never_replaces_the_release_a_log_line_named():
+    g = GroupMonitor("g", CoreSettings())
+    g.process(parse_event(ev("broker_release", 1, "", release="4.4.0", source="api_versions")))
+    assert g.broker_release == "4.4.0"
+    g.process(parse_event(ev("broker_release", 2, "", release="4.0.0")))
+    assert g.broker_release == "4.0.0"
+    g.process(parse_event(ev("broker_release", 3, "", release="4.4.0", source="api_versions")))
+    assert g.broker_release == "4.0.0"
+    again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
+    again.process(parse_event(ev("broker_release", 4, "", release="4.4.0", source="api_versions")))
+    assert again.broker_release == "4.0.0"

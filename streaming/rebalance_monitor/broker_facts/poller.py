@@ -97,12 +97,30 @@ class BrokerFactsPoller:
             self._failed("describe_configs_failed", f"DescribeConfigs of the brokers failed: {exc}")
             return 0
         self.denied = False
-        events = broker_events(entries, int(now * 1000))
+        events = broker_events(entries, int(now * 1000)) + self._release(int(now * 1000))
         again = now - self._broker_said_at >= REPUBLISH_S
         n = self._say("", events, force=again)
         if n:
             self._broker_said_at = now
         return n
+
+    def _release(self, ts: int) -> list[dict]:
+        """The brokers' release as their ApiVersions answer tells it (broker_facts/release.py), when it names one:
+        a `broker_release` event marked `source: api_versions` (a log line's release wins over it in the core)."""
+        from .release import ask_release
+
+        try:
+            guess = ask_release(self.admin)
+        except Exception as exc:  # noqa: BLE001 - the server assignors then follow the newest rules, as before
+            self._failed("api_versions_failed", f"ApiVersions of the brokers failed: {exc}")
+            return []
+        if guess.release is None:
+            if "release" not in self._logged:
+                self._logged.add("release")
+                log.info("the brokers' release is not told by ApiVersions: %s", guess.basis)
+            return []
+        return [{"v": 1, "type": "broker_release", "ts": ts, "group": "", "release": guess.release,
+                 "source": "api_versions"}]
 
     def _groups(self, groups: list[str], now: float) -> int:
         try:

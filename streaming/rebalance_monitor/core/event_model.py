@@ -242,6 +242,10 @@ class BrokerRelease(Event):
 
     release: str = ""
     broker: int | None = None
+    # where it was read: None (the broker's log line, exact to the patch) or "api_versions" (the broker poller's
+    # guess from the ApiVersions answer: minor releases only, broker_facts/release.py); a guess never replaces a
+    # release a log line gave
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,8 @@ SPECS: dict[str, tuple[type, dict]] = {
         "partition": ("int", True), "action": ("str", True), "broker": ("int?", False), "epoch": ("int?", False)}),
     EventType.TOPIC_PARTITIONS: (TopicPartitions, {"topics": ("topic_counts", True)}),
     EventType.END_OFFSETS: (EndOffsets, {"offsets": ("offset_list", True)}),
-    EventType.BROKER_RELEASE: (BrokerRelease, {"release": ("str", True), "broker": ("int?", False)}),
+    EventType.BROKER_RELEASE: (BrokerRelease, {"release": ("str", True), "broker": ("int?", False),
+                                               "source": ("str?", False)}),
     EventType.GROUP_CONFIG: (GroupConfig, {
         "source": ("str", True), "group_type": ("str?", False), "session_timeout_ms": ("int?", False),
         "heartbeat_interval_ms": ("int?", False), "assignors": ("str_list?", False)}),

@@ -36,6 +36,7 @@ from . import records
 from .coordinator_placement import offsets_partition_for
 from .events import BrokerRelease, CoordinatorChange, GroupConfig, Rejected, TopicPartitions
 from .group import GroupMonitor
+from .group.coordinator_events import take_release
 from .group.group_config import on_group_config
 from .group_clock import ClockReference
 from .settings import CoreSettings
@@ -324,7 +325,7 @@ class GroupRunner:
             if type(ev) is TopicPartitions:
                 partitions.update(ev.topics)
             elif type(ev) is BrokerRelease:
-                self.monitor.broker_release = ev.release or None
+                take_release(self.monitor, ev)
             elif type(ev) is GroupConfig:
                 on_group_config(self.monitor, ev, [])
 

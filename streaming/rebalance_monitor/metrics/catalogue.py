@@ -288,7 +288,7 @@ BROKER_FACTS_ERRORS = _g(
     "rebalance_monitor_broker_facts_errors_total", "counter",
     "What the monitor asked the brokers (broker_facts/) and did not get, by reason: describe_configs_denied "
     "(grant DESCRIBE_CONFIGS; the configuration's fallback is used), describe_configs_failed, list_groups_failed, "
-    "publish_failed (the answers could not be written to the events topic).", ("reason",))
+    "api_versions_failed, publish_failed (the answers could not be written to the events topic).", ("reason",))
 
 # The exposition order: the exporter writes the families in this order.
 CATALOGUE: tuple[MetricSpec, ...] = (

@@ -62,6 +62,7 @@ def group_to_state(g) -> dict:
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
         "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
+        "bx": g.broker_release_exact,
     }
 
 
@@ -89,6 +90,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.membership_known = state["mk"]
     g.coordinator_change_ms = state["cc"]
     g.broker_release = state.get("br")  # (snapshots before it: unknown)
+    g.broker_release_exact = state.get("bx", g.broker_release is not None)  # (before it: only log lines named it)
     load_storm(g.storm, state["s"])
     g.history.extend(state["h"])
     g.timer_ms = state["t"]

@@ -300,7 +300,16 @@ def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
 
 def on_broker_release(g, ev, out: list) -> None:
     """The brokers' release, learned (its server assignors' rules follow it; core/expected.py)."""
-    g.broker_release = ev.release or None
+    take_release(g, ev)
+
+
+def take_release(g, ev) -> None:
+    """A `broker_release` event: a log line's release (exact) always; an ApiVersions guess only while no log line
+    has named one (g.broker_release_exact)."""
+    exact = ev.source is None
+    if exact or not g.broker_release_exact:
+        g.broker_release = ev.release or None
+        g.broker_release_exact = g.broker_release_exact or (exact and g.broker_release is not None)
 
 
 def on_end_offsets(g, ev: EndOffsets, out: list) -> None:

@@ -65,6 +65,7 @@ class GroupMonitor:
         self.membership_known = False  # from client events, or coordinator member lists
         self.coordinator_change_ms: int | None = None  # when the coordinator last moved (causes window)
         self.broker_release: str | None = None  # the brokers' release as learned (broker_release events)
+        self.broker_release_exact = False  # a log line named it (an ApiVersions guess does not replace it)
         self.configs: dict[str, dict] = {}  # the group's settings as the broker said them (group_config.py)
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
