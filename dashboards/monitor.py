@@ -22,6 +22,7 @@ def build() -> str:
     dropped = sel("rebalance_monitor_groups_dropped_total", INST)
     out = sel("rebalance_monitor_output_records_total", INST)
     sink_errors = sel("rebalance_monitor_sink_errors_total", INST)
+    broker_facts = sel("rebalance_monitor_broker_facts_errors_total", INST)
     yes_no = value_map({"0": ("no", "red"), "1": ("yes", "green")})
 
     d = (base_dashboard(TITLE, UID_MONITOR,
@@ -80,5 +81,8 @@ def build() -> str:
                               unit="rps", w=8, h=8, stack=True))
     d = d.with_panel(ts_panel("Sink errors", help_of("rebalance_monitor_sink_errors_total"),
                               [q(f"sum by (sink) (increase({sink_errors}[$__rate_interval]))", "{{sink}}")],
-                              w=24, h=6, bars=True, thresholds=[(None, "green"), (1, "red")]))
+                              w=12, h=6, bars=True, thresholds=[(None, "green"), (1, "red")]))
+    d = d.with_panel(ts_panel("Asking the brokers", help_of("rebalance_monitor_broker_facts_errors_total"),
+                              [q(f"sum by (reason) (increase({broker_facts}[$__rate_interval]))", "{{reason}}")],
+                              w=12, h=6, bars=True, thresholds=[(None, "green"), (1, "orange")]))
     return render(d)

@@ -153,6 +153,7 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
         if n == 0:
             u.set_ready(True)
             u.note_sink_error("kafka")
+            u.note_broker_facts_error("describe_configs_denied")
         out.append((f"batch {n}", u.render()))
         u.apply_batch(n, recs, **figures)     # Spark runs the batch again: skipped
         out.append((f"batch {n} again", u.render()))

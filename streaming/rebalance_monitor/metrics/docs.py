@@ -71,6 +71,7 @@ def sample_exposition(lag_granularity: str = "partition") -> str:
     u.record_batch(41, {"events": 5200, "offsets-topic": 310}, {"invalid_json": 2}, 0.42, 1830, T0 - 12_000,
                    {"generation": 1, "group_status": 1, "offsets_committed": 2}, notes={"unresolved_topic_id": 3})
     u.note_sink_error("kafka")
+    u.note_broker_facts_error("describe_configs_denied")
     return u.render()
 
 
