@@ -85,7 +85,7 @@ def _records(bootstrap: str, facts: list[bytes], groups: set[str]) -> list[dict]
 
 def _crash_causes(records, group):
     return [(c["cause"], c.get("timeout_source"), c.get("client_id")) for r in records
-            if r["kind"] == "generation" and r["group"] == group for c in r["causes"]
+            if r["kind"] == "generation" and r["group"] == group and r["members"] for c in r["causes"]
             if c.get("cause_source") == "inferred"]
 
 

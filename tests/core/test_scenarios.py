@@ -265,7 +265,12 @@ def test_group_becomes_empty_when_the_last_member_leaves():
     out = run(events, status=True)
     status = kinds(out, "group_status")[-1]
     assert status["state"] == "Empty" and status["members"] == 0
-    assert len(kinds(out, "generation")) == 1
+    gens = kinds(out, "generation")
+    # Kafka bumps the generation as the group goes empty: a record with no members, naming who left
+    assert [(r["generation"], r["members"]) for r in gens] == [(1, ["a"]), (2, [])]
+    assert [(c["cause"], c["member_id"]) for c in gens[-1]["causes"]] == [("member_left", "a")]
+    assert gens[-1]["assignment"] == {} and gens[-1]["expected_assignment"] == {}
+    assert (gens[-1]["mismatched_partitions"], gens[-1]["expected_reason"]) == (0, "no members: the group went empty")
 
 
 def test_state_round_trip_mid_stream_gives_the_same_output():
@@ -403,7 +408,11 @@ def test_an_abandoned_group_whose_members_all_time_out_goes_empty_and_is_pruned(
     assert sorted(t["member_id"] for t in kinds(out, "member_timeout") if t["group"] == "g") == ["a", "b", "c"]
     assert "g" not in recon.groups, "the abandoned group must leave state after its idle TTL"
     assert "alive" in recon.groups
-    assert len(kinds([r for r in out if r["group"] == "g"], "generation")) == 1
+    gens = kinds([r for r in out if r["group"] == "g"], "generation")
+    # the group went empty when the last session expired: Kafka's generation 2, no members, every timeout named
+    assert [(r["generation"], r["members"]) for r in gens] == [(1, ["a", "b", "c"]), (2, [])]
+    assert sorted((c["cause"], c["member_id"]) for c in gens[-1]["causes"]) == [
+        ("session_timeout", m) for m in ("a", "b", "c")]
 
 
 def test_kip848_member_revoking_at_its_old_epoch_stays_in_the_new_one():

@@ -99,3 +99,15 @@ def test_an_unchecked_assignment_says_why_in_every_format(fmt):
         assert [r["unchecked_reason"] for r in got] == ["", why] and [r["mismatched"] for r in got] == ["0", ""]
     else:
         assert text.count(why) == 1 and "unchecked_reason" in text.splitlines()[0]
+
+
+def test_a_group_going_empty_is_a_timeline_row_naming_who_left():
+    from rebalance_monitor.history.timeline import timeline_rows
+
+    rec = {"kind": "generation", "group": "g", "ts": 5000, "generation": 2, "duration_ms": 0, "members": [],
+           "causes": [{"cause": "member_left", "member_id": "a-1", "client_id": "orders-1", "host": "/10.0.0.1"}],
+           "assignment": {}, "expected_assignment": {}, "mismatched_partitions": 0, "partitions_moved": None,
+           "expected_reason": "no members: the group went empty"}
+    row = timeline_rows([rec])[0]
+    assert (row["event"], row["generation"], row["members"], row["detail"], row["unchecked_reason"]) == (
+        "generation", 2, 0, "member_left (orders-1@/10.0.0.1)", None)

@@ -24,8 +24,8 @@ def test_the_elected_assignor_is_the_one_the_broker_chose():
     chosen = {(r["group"], r["generation"]): r["protocol"] for r in broker if r["kind"] == "generation"}
     compared = 0
     for r in clients:
-        if r["kind"] != "generation" or (r["group"], r["generation"]) not in chosen:
-            continue
+        if r["kind"] != "generation" or (r["group"], r["generation"]) not in chosen or not r["members"]:
+            continue  # (a generation with no members, the group going empty, has no assignor to compare)
         assert r["protocol"] == chosen[(r["group"], r["generation"])], r
         assert r["mismatched_partitions"] == 0, r
         compared += 1

@@ -101,8 +101,9 @@ def test_timeouts_and_causes_each_witness_can_see(captured):
     assert inferred and all(c["cause_source"] == "inferred" and c["reason"].startswith("inferred: ")
                             for c in inferred), inferred
     # only the instrumented client and __consumer_offsets carry the assignment; the log carries none
-    assert all(r["assignment"] in (None, {}) for r in by["coordinator-log"].values())
-    assert any(r["assignment"] for r in by["offsets-topic"].values())
+    gens = {w: [r for r in recs if r["kind"] == "generation"] for w, recs in outputs.items()}
+    assert all(r["assignment"] in (None, {}) for r in gens["coordinator-log"])
+    assert any(r["assignment"] for r in gens["offsets-topic"])
 
 
 def test_inferred_causes_agree_with_what_the_clients_saw(captured):
@@ -208,7 +209,8 @@ def test_inputs_read_together_keep_what_each_knew(captured, sources):
             judged += 1
     assert judged >= len(gens) // 2, (sources, judged, len(gens))
     crash = truth["crash"]["group"]
-    last = max((r for k, r in gens.items() if k[0] == crash), key=lambda r: r["generation"])
+    # the crash's generation: the last with members (the survivor's leave at the end empties the group)
+    last = max((r for k, r in gens.items() if k[0] == crash and r["members"]), key=lambda r: r["generation"])
     causes = [(c["cause"], c.get("client_id"), c.get("host") is not None) for c in last["causes"]]
     assert ("session_timeout", "crash-victim", True) in causes, (sources, causes)
 
@@ -254,9 +256,9 @@ def test_kip848_departures_inferred_from_offsets_alone(captured):
     want = {"kip848_crash": ("session_timeout", "k848-victim"), "kip848_scale": ("member_left", "k848-2"),
             "kip848_slow": ("poll_timeout", "k848-slow")}
 
-    def inferred(records, group):
+    def inferred(records, group):  # (in generations with members: the last leave's empty one is checked below)
         return [(c["cause"], c["client_id"]) for r in records if r["group"] == group and r["kind"] == "generation"
-                for c in r["causes"] if c.get("cause_source") == "inferred"]
+                and r["members"] for c in r["causes"] if c.get("cause_source") == "inferred"]
 
     for name, found in want.items():
         assert inferred(outputs["offsets-topic"], kip848[name]["group"]) == [found], name
@@ -294,3 +296,23 @@ def test_kip848_epochs_from_the_clients_and_the_log_are_judged_only_on_known_own
         (r["group"], r["generation"], r["mismatched_partitions"]) for r in judged]
     assert any(r["expected_reason"] == f"the members' assignment of epoch {r['generation'] - 1} is not known"
                for r in gens)
+
+
+@pytest.mark.parametrize("scenario", ["crash", "kip848_crash"])
+def test_the_last_leave_is_a_generation_with_no_members_naming_who_left(captured, scenario):
+    """Each scenario ends with its last member closing: Kafka bumps the generation (a classic group's round with no
+    members, a KIP-848 group's epoch) and the group is Empty. Every input reports that generation with no members,
+    its cause naming the member that left (by client id where the input knows it)."""
+    version, truth, outputs = captured
+    if scenario not in truth:
+        pytest.skip(f"Kafka {version} runs no {scenario} scenario (the consumer protocol is GA from 4.0)")
+    group = truth[scenario]["group"]
+    survivor = "crash-survivor" if scenario == "crash" else "k848-survivor"
+    for witness, records in outputs.items():
+        gens = [r for r in records if r["group"] == group and r["kind"] == "generation"]
+        last = gens[-1]
+        assert last["members"] == [] and last["generation"] == gens[-2]["generation"] + 1, (witness, last)
+        assert [c["cause"] for c in last["causes"]] == ["member_left"], (witness, last["causes"])
+        if witness != "coordinator-log":  # (the log names members by id alone)
+            assert last["causes"][0]["client_id"] == survivor, (witness, last["causes"])
+        assert last["causes"][0]["member_id"] in gens[-2]["members"], (witness, last["causes"])

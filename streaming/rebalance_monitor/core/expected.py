@@ -8,6 +8,7 @@ from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError
 from .assignors.server import coordinator_fill_order
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
+EMPTY_REASON = "no members: the group went empty"
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
@@ -105,6 +106,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
            "partitions_moved": None, "imbalance": None, "min_moves": None, "expected_reason": None,
            "expected_assignor_release": None}
+    if not ids:  # the group went empty: nothing to assign, and nothing assigned is wrong
+        out.update(expected_assignment={}, mismatched_partitions=0, expected_reason=EMPTY_REASON)
+        return out
     fill_order = coordinator_order(group, ids)
     if assignment is not None:
         out["imbalance"] = checks.imbalance(assignment) if assignment else None

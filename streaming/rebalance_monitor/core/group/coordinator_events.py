@@ -145,6 +145,11 @@ def on_generation_completed(g, ev: GenerationCompleted, out: list) -> None:
         r = None
     if r is None:
         r = R.ensure(g, None)
+    if not ev.members and R.emptied(g, r):
+        # the epoch bumped for the last member's departure (a KIP-848 group's records in `__consumer_offsets`)
+        R.complete_empty(g, gen, ev.ts, out)
+        R.go_empty(g)
+        return
     r.generation = gen
     r.protocol = ev.protocol or r.protocol
     r.leader = ev.leader or r.leader
@@ -262,12 +267,15 @@ def on_group_empty(g, ev: GroupEmpty, out: list) -> None:
         return
     for mid in list(g.members):
         gone = M.remove(g, mid, ev.ts)
-        if gone is not None and not g.client_feed:
-            # its last member went, unexplained (`__consumer_offsets`: the group's list is empty): the commits of
-            # its partitions may tell a timeout (counted, a `member_timeout` record); there is no round to name it
-            _departure(g, gone, C.UNKNOWN, None, ev.ts, None, out)
-    if ev.generation >= 0:
-        g.generation = ev.generation
+        if gone is not None:
+            # its last member went: unexplained from the coordinator (`__consumer_offsets`: the group's list is
+            # empty), the commits of its partitions may tell a timeout (counted, a `member_timeout` record)
+            cause, who, why = (_departure(g, gone, C.UNKNOWN, None, ev.ts, None, out) if not g.client_feed
+                               else (C.MEMBER_LEFT, gone.describe(), None))
+            R.ensure(g, ev.ts).add_cause(cause, who, why)
+    # the generation Kafka bumped for the group going empty: a record naming who left (when a round was open)
+    if ev.generation >= 0 and not R.complete_empty(g, ev.generation, ev.ts, out):
+        g.generation = max(ev.generation, g.generation or 0)
     R.go_empty(g)
 
 

@@ -105,9 +105,13 @@ def trigger(g, cause: str, at: int | None, out: list, who: dict | None = None, r
         r = complete_before_next(g, r, r.last_sync_ms or r.formed_ms or at, out, joining)
     if not g.members and g.membership_known and cause not in (C.MEMBER_JOINED,):
         # The last member went away (also in the middle of a rebalance): the group becomes Empty and
-        # nothing is reassigned. Only when we know the membership: broker log lines alone name members
-        # only as they come and go.
-        go_empty(g)
+        # nothing is reassigned; Kafka bumps its generation, a record naming who left (from the coordinator's
+        # own word on the empty group where it is read, `on_group_empty`). Only when we know the membership:
+        # broker log lines alone name members only as they come and go.
+        ensure(g, at).add_cause(cause, who, reason)
+        if not g.coordinator_feed:
+            complete_empty(g, (g.generation or 0) + 1, at, out)
+            go_empty(g)
         return
     if r is None:
         r = g.rebalance = Rebalance(at, g.generation)
@@ -162,6 +166,28 @@ def go_empty(g) -> None:
     g.state = EMPTY
     g.leader = None
     deadlines.recompute(g)
+
+
+def complete_empty(g, gen: int, at: int, out: list) -> bool:
+    """The last member went: Kafka bumps the generation (a classic group's coordinator completes the round with no
+    members; a KIP-848 group's epoch bumps) and the group is Empty. That generation is a record of its own, with no
+    members and the rebalance's causes naming who left. False (nothing emitted) when no round is open, a member is
+    still there, or the group is already on `gen`."""
+    r = g.rebalance
+    if r is None or g.members or (g.generation is not None and gen <= g.generation):
+        return False
+    r.generation = gen
+    r.coordinator_members = []
+    r.coordinator_confirmed = True
+    complete(g, at, out)
+    g.leader = None
+    return True
+
+
+def emptied(g, r: Rebalance) -> bool:
+    """The round under way is the group going empty: it had a generation, it has no member left, and its causes
+    name who went."""
+    return not g.members and g.generation is not None and any(c["cause"] != C.MEMBER_JOINED for c in r.causes)
 
 
 def ensure(g, at: int | None) -> Rebalance:
@@ -276,6 +302,8 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     if assignment is not None:
         held.take_ownership(g, assignment, gen)
     g.history.append([gen, completed_ms, duration, [c["cause"] for c in rec["causes"]]])
+    if not ids:
+        return  # the group went empty: nothing was reassigned, no ingredient of a storm (its pattern included)
     for srec in g.storm.on_generation(completed_ms, summarise(rec)):
         out.append(stamp(g, srec, completed_ms))
 
