@@ -100,7 +100,7 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
     _set_group_config(bootstrap, own, "consumer.session.timeout.ms=20000")
     published: list[bytes] = []
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    poller = BrokerFactsPoller(admin, lambda key, value: published.append(value))
+    poller = BrokerFactsPoller(admin, lambda key, value: published.append(value), event_time=False)
     procs = {}
     traffic = _Traffic(bootstrap, topic)
     try:

@@ -47,7 +47,7 @@ def test_every_member_field_is_in_the_snapshot_once():
 @pytest.mark.parametrize("damage, message", [
     (lambda s: s.update(v=5), "version 5"),
     (lambda s: s.update(v=None), "version None"),
-    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 27 fields"),
+    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 28 fields"),
     (lambda s: s.update(rb=s["rb"][:-1]), "rebalance state with 13 fields"),
     (lambda s: s.update(s=s["s"][:4]), "storm state with 4 fields"),
 ])
@@ -65,17 +65,17 @@ def test_a_snapshot_without_a_version_is_version_1_and_reads_as_the_current_one(
     session timeout came from (None: unknown) and the group's settings as the broker said them ({}: not said)."""
     group = _busy_group()
     for m in group.members.values():
-        m.timeout_source = None  # (what a snapshot of version 3 reads as)
+        m.timeout_source = m.client_host = None  # (what a snapshot of version 3 reads as)
     current = json.loads(json.dumps(group.to_state()))
-    assert all(values[-4:] == [None, None, None, None] for values in current["m"])
+    assert all(values[-5:] == [None] * 5 for values in current["m"])
     assert current["gc"] == {}
     old = {k: v for k, v in current.items() if k not in ("gc", "bx")}
-    state = dict(old, m=[values[:-4] for values in current["m"]])
+    state = dict(old, m=[values[:-5] for values in current["m"]])
     del state["v"]
     again = json.loads(json.dumps(GroupMonitor.from_state(state, SETTINGS).to_state()))
     assert again["v"] == 4 == codec.STATE_VERSION
     assert again == current
-    v2 = dict(old, v=2, m=[values[:-2] for values in current["m"]])
+    v2 = dict(old, v=2, m=[values[:-3] for values in current["m"]])
     assert json.loads(json.dumps(GroupMonitor.from_state(v2, SETTINGS).to_state())) == current
-    v3 = dict(old, v=3, m=[values[:-1] for values in current["m"]])
+    v3 = dict(old, v=3, m=[values[:-2] for values in current["m"]])
     assert json.loads(json.dumps(GroupMonitor.from_state(v3, SETTINGS).to_state())) == current

@@ -316,3 +316,25 @@ def test_the_last_leave_is_a_generation_with_no_members_naming_who_left(captured
         if witness != "coordinator-log":  # (the log names members by id alone)
             assert last["causes"][0]["client_id"] == survivor, (witness, last["causes"])
         assert last["causes"][0]["member_id"] in gens[-2]["members"], (witness, last["causes"])
+
+
+@pytest.mark.parametrize("sources", [("events", "offsets-topic"), ("events", "coordinator-log"),
+                                     ("events", "coordinator-log", "offsets-topic")], ids="+".join)
+def test_inputs_read_together_name_each_member_once(captured, sources):
+    """A client's first JoinGroup carries no member id (KIP-394) and names its host as the client sees it; the
+    broker's inputs name the member by the id the coordinator gave it and the address it connected from. Read
+    together, one member's join is one cause (the demo's storm flapper among them): every cause of a generation
+    names a member once, and where the two names of its host differ both are kept (`host`: the client's,
+    `client_host`: the broker's)."""
+    version, truth, _ = captured
+    d = DATA / version
+    together = W.reconstruct_together(W.load_captured(d), sources, topic_names=_topic_names(d))
+    gens = [r for r in together if r["kind"] == "generation"]
+    assert gens
+    both = 0
+    for r in gens:
+        named = [(c["cause"], c.get("client_id")) for c in r["causes"] if c.get("client_id")]
+        assert len(named) == len(set(named)), (sources, r["group"], r["generation"], r["causes"])
+        both += sum(1 for c in r["causes"] if c.get("client_host"))
+    if "offsets-topic" in sources:  # (the log's join lines name no host)
+        assert both, "no member seen with both its own host name and the broker's address"

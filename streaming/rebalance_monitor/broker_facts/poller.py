@@ -8,6 +8,12 @@ change). The events go to `broker_facts.topic` (one of the job's events topics),
 events keep their order: the job applies them like any event (core/group/group_config.py), and `replay` of that
 topic applies the same.
 
+The events are stamped at the job's event time, not the wall clock: the newest time of the records the job has
+written (`note_batch`). A setting is a standing fact, and stamped so it never runs ahead of the input: a job
+catching up on old events, or reading events whose clocks trail the monitor's, does not find its groups' clocks
+moved past the events still to come (which would then be late). Until the job has written a record the poller
+waits, up to `WALL_CLOCK_AFTER_S`, after which an idle input's groups get the wall clock.
+
 A refusal (ACLs: DESCRIBE_CONFIGS) is counted (`rebalance_monitor_broker_facts_errors_total`), logged once with
 what to grant, and the monitor goes on with the configuration's fallback (`core.kip848_session_timeout(s)`),
 which every record that uses it names (`timeout_source: config`). Other failures are counted and logged once per
@@ -24,6 +30,7 @@ from .group_configs import Denied, ask_broker_configs, ask_group_configs, broker
 
 log = logging.getLogger("rebalance_monitor.broker_facts")
 
+WALL_CLOCK_AFTER_S = 60.0  # no record from the job by then: stamp with the wall clock (the input is idle)
 REPUBLISH_S = 86_400  # the brokers' settings once a day even unchanged (a shard's cluster log keeps a week)
 GROUPS_PER_REQUEST = 200
 
@@ -31,9 +38,11 @@ GROUPS_PER_REQUEST = 200
 class BrokerFactsPoller:
     """`admin`: kafka-python's KafkaAdminClient; `publish(key, value)`: writes one event (bytes) to the events
     topic; `note(reason)`: counts a failure (the exporter's `note_broker_facts_error`, or nothing); `clock`:
-    epoch seconds."""
+    epoch seconds (the wall clock: republishing, and the stamp of an idle input); `event_time`: stamp with the
+    job's event time (`note_batch`; False: the wall clock from the start, e.g. a poller without a job)."""
 
-    def __init__(self, admin, publish, flush=None, refresh_s: float = 300.0, note=None, clock=time.time):
+    def __init__(self, admin, publish, flush=None, refresh_s: float = 300.0, note=None, clock=time.time,
+                 event_time: bool = True):
         self.admin = admin
         self.publish = publish
         self.flush = flush
@@ -51,8 +60,28 @@ class BrokerFactsPoller:
         self._logged: set[str] = set()
         self.denied = False
         self.polls = 0
+        self.event_time = event_time
+        self._frontier: int | None = None  # the newest record time the job wrote
+        self._started = clock()
 
     # --- the job's side -------------------------------------------------------------------------------
+    def note_batch(self, records) -> None:
+        """A batch's output records: their groups (asked about at once when new) and newest time (the stamp)."""
+        newest = max((r.get("ts") or 0 for r in records), default=0)
+        if newest > (self._frontier or 0):
+            self._frontier = int(newest)
+        self.note_groups({r.get("group") for r in records})
+
+    def stamp_ms(self) -> int | None:
+        """The time to stamp events with: the job's event time, the wall clock once the input has been idle for
+        `WALL_CLOCK_AFTER_S` (or without `event_time`); None while waiting for the job's first record."""
+        if self._frontier is not None:
+            return self._frontier
+        now = self.clock()
+        if not self.event_time or now - self._started >= WALL_CLOCK_AFTER_S:
+            return int(now * 1000)
+        return None
+
     def note_groups(self, groups) -> None:
         """Groups the job has seen: those not asked about yet are asked about at once."""
         with self._lock:
@@ -69,8 +98,11 @@ class BrokerFactsPoller:
         noted since. Returns how many events were published."""
         published = 0
         now = self.clock()
+        at = self.stamp_ms()
+        if at is None:
+            return 0
         if everything:
-            published += self._brokers(now)
+            published += self._brokers(now, at)
             groups = self._list_groups()
             with self._lock:
                 self._known |= set(groups)
@@ -81,13 +113,13 @@ class BrokerFactsPoller:
                 wanted = sorted(self._wanted)
                 self._wanted.clear()
         for i in range(0, len(wanted), GROUPS_PER_REQUEST):
-            published += self._groups(wanted[i:i + GROUPS_PER_REQUEST], now)
+            published += self._groups(wanted[i:i + GROUPS_PER_REQUEST], at)
         if published and self.flush is not None:
             self.flush()
         self.polls += 1
         return published
 
-    def _brokers(self, now: float) -> int:
+    def _brokers(self, now: float, at: int) -> int:
         try:
             entries = ask_broker_configs(self.admin)
         except Denied as exc:
@@ -97,7 +129,7 @@ class BrokerFactsPoller:
             self._failed("describe_configs_failed", f"DescribeConfigs of the brokers failed: {exc}")
             return 0
         self.denied = False
-        events = broker_events(entries, int(now * 1000)) + self._release(int(now * 1000))
+        events = broker_events(entries, at) + self._release(at)
         again = now - self._broker_said_at >= REPUBLISH_S
         n = self._say("", events, force=again)
         if n:
@@ -122,7 +154,7 @@ class BrokerFactsPoller:
         return [{"v": 1, "type": "broker_release", "ts": ts, "group": "", "release": guess.release,
                  "source": "api_versions"}]
 
-    def _groups(self, groups: list[str], now: float) -> int:
+    def _groups(self, groups: list[str], at: int) -> int:
         try:
             answers = ask_group_configs(self.admin, groups)
         except Denied as exc:
@@ -135,7 +167,7 @@ class BrokerFactsPoller:
         for group in groups:
             entries = answers.get(group)
             if entries is not None:
-                n += self._say(group, group_events(group, entries, int(now * 1000)))
+                n += self._say(group, group_events(group, entries, at))
         return n
 
     def _list_groups(self) -> list[str]:
@@ -184,6 +216,10 @@ class BrokerFactsPoller:
     def _run(self) -> None:
         last = 0.0
         while not self._stop.is_set():
+            if self.stamp_ms() is None:  # the job has written nothing yet: its event time is not known
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
             everything = time.monotonic() - last >= self.refresh_s
             try:
                 self.poll_once(everything)

@@ -17,7 +17,7 @@ class Member:
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
         "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-        "last_commit_ms", "closed_ms", "timeout_source",
+        "last_commit_ms", "closed_ms", "timeout_source", "client_host",
     )
 
     def __init__(self, member_id: str):
@@ -62,6 +62,9 @@ class Member:
         # where its session timeout came from (vocabulary.TimeoutSource): None while it has none, or one its own
         # client stated before the core knew where it came from (group_config.session_source reads it as "client")
         self.timeout_source: str | None = None
+        # the address the broker saw it connect from (Kafka's ClientHost), kept beside `host` when its own client
+        # named its host otherwise (a host name where the broker sees an address): one member, both names
+        self.client_host: str | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:
@@ -71,7 +74,16 @@ class Member:
             out["client_id"] = self.client_id
         if self.host is not None:
             out["host"] = self.host
+        if self.client_host is not None and self.client_host != self.host:
+            out["client_host"] = self.client_host
         return out
+
+    def take_client_host(self, own_host: str | None) -> None:
+        """What its client calls its host, where the broker's inputs named it by the address they saw."""
+        if own_host is not None and own_host != self.host:
+            if self.host is not None and self.client_host is None:
+                self.client_host = self.host
+            self.host = own_host
 
     def identity(self, kind: str | None = None) -> tuple:
         """(key, value) pairs for a timeout or warning record: client id, host, instance id and, for a `kind`

@@ -99,7 +99,7 @@ class Monitor:
     def _batch_records(self, batch_id, records, dead_letters) -> None:
         """Each batch's output: the groups it names go to the broker poller (asked about at once when new)."""
         if self.facts is not None and records:
-            self.facts.note_groups({r.get("group") for r in records})
+            self.facts.note_batch(records)
         if self.on_records is not None:
             self.on_records(batch_id, records, dead_letters)
 

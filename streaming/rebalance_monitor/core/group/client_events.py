@@ -30,13 +30,16 @@ def on_join(g, ev: Join, out: list) -> None:
     existing = g.members.get(ev.member_id)
     cause = None
     reason = ev.reason
+    own_host = None  # what its client calls its host, where the event names the address the broker saw
     if existing is None:
         twin = M.static_twin(g, ev)
         if twin is not None and C.static_restart_is_silent(g.rebalance is not None, g.state == STABLE,
                                                            twin.topics, ev.topics):
             M.replace_static(g, twin, ev)
             return
-        answered = twin is None and M.match_anonymous(g, ev) is not None
+        matched = M.match_anonymous(g, ev) if twin is None else None
+        answered = matched is not None
+        own_host = matched.get("own_host") if matched else None
         found = C.cause_of_new_member(twin is not None, answered, ev.group_instance_id)
         if twin is not None:
             M.remove(g, twin.member_id, ts)
@@ -59,6 +62,8 @@ def on_join(g, ev: Join, out: list) -> None:
     m = M.member(g, ev)
     if m is None:
         return
+    if existing is None and own_host is not None:
+        m.take_client_host(own_host)
     if ev.group_protocol == "consumer":
         m.kip848 = True
         GC.apply_session(g, m)

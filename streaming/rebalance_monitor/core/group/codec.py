@@ -30,7 +30,8 @@ STATE_VERSION = 4
 # client never said it closed)
 V2_MEMBER_FIELDS = ("report_delay_ms", "last_commit_ms")
 V3_MEMBER_FIELDS = ("closed_ms",)
-V4_MEMBER_FIELDS = ("timeout_source",)  # version 3 is version 4 without it (None: unknown, or its client's)
+# version 3 is version 4 without these (None: the source of its session unknown, or its client's; no second host)
+V4_MEMBER_FIELDS = ("timeout_source", "client_host")
 _READABLE_VERSIONS = (1, 2, 3, STATE_VERSION)
 
 # the positions of a member's and a rebalance's fields in their lists
@@ -39,7 +40,7 @@ MEMBER_FIELDS = (
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
     "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-    "last_commit_ms", "closed_ms", "timeout_source",
+    "last_commit_ms", "closed_ms", "timeout_source", "client_host",
 )
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (

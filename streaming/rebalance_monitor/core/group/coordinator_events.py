@@ -58,6 +58,7 @@ def on_join(g, ev: Join, out: list) -> None:
     if answered is not None:
         m.client_id = m.client_id or client_id
         m.host = m.host or host
+        m.take_client_host(answered[1])
         M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
     if ev.group_protocol == "consumer":
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
@@ -182,6 +183,11 @@ def _take_member_list(g, r: R.Rebalance, ev: GenerationCompleted, gen: int, out:
         if cause == C.MEMBER_JOINED:
             m = g.members.get(mid)
             if m is not None:
+                # its client's id-less join of this round (KIP-394), read before: the same member, one cause
+                answered = M.match_coordinator_join(g, mid, m.group_instance_id, m.kip848) \
+                    if r.anonymous_joins else None
+                if answered is not None:
+                    m.take_client_host(answered[1])
                 r.add_cause(cause, m.describe(), reason)
         elif mid in g.members:
             m = g.members[mid]

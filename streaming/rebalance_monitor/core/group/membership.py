@@ -73,6 +73,7 @@ def live_member(g, ev) -> Member | None:
             m = member(g, ev)
             if m is not None and details:
                 adopt_anonymous_join(g, m, details)
+                m.take_client_host(details.get("own_host"))
             return m
     return member(g, ev)
 
@@ -170,6 +171,7 @@ def match_anonymous(g, ev) -> dict | None:
     r = g.rebalance
     if r is None:
         return None
+    found = None
     for i, entry in enumerate(r.anonymous_joins):
         cid, host = entry[0], entry[1]
         details = entry[2] if len(entry) > 2 and entry[2] else {}
@@ -177,13 +179,26 @@ def match_anonymous(g, ev) -> dict | None:
         if (cid is None or ev.client_id is None or cid == ev.client_id) and \
                 (host is None or ev.host is None or host == ev.host) and \
                 (instance is None or ev.group_instance_id is None or instance == ev.group_instance_id):
-            del r.anonymous_joins[i]
-            r.add_cause(C.MEMBER_JOINED, {"member_id": ev.member_id,
-                                           **({"client_id": ev.client_id} if ev.client_id else {}),
-                                           **({"host": ev.host} if ev.host else {})},
-                        getattr(ev, "reason", None) or details.get("reason"))
-            return details
-    return None
+            found = i
+            break
+    if found is None:
+        # the broker's inputs name a member's host by the address they saw, its client by its own name: the one
+        # pending join of the same client id (none when several clients share it) is this member's
+        same = [i for i, e in enumerate(r.anonymous_joins) if e[0] is not None and e[0] == ev.client_id]
+        found = same[0] if len(same) == 1 else None
+    if found is None:
+        return None
+    entry = r.anonymous_joins.pop(found)
+    details = dict(entry[2]) if len(entry) > 2 and entry[2] else {}
+    who = {"member_id": ev.member_id, **({"client_id": ev.client_id} if ev.client_id else {})}
+    own, seen = entry[1], ev.host
+    if own is not None and seen is not None and own != seen:
+        details["own_host"] = own
+        who.update(host=own, client_host=seen)
+    elif own or seen:
+        who["host"] = seen or own
+    r.add_cause(C.MEMBER_JOINED, who, getattr(ev, "reason", None) or details.get("reason"))
+    return details
 
 
 def match_coordinator_join(g, member_id: str, instance_id: str | None, kip848: bool = False) -> list | None:
@@ -265,10 +280,14 @@ def apply_member_info(g, info, ts: int, generation: int) -> dict:
         out["assignment"] = [list(tp) for tp in info.assignment]
     if m is None:
         return out
-    for key in ("group_instance_id", "client_id", "host", "rack"):
+    for key in ("group_instance_id", "client_id", "rack"):
         val = getattr(info, key)
         if val is not None:
             setattr(m, key, val)
+    if info.host is not None:  # the address the coordinator saw; a host name its client gave stays beside it
+        m.client_host = info.host
+        if m.host is None:
+            m.host = info.host
     set_timeouts(m, info.session_timeout_ms, info.rebalance_timeout_ms, None)
     if info.topics is not None:
         m.topics = info.topics
