@@ -1,35 +1,40 @@
 """The broker poller stamps what it publishes with the job's event time (the newest record time the job wrote),
 so that a setting never runs ahead of the input it applies to; before the job's first record it waits, and an idle
-input's groups get the wall clock after a minute. Only what changed is published again. (A fake admin: the
-answers' shape is kafka-python's, as tests/broker_facts/test_broker_group_configs.py has it from a real broker.)"""
+input's groups get the wall clock after a minute. Only what changed is published again. (The brokers' answers are
+stand-ins here, in the shape the real broker gives: tests/broker_facts/test_broker_group_configs.py.)"""
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from rebalance_monitor.broker_facts.poller import WALL_CLOCK_AFTER_S, BrokerFactsPoller
 
 
 class _Admin:
+    """What the poller asks (its module's `ask_*` functions are replaced by this one's answers)."""
+
     def __init__(self):
         self.session = "10000"
 
-    def describe_cluster(self):
-        return {"brokers": [{"broker_id": 1}]}
+    def broker(self, admin):
+        return {"group.consumer.session.timeout.ms": {"value": self.session},
+                "group.consumer.assignors": {"value": "uniform,range"}}
 
-    def describe_configs(self, resources, config_filter="all"):
-        r = resources[0]
-        if int(r.resource_type) == 4:
-            return {"broker": {"1": {"group.consumer.session.timeout.ms": {"value": self.session},
-                                     "group.consumer.assignors": {"value": "uniform,range"}}}}
-        return {"group": {x.name: {"consumer.session.timeout.ms": {"value": "20000",
-                                                                   "config_source": "DYNAMIC_GROUP_CONFIG"}}
-                          for x in resources}}
+    def groups(self, admin, groups):
+        return {g: {"consumer.session.timeout.ms": {"value": "20000", "config_source": "DYNAMIC_GROUP_CONFIG"}}
+                for g in groups}
 
     def list_groups(self):
         return [{"group_id": "orders"}]
 
-    def api_versions(self):  # (ask_release's question: not answered here)
-        raise RuntimeError("no ApiVersions in this fake")
+
+@pytest.fixture(autouse=True)
+def _answers(monkeypatch):
+    from rebalance_monitor.broker_facts import poller
+
+    monkeypatch.setattr(poller, "ask_broker_configs", lambda admin: admin.broker(admin))
+    monkeypatch.setattr(poller, "ask_group_configs", lambda admin, groups: admin.groups(admin, groups))
 
 
 class _Clock:

@@ -80,25 +80,47 @@ GRANT = ("grant the monitor's principal DESCRIBE_CONFIGS on the cluster (the bro
          "DescribeConfigs --cluster, and --group '*'")
 
 
-def _check_denied(exc: BaseException) -> None:
-    text = f"{type(exc).__name__} {exc}"
-    if "AUTHORIZATION" in text.upper() or "Authorization" in text:
-        raise Denied(f"DescribeConfigs refused ({type(exc).__name__}): {GRANT}") from exc
+def _describe(admin, resources: list, node_id: int | None = None) -> dict[str, dict[str, dict]]:
+    """DescribeConfigs of `resources` (kafka-python ConfigResources): {name: entries}. kafka-python's own
+    `describe_configs` drops each resource's error code (a refused resource reads as one with no settings), so the
+    request goes through its admin's connection manager here, and a refused resource raises `Denied`."""
+    from kafka.admin import ConfigResourceType
+    from kafka.errors import for_code
+
+    request = admin._describe_configs_request(resources)
+
+    async def ask():
+        if node_id is None:
+            return await admin._manager.send(request)
+        return await admin._manager.send(request, node_id=node_id)
+
+    response = admin._manager.run(ask)
+    out: dict[str, dict[str, dict]] = {}
+    for result in response.results:
+        if result.error_code:
+            error = for_code(result.error_code).__name__
+            if "Authorization" in error:
+                raise Denied(f"DescribeConfigs of {result.resource_name or 'the cluster'!r} refused ({error}): "
+                             f"{GRANT}")
+            raise RuntimeError(f"DescribeConfigs of {result.resource_name!r}: {error}")
+        rtype = ConfigResourceType(result.resource_type)
+        entries = {}
+        for struct in result.configs:
+            config = struct.to_dict()
+            entries[admin._process_config(config, rtype)] = config
+        out[result.resource_name] = entries
+    return out
 
 
 def ask_broker_configs(admin, broker_id: str | None = None) -> dict[str, dict]:
     """One broker's configuration entries ({name: {"value", "config_source", ...}}); `Denied` when refused."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
-    try:
-        if broker_id is None:
-            brokers = sorted(b["broker_id"] for b in admin.describe_cluster().get("brokers") or ())
-            broker_id = str(brokers[0]) if brokers else "1"
-        got = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(broker_id))], config_filter="all")
-    except Exception as exc:  # noqa: BLE001 - a refusal is said as one; anything else goes up
-        _check_denied(exc)
-        raise
-    return (got.get("broker") or {}).get(str(broker_id)) or {}
+    if broker_id is None:
+        brokers = sorted(b["broker_id"] for b in admin.describe_cluster().get("brokers") or ())
+        broker_id = str(brokers[0]) if brokers else "1"
+    got = _describe(admin, [ConfigResource(ConfigResourceType.BROKER, str(broker_id))], node_id=int(broker_id))
+    return got.get(str(broker_id)) or {}
 
 
 def ask_group_configs(admin, groups: list[str]) -> dict[str, dict[str, dict]]:
@@ -107,10 +129,4 @@ def ask_group_configs(admin, groups: list[str]) -> dict[str, dict[str, dict]]:
 
     if not groups:
         return {}
-    try:
-        got = admin.describe_configs([ConfigResource(ConfigResourceType.GROUP, g) for g in groups],
-                                     config_filter="all")
-    except Exception as exc:  # noqa: BLE001
-        _check_denied(exc)
-        raise
-    return dict(got.get("group") or {})
+    return _describe(admin, [ConfigResource(ConfigResourceType.GROUP, g) for g in groups])
