@@ -211,3 +211,33 @@ def test_an_api_versions_guess_never_replaces_the_release_a_log_line_named():
     again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
     again.process(parse_event(ev("broker_release", 4, "", release="4.4.0", source="api_versions")))
     assert again.broker_release == "4.0.0"
+
+
+def test_a_groups_override_behind_its_clock_is_applied_not_rejected():
+    """The broker poller stamps a group's override with the job's event time, which a busy group's own clock may
+    have passed: a standing setting, applied as the group stands (replay and the job alike), never dead-lettered."""
+    recon = Reconstructor(CoreSettings(), max_disorder_ms=0)
+    for e in [_kip848_member(ts=10_000), ev("heartbeat", 20_000, "g", member_id="m1", generation=1, error=None),
+              group_override(15_000, "g", session_timeout_ms=25_000)]:
+        recon.feed(parse_event(e))
+    m = recon.runners["g"].monitor.members["m1"]
+    assert (m.session_timeout_ms, m.timeout_source) == (25_000, "group")
+    assert recon.stats.rejected == {} and recon.rejects == []
+    # any other event that far behind is late, as before
+    recon.feed(parse_event(ev("heartbeat", 12_000, "g", member_id="m1", generation=1, error=None)))
+    assert recon.stats.rejected == {"late_event": 1}
+
+
+def test_a_setting_moves_no_clock_and_fires_no_timer():
+    """Stamped at the job's event time, a setting may be ahead of a group's own events: it neither moves the
+    group's clock (which would make its next events late) nor fires its timers nor keeps an idle group alive."""
+    g = GroupMonitor("g", CoreSettings())
+    g.process(parse_event(_kip848_member(ts=1000)))
+    g.process(parse_event(ev("sync", 1200, "g", member_id="m1", generation=1, protocol="uniform", leader=None,
+                             assignment=[["t", 0]])))
+    g.process(parse_event(ev("heartbeat", 2000, "g", member_id="m1", generation=1, error=None)))
+    before = (g.clock_ms, g.last_event_ms)
+    assert g.process(parse_event(broker(900_000, session_timeout_ms=20_000))) == []
+    assert (g.clock_ms, g.last_event_ms) == before and "m1" in g.members
+    assert g.process(parse_event(ev("heartbeat", 3000, "g", member_id="m1", generation=1, error=None))) == []
+    assert g.members["m1"].session_deadline() == 23_000

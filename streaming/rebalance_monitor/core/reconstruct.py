@@ -15,7 +15,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from .events import REASON_LATE, Event, Rejected, event_to_dict
+from .events import REASON_LATE, Event, GroupConfig, Rejected, event_to_dict
 from .runner import REASON_NO_GROUP, ClusterLog, GroupRunner, cluster_route, end_offsets_record
 from .settings import CoreSettings
 
@@ -133,6 +133,8 @@ class Reconstructor:
         if self.watermark is not None and ts < self.watermark:
             # behind the watermark: usable only if its group has not moved past it (as in the Spark job)
             frontier = runner.monitor.clock_ms
+            if ts < frontier and type(ev) is GroupConfig:  # a standing setting: it holds from now on
+                return runner.take_standing(ev)
             if ts < frontier:
                 self._reject(Rejected(REASON_LATE, ev, f"ts {ts} is behind what the group already "
                                                        f"processed ({frontier})"))

@@ -177,6 +177,23 @@ class GroupRunner:
             self.newest = keys[-1][0]
         return late, keys
 
+    def settle_late(self, late: list, new) -> tuple[list, list[dict]]:
+        """Of `late` keys (from `split_late`), those still late, and the records of the group's settings among
+        them (`group_config`: a standing setting, applied as the group stands rather than rejected)."""
+        still, records = [], []
+        for key in late:
+            ts, _, i = key
+            ev = new.event(i, ts, self.monitor.group)
+            if type(ev) is GroupConfig:
+                records.extend(self.take_standing(ev))
+            else:
+                still.append(key)
+        return still, records
+
+    def take_standing(self, ev) -> list[dict]:
+        """A `group_config` behind the group's clock: applied now (it moves no clock: GroupMonitor.process)."""
+        return self.monitor.process(ev)
+
     # --- time ------------------------------------------------------------------------------------
     def due_ms(self, cluster: ClusterLog | None = None) -> int:
         """The event time at which the group next needs a run: its oldest pending event, its monitor's next
@@ -260,9 +277,7 @@ class GroupRunner:
                 ev = codec.event(item, ts, CLUSTER_GROUP)
                 if type(ev) is Rejected or not concerns(ev, group, g.settings):
                     continue
-                if ts < g.clock_ms:
-                    if type(ev) is GroupConfig:  # a standing setting, not an occurrence: it holds from now on
-                        on_group_config(g, ev, records)
+                if ts < g.clock_ms and type(ev) is not GroupConfig:  # (a standing setting holds from now on)
                     continue
                 records.extend(process(ev))
                 continue

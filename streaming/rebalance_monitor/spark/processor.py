@@ -237,6 +237,9 @@ class GroupProcessor(StatefulProcessor):
         out: list[tuple] = []
         if new is not None:
             late, new.keys = runner.split_late(new.keys)
+            if late:
+                late, standing = runner.settle_late(late, new)
+                out.extend(_record_rows(standing))
             frontier = runner.monitor.clock_ms
             for ts, _, i in late:
                 out.append(dead_letter_row(group, ts, REASON_LATE, JobItems.raw(new.item(i), ts, group),

@@ -102,6 +102,12 @@ class GroupMonitor:
         """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
         kind = type(ev)
         out: list[dict] = []
+        if kind is GroupConfig:
+            # a standing setting, not an occurrence: applied as the group stands, whatever its time (it moves no
+            # clock, fires no timer and keeps no idle group alive)
+            group_config.on_group_config(self, ev, out)
+            self.dirty = True
+            return out
         ts = ev.ts
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
                 or self.storm.started_ms is not None or self.held is not None:
