@@ -33,6 +33,7 @@ def build() -> str:
     last_ts = sel("kafka_consumergroup_last_rebalance_timestamp_seconds", ONE)
     storm = sel("kafka_consumergroup_storm", ONE)
     storms = sel("kafka_consumergroup_storms_total", ONE)
+    disagreements = sel("kafka_consumergroup_broker_view_disagreements_total", ONE)
     storm_pattern = sel("kafka_consumergroup_storm_pattern", ONE)
     coordinator = sel("kafka_consumergroup_coordinator_info", ONE)
     rebalances = sel("kafka_consumergroup_rebalances_total", ONE)
@@ -147,7 +148,8 @@ def build() -> str:
     d = d.with_panel(stat_panel(
         "Rebalances and storms over the range", "Generations completed and storms started in the time range.",
         [q(f"round(sum(increase({gens}[$__range])))", "rebalances", instant=True),
-         q(f"round(sum(increase({storms}[$__range]))) or vector(0)", "storms", instant=True)],
+         q(f"round(sum(increase({storms}[$__range]))) or vector(0)", "storms", instant=True),
+         q(f"round(sum(increase({disagreements}[$__range]))) or vector(0)", "broker disagrees", instant=True)],
         text_mode=cm.BigValueTextMode.VALUE_AND_NAME, w=8, h=8))
     d = d.with_panel(table_panel(
         "Timeouts by member and host, over the range", help_of("kafka_consumergroup_member_timeouts_total"),

@@ -137,3 +137,49 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
     # without what the broker said, the configuration's 45 s fallback reads both crashes as leaves
     blind = _records(bootstrap, [], {plain, own})
     assert [c[0] for g in (plain, own) for c in _crash_causes(blind, g)] == ["member_left", "member_left"]
+
+
+def test_kip848_groups_on_each_server_assignor_are_judged_and_described_alike(broker, unique, tmp_path):
+    """Two KIP-848 groups of stock Java consumers on a real 4.4 broker: one on the brokers' default assignor
+    (`uniform`, its members name none) and one whose members ask for `range` (group.remote.assignor). From
+    `__consumer_offsets` with the broker poller's events alone, every epoch with members is judged, with no
+    mismatch; and each coordinator's description (ConsumerGroupDescribe) agrees with the reconstruction."""
+    from kafka.admin import KafkaAdminClient
+
+    bootstrap = broker.bootstrap
+    topic = f"t-{unique}"
+    default, ranged = f"g-uniform-{unique}", f"g-range-{unique}"
+    broker.create_topics({topic: 5})
+    published: list[bytes] = []
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    poller = BrokerFactsPoller(admin, lambda key, value: published.append(value), event_time=False)
+    procs = []
+    traffic = _Traffic(bootstrap, topic)
+    try:
+        poller.note_groups([default, ranged])
+        poller.poll_once()
+        for group, extra in ((default, {}), (ranged, {"group.remote.assignor": "range"})):
+            for i in range(3):
+                procs.append(jt.console_consumer(bootstrap, topic, group, f"m{i}-{group}"[:60], {**K848, **extra},
+                                                 log_path=tmp_path / f"{group}-{i}.log"))
+                time.sleep(4)
+        time.sleep(8)  # the last member reconciled
+        poller.note_batch([{"kind": "generation", "group": g, "ts": int(time.time() * 1000)} for g in (default, ranged)])
+        assert poller.poll_once(everything=False) == 2
+    finally:
+        traffic.stop()
+        for proc in procs:
+            kill_hard(proc)
+        admin.close()
+    described = {e["group"]: e for e in map(json.loads, published) if e["type"] == "group_described"}
+    assert (described[default]["protocol"], described[ranged]["protocol"]) == ("uniform", "range")
+    assert all(len(described[g]["members"]) == 3 for g in (default, ranged))
+    records = _records(bootstrap, published, {default, ranged})
+    for group, assignor in ((default, "uniform"), (ranged, "range")):
+        gens = [r for r in records if r["group"] == group and r["kind"] == "generation" and r["members"]]
+        judged = [r for r in gens if r["mismatched_partitions"] is not None]
+        assert gens and all(r["protocol"] == assignor for r in gens), [(r["generation"], r["protocol"]) for r in gens]
+        assert judged and all(r["mismatched_partitions"] == 0 for r in judged), [
+            (r["generation"], r["mismatched_partitions"], r["expected_reason"]) for r in gens]
+        views = [r for r in records if r["group"] == group and r["kind"] == "broker_view"]
+        assert [(v["agrees"], v["broker_epoch"] == v["monitor_epoch"]) for v in views] == [(True, True)], views

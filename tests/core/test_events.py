@@ -39,6 +39,10 @@ VALID = {
     "broker_release": {"release": "4.0.0", "broker": 1},
     "group_config": {"source": "group", "group_type": "consumer", "session_timeout_ms": 20000,
                      "heartbeat_interval_ms": 2000},
+    "group_described": {"group_type": "consumer", "state": "Stable", "protocol": "uniform", "group_epoch": 4,
+                        "assignment_epoch": 4, "members": [{"member_id": "m", "client_id": "c", "client_host": "/h",
+                                                            "member_epoch": 4, "assignment": [["t", 0]],
+                                                            "target_assignment": [["t", 0]]}]},
 }
 
 

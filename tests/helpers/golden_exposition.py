@@ -94,6 +94,14 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
         {"kind": "storm", "group": WEIRD, "started_ms": t - 28_000, "ended_ms": t, "pattern": "scaling"},
         {"kind": "storm", "group": "orders-service", "started_ms": t - 20_000, "ended_ms": t + 3_000,
          "pattern": "rolling_restart"},
+        # the coordinator's description disagrees with the reconstruction (twice the same record: counted once),
+        # then agrees (not counted)
+        {"kind": "broker_view", "group": "billing", "ts": t + 10, "broker_epoch": 7, "monitor_epoch": 7,
+         "agrees": False, "differences": ["member b-9: the broker has it, the monitor does not"]},
+        {"kind": "broker_view", "group": "billing", "ts": t + 10, "broker_epoch": 7, "monitor_epoch": 7,
+         "agrees": False, "differences": ["member b-9: the broker has it, the monitor does not"]},
+        {"kind": "broker_view", "group": "billing", "ts": t + 20, "broker_epoch": 7, "monitor_epoch": 7,
+         "agrees": True, "differences": []},
         # a group status entering a rebalance (snapshots the lag), a coordinator moving and resigning
         _status("orders-service", t + 4_000, "PreparingRebalance", generation=12, members=2, ratio=1.25,
                 in_storm=False, part=17, rebalancing_since_ms=t + 3_500, client_standard_metrics=[

@@ -111,3 +111,15 @@ def test_a_group_going_empty_is_a_timeline_row_naming_who_left():
     row = timeline_rows([rec])[0]
     assert (row["event"], row["generation"], row["members"], row["detail"], row["unchecked_reason"]) == (
         "generation", 2, 0, "member_left (orders-1@/10.0.0.1)", None)
+
+
+def test_the_brokers_description_is_a_timeline_row():
+    from rebalance_monitor.history.timeline import timeline_rows
+
+    recs = [{"kind": "broker_view", "group": "g", "ts": 9000, "broker_epoch": 7, "monitor_epoch": 7, "agrees": False,
+             "differences": ["member c: the broker has it, the monitor does not"]},
+            {"kind": "broker_view", "group": "g", "ts": 9500, "broker_epoch": 8, "monitor_epoch": 7, "agrees": None,
+             "differences": [], "reason": "the broker is at epoch 8, the monitor at 7: not read yet"}]
+    assert [(r["event"], r["generation"], r["detail"]) for r in timeline_rows(recs)] == [
+        ("broker disagrees", 7, "member c: the broker has it, the monitor does not"),
+        ("broker not compared", 8, "the broker is at epoch 8, the monitor at 7: not read yet")]

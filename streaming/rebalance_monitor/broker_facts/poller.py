@@ -62,6 +62,7 @@ class BrokerFactsPoller:
         self.polls = 0
         self.event_time = event_time
         self._frontier: int | None = None  # the newest record time the job wrote
+        self._changed: set[str] = set()  # groups with a new generation since they were last described
         self._started = clock()
 
     # --- the job's side -------------------------------------------------------------------------------
@@ -70,6 +71,11 @@ class BrokerFactsPoller:
         newest = max((r.get("ts") or 0 for r in records), default=0)
         if newest > (self._frontier or 0):
             self._frontier = int(newest)
+        changed = {r.get("group") for r in records if r.get("kind") == "generation" and r.get("group")}
+        if changed:
+            with self._lock:
+                self._changed |= changed
+            self._wake.set()
         self.note_groups({r.get("group") for r in records})
 
     def stamp_ms(self) -> int | None:
@@ -114,6 +120,11 @@ class BrokerFactsPoller:
                 self._wanted.clear()
         for i in range(0, len(wanted), GROUPS_PER_REQUEST):
             published += self._groups(wanted[i:i + GROUPS_PER_REQUEST], at)
+        with self._lock:
+            changed = sorted(self._changed)[:GROUPS_PER_REQUEST]
+            self._changed.difference_update(changed)
+        if changed:
+            published += self._describe(changed, at)
         if published and self.flush is not None:
             self.flush()
         self.polls += 1
@@ -168,6 +179,29 @@ class BrokerFactsPoller:
             entries = answers.get(group)
             if entries is not None:
                 n += self._say(group, group_events(group, entries, at))
+        return n
+
+    def _describe(self, groups: list[str], at: int) -> int:
+        """The coordinators' descriptions of groups that have a new generation (the describe APIs), published as
+        `group_described` events: the core holds them against its reconstruction (core/group/broker_view.py)."""
+        from .describe import describe_groups
+
+        try:
+            descriptions = describe_groups(self.admin, groups)
+        except Exception as exc:  # noqa: BLE001 - counted, logged once; the next generation asks again
+            self._failed("describe_groups_failed", f"describing {len(groups)} groups failed: {exc}")
+            return 0
+        n = 0
+        for desc in descriptions.values():
+            if desc.error is not None:
+                self.note(f"describe_{desc.error.lower()}"[:60])
+                continue
+            try:
+                self.publish(desc.group.encode(), json.dumps(described_event(desc, at), separators=(",", ":")).encode())
+            except Exception as exc:  # noqa: BLE001
+                self._failed("publish_failed", f"publishing what the brokers said failed: {exc}")
+                return n
+            n += 1
         return n
 
     def _list_groups(self) -> list[str]:
@@ -271,3 +305,17 @@ def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
                                note=updater.note_broker_facts_error if updater is not None else None)
     poller.closers = (producer.close, admin.close)
     return poller.start()
+
+
+def described_event(desc, ts: int) -> dict:
+    """The `group_described` event of a coordinator's description (broker_facts/descriptions.py)."""
+    def parts(tps):
+        return None if tps is None else [[t, p] for t, p in tps]
+
+    return {"v": 1, "type": "group_described", "ts": ts, "group": desc.group, "group_type": desc.group_type,
+            "state": desc.state, "protocol": desc.protocol or None, "group_epoch": desc.group_epoch,
+            "assignment_epoch": desc.assignment_epoch,
+            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                         "client_host": m.client_host, "member_epoch": m.member_epoch,
+                         "assignment": parts(m.assignment), "target_assignment": parts(m.target_assignment)}
+                        for m in desc.members]}

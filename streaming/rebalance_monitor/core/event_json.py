@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from .event_model import SCHEMA_VERSION, Event, MemberInfo
-from .event_parsing import COMMON, MEMBER_SPEC, SPECS
+from .event_model import SCHEMA_VERSION, DescribedMember, Event, MemberInfo
+from .event_parsing import COMMON, DESCRIBED_MEMBER_SPEC, MEMBER_SPEC, SPECS
 
 # --- serialisation back to the canonical JSON form -----------------------------------------------
 def _plain(value):
     if isinstance(value, tuple):
         return [_plain(x) for x in value]
-    if isinstance(value, MemberInfo):
+    if isinstance(value, (MemberInfo, DescribedMember)):
         return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
                 if getattr(value, f.name) is not None}
     if isinstance(value, dict):
@@ -50,6 +50,7 @@ def _kind_schema(kind: str) -> dict:
         "offset_list": {"type": "array", "items": _OFFSET},
         "topic_counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
         "members": {"type": "array", "items": {"$ref": "#/$defs/member"}},
+        "described_members": {"type": "array", "items": {"$ref": "#/$defs/described_member"}},
     }[base]
     if nullable:
         return {"anyOf": [schema, {"type": "null"}]}
@@ -78,5 +79,5 @@ def json_schema() -> dict:
         "$id": "https://github.com/kafka-rebalance-monitor/schemas/event-v1.json",
         "title": "Kafka rebalance monitor canonical event, schema v1",
         "oneOf": variants,
-        "$defs": {"member": _object_schema(MEMBER_SPEC)},
+        "$defs": {"member": _object_schema(MEMBER_SPEC), "described_member": _object_schema(DESCRIBED_MEMBER_SPEC)},
     }

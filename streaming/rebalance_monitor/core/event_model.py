@@ -11,7 +11,7 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "REJECT_REASON_PREFIXES", "Rejected", "Event", "MemberEvent", "Join", "Sync", "Heartbeat", "Poll",
            "Leave", "ClientMetrics", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted",
            "GenerationCompleted", "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions",
-           "EndOffsets", "BrokerRelease", "GroupConfig",
+           "EndOffsets", "BrokerRelease", "GroupConfig", "GroupDescribed", "DescribedMember",
            "AnyEvent"]
 
 SCHEMA_VERSION = 1
@@ -262,6 +262,34 @@ class GroupConfig(Event):
     assignors: tuple | None = None  # the server assignors the broker offers, its default first
 
 
+@dataclass(frozen=True, slots=True)
+class DescribedMember:
+    """A member as its coordinator describes it (ConsumerGroupDescribe, DescribeGroups)."""
+
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    client_host: str | None = None  # the address the broker saw
+    member_epoch: int | None = None  # KIP-848 groups
+    assignment: tuple | None = None  # the partitions it owns now
+    target_assignment: tuple | None = None  # KIP-848 groups: its partitions in the coordinator's target
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescribed(Event):
+    """Extension: the group as its coordinator describes it when asked (the broker poller: ConsumerGroupDescribe for
+    KIP-848 groups, DescribeGroups for classic ones), held against the monitor's own reconstruction (a
+    `broker_view` record) and, for a KIP-848 group, naming its assignor."""
+
+    group_type: str | None = None  # classic, consumer, streams, share
+    state: str | None = None
+    protocol: str | None = None  # the assignor
+    group_epoch: int | None = None  # KIP-848 groups
+    assignment_epoch: int | None = None
+    members: tuple = ()  # DescribedMember
+    error: str | None = None  # the Kafka error of the answer, e.g. GROUP_ID_NOT_FOUND
+
+
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig]
+                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig, GroupDescribed]

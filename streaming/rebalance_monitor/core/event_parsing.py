@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Callable
 
-from .event_model import (BrokerRelease, GroupConfig, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
+from .event_model import (BrokerRelease, DescribedMember, GroupConfig, GroupDescribed, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
                           GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
                           Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
                           REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
@@ -71,6 +71,15 @@ SPECS: dict[str, tuple[type, dict]] = {
     EventType.GROUP_CONFIG: (GroupConfig, {
         "source": ("str", True), "group_type": ("str?", False), "session_timeout_ms": ("int?", False),
         "heartbeat_interval_ms": ("int?", False), "assignors": ("str_list?", False)}),
+    EventType.GROUP_DESCRIBED: (GroupDescribed, {
+        "group_type": ("str?", False), "state": ("str?", False), "protocol": ("str?", False),
+        "group_epoch": ("int?", False), "assignment_epoch": ("int?", False), "members": ("described_members", False),
+        "error": ("str?", False)}),
+}
+DESCRIBED_MEMBER_SPEC = {
+    "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
+    "client_host": ("str?", False), "member_epoch": ("int?", False), "assignment": ("tp_list?", False),
+    "target_assignment": ("tp_list?", False),
 }
 EVENT_TYPES = tuple(SPECS)
 MEMBER_SPEC = {
@@ -199,6 +208,12 @@ def _to_topic_counts(name: str, value):
     return dict(value)
 
 
+def _to_described_members(name: str, value):
+    if not isinstance(value, list):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
+    return tuple(_build(DescribedMember, DESCRIBED_MEMBER_SPEC, m, f"{name}.") for m in value)
+
+
 def _to_members(name: str, value):
     if not isinstance(value, list):
         raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
@@ -208,7 +223,7 @@ def _to_members(name: str, value):
 _BASE_CONVERTERS = {
     "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
-    "topic_counts": _to_topic_counts, "members": _to_members,
+    "topic_counts": _to_topic_counts, "members": _to_members, "described_members": _to_described_members,
 }
 _CONVERTERS: dict[str, Callable] = {}
 

@@ -99,3 +99,12 @@ def dead_letter(group: str, ts: int, *, reason: str, detail: str, raw: str, orig
     if origin:
         rec.update(origin)
     return rec
+
+
+def broker_view(group: str, ts: int, *, group_type: str | None, state: str | None, protocol: str | None,
+                broker_epoch: int | None, monitor_epoch: int | None, members: int, agrees: bool | None,
+                differences: list[str], reason: str | None) -> dict:
+    """The coordinator's description of the group held against the reconstruction (core/group/broker_view.py)."""
+    return {"kind": RecordKind.BROKER_VIEW, "group": group, "ts": ts, "group_type": group_type, "state": state,
+            "protocol": protocol, "broker_epoch": broker_epoch, "monitor_epoch": monitor_epoch, "members": members,
+            "agrees": agrees, "differences": differences, "reason": reason}

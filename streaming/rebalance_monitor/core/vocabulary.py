@@ -32,6 +32,7 @@ class EventType(StrEnum):
     BROKER_RELEASE = "broker_release"
     CLIENT_METRICS = "client_metrics"  # a snapshot of a member's own heartbeat and poll clocks (KIP-714 push, reporter)
     GROUP_CONFIG = "group_config"  # a group's settings as the broker holds them (DescribeConfigs; broker_facts/)
+    GROUP_DESCRIBED = "group_described"  # the group as its coordinator describes it (the describe APIs; broker_facts/)
 
 
 class RecordKind(StrEnum):
@@ -48,11 +49,13 @@ class RecordKind(StrEnum):
     GROUP_DELETED = "group_deleted"
     COORDINATOR = "coordinator"
     DEAD_LETTER = "dead_letter"
+    BROKER_VIEW = "broker_view"  # the coordinator's own description of a group, held against the reconstruction
 
 
 # What the history sink keeps (and `rebalance-monitor history` reads): the record kinds that say what happened.
 HISTORY_KINDS = (RecordKind.GENERATION, RecordKind.MEMBER_TIMEOUT, RecordKind.MEMBER_AT_RISK, RecordKind.STORM,
-                 RecordKind.REBALANCE_STARTED, RecordKind.GROUP_DELETED, RecordKind.COORDINATOR)
+                 RecordKind.REBALANCE_STARTED, RecordKind.GROUP_DELETED, RecordKind.COORDINATOR,
+                 RecordKind.BROKER_VIEW)
 
 
 # The record kinds whose `ts` and `detected_ms` say when a driver noticed (the next event of the group, or its clock

@@ -54,6 +54,11 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
             what = "storm ended" if r.get("ended_ms") else "storm" if r.get("ts") == r.get("started_ms") else "storm pattern"
             row.update(event=what, detail=f"{r.get('rebalances')} rebalances in the window"
                        + (f", {r.get('pattern')}" if r.get("pattern") else ""))
+        elif kind == RecordKind.BROKER_VIEW:
+            agrees = r.get("agrees")
+            verdict = "agrees" if agrees else "disagrees" if agrees is False else "not compared"
+            row.update(event=f"broker {verdict}", generation=r.get("broker_epoch"),
+                       detail="; ".join(r.get("differences") or []) or r.get("reason") or "")
         elif kind in (RecordKind.GROUP_DELETED, RecordKind.COORDINATOR):
             row.update(event=kind.replace("_", " "), detail=r.get("action") or r.get("reason") or "")
         else:

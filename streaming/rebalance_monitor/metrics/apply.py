@@ -112,6 +112,13 @@ def apply_storm(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
             s.storm_pattern = str(r["pattern"])
 
 
+def apply_broker_view(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
+    """The coordinator's description held against the reconstruction: a disagreement counted (once per record)."""
+    if r.get("agrees") is False and s.seen_views.first_time((r.get("ts"), r.get("broker_epoch"))):
+        s.broker_view_disagreements_total += 1
+        s.stale_meta = True
+
+
 def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     """The group as the core sees it now: state, generation, members, heartbeat gaps, storm, coordinator."""
     s.stale_meta = True
@@ -221,4 +228,5 @@ APPLY: dict[str, Callable[[GroupSeries, dict, EndOffsetTable], object]] = {
     RecordKind.GROUP_STATUS: apply_group_status,
     RecordKind.COORDINATOR: apply_coordinator,
     RecordKind.OFFSETS_COMMITTED: apply_offsets_committed,
+    RecordKind.BROKER_VIEW: apply_broker_view,
 }

@@ -204,6 +204,11 @@ STORM_PATTERN = _g(
     "kafka_consumergroup_storm_pattern", "gauge",
     "What the group's running (or last) storm looks like, as the label pattern: rolling_restart, scaling, "
     "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern"))
+BROKER_VIEW_DISAGREEMENTS = _g(
+    "kafka_consumergroup_broker_view_disagreements_total", "counter",
+    "Times the group's coordinator, asked to describe it (ConsumerGroupDescribe, DescribeGroups), named other "
+    "members or partitions than the monitor reconstructed at the same epoch (a broker_view record says what "
+    "differed).", ("group",))
 # ---- lag -------------------------------------------------------------------------------------------------
 LAG = _g(
     "kafka_consumergroup_lag", "gauge",
@@ -288,14 +293,16 @@ BROKER_FACTS_ERRORS = _g(
     "rebalance_monitor_broker_facts_errors_total", "counter",
     "What the monitor asked the brokers (broker_facts/) and did not get, by reason: describe_configs_denied "
     "(grant DESCRIBE_CONFIGS; the configuration's fallback is used), describe_configs_failed, list_groups_failed, "
-    "api_versions_failed, publish_failed (the answers could not be written to the events topic).", ("reason",))
+    "api_versions_failed, describe_groups_failed, describe_<kafka error> (a group its coordinator could not describe, "
+    "e.g. describe_group_id_not_found), publish_failed (the answers could not be written to the events topic).",
+    ("reason",))
 
 # The exposition order: the exporter writes the families in this order.
 CATALOGUE: tuple[MetricSpec, ...] = (
     REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
     LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
     NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, CLIENT_POLL_IDLE_RATIO,
-    CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, LAG, LAG_SUM, LAG_SECONDS,
+    CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
     GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS, BROKER_FACTS_ERRORS,

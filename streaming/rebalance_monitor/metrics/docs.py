@@ -33,6 +33,8 @@ def sample_records() -> list[dict]:
          "unassigned_partitions": 0, "partitions_moved": 1, "imbalance": 0, "min_moves": 1},
         {"kind": "member_timeout", "group": g, "member_id": "c-2", "timeout": "poll", "last_seen_ms": T0 - 330_000,
          "deadline_ms": T0 - 30_000, "detected_ms": T0 - 29_000, "client_id": "orders-2", "host": "/10.0.0.12"},
+        {"kind": "broker_view", "group": g, "ts": T0 - 25_000, "broker_epoch": 12, "monitor_epoch": 12,
+         "agrees": False, "differences": ["member c-4: the broker has it, the monitor does not"]},
         {"kind": "storm", "group": g, "started_ms": T0 - 20_000, "ended_ms": None, "rebalances": 4,
          "window_ms": 600_000, "pattern": "rolling_restart", "pattern_detail": "2 members restarted in turn"},
         {"kind": "end_offsets", "group": "", "ts": T0 - 30_000, "offsets": [["orders", 0, 1300], ["orders", 1, 960]]},

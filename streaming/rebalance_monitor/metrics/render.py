@@ -19,6 +19,7 @@ from .catalogue import (
     LAG, LAG_SECONDS, LAG_SUM, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, LAST_REBALANCE_TS, MEMBER_TIMEOUTS,
     MEMBERS, MISMATCHED_PARTITIONS, NEEDLESS_MOVES, PARTITIONS_MOVED, POLL_GAP_RATIO, PROTOCOL_INFO, REBALANCE_DURATION,
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
+    BROKER_VIEW_DISAGREEMENTS,
 )
 from . import client_standard, lag_levels
 from .exposition import Family, escape_label
@@ -37,6 +38,7 @@ _STATE_OPEN, _STATES = STATE.name + "{", tuple((st, _STATE.after_fixed((st,))) f
 _TIMEOUTS, _GAP_RATIO = Family(MEMBER_TIMEOUTS), Family(HEARTBEAT_GAP_RATIO)
 _POLL_GAP_RATIO = Family(POLL_GAP_RATIO)
 _STORM, _STORMS, _STORM_PATTERN = Family(STORM), Family(STORMS), Family(STORM_PATTERN)
+_BROKER_VIEW = Family(BROKER_VIEW_DISAGREEMENTS)
 _LAG, _LAG_SUM, _LAG_SECONDS = Family(LAG), Family(LAG_SUM), Family(LAG_SECONDS)
 _END_OFFSET = Family(END_OFFSET)
 
@@ -52,7 +54,7 @@ META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, 
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
                  LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
                  REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO,
-                 *client_standard.FAMILIES, STORM, STORMS, STORM_PATTERN)
+                 *client_standard.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS)
 LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
 
 
@@ -125,6 +127,8 @@ def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
         f[STORMS.name] = _STORMS.of_group(g, s.storms_total)
     if s.storm_pattern is not None:
         f[STORM_PATTERN.name] = _STORM_PATTERN.line(g, (s.storm_pattern,), s.storm or 0)
+    if s.broker_view_disagreements_total:
+        f[BROKER_VIEW_DISAGREEMENTS.name] = _BROKER_VIEW.of_group(g, s.broker_view_disagreements_total)
 
 
 def meta_lines(s: GroupSeries) -> dict[str, str]:

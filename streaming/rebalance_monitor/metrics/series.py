@@ -37,7 +37,8 @@ class Dedupe:
 
 # What of a group outlives the process: counters, the gauges its records set, the storm keys. Offsets (committed,
 # end, time-lag samples) are not kept: the next commit or broker poll brings them back.
-_STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total")      # default 0
+_STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total",      # default 0
+                   "broker_view_disagreements_total")
 _STATE_GAUGES = ("generation", "state", "members", "protocol", "in_progress", "last_rebalance_ts",
                  "last_rebalance_start_ts", "lag_at_rebalance_start", "mismatched", "unassigned", "imbalance",
                  "needless_moves", "heartbeat_gap_ratio", "poll_gap_ratio", "storm", "storm_started_ms",
@@ -59,6 +60,7 @@ class GroupSeries:
         self.partitions_moved_total = 0
         self.member_timeouts: dict[tuple[str, str, str], int] = {}   # (timeout, client id, host) -> count
         self.storms_total = 0
+        self.broker_view_disagreements_total = 0
         # gauges (None = absent)
         self.generation: int | None = None
         self.state: str | None = None
@@ -89,6 +91,7 @@ class GroupSeries:
         self.seen_started = Dedupe()
         self.seen_timeouts = Dedupe()
         self.seen_storms = Dedupe()
+        self.seen_views = Dedupe()
         # what the renderer must write again (see the module docstring), and its cache of this group's lines
         self.stale_meta = True
         self.stale_offsets = True

@@ -84,7 +84,8 @@ def broker_assignor(g, ids) -> str | None:
         m = g.members.get(mid)
         if m is None or not m.kip848 or m.protocols:
             return None
-    return default_assignor(g)
+    described = (g.configs.get("described") or {}).get("as")  # the coordinator's description (broker_view.py)
+    return described or default_assignor(g)
 
 
 def apply_session(g, m: Member) -> bool:

@@ -20,14 +20,14 @@ from collections import OrderedDict, deque
 from .. import records
 from ..coordinator_placement import offsets_partition_for
 from ..events import (
-    BrokerRelease, ClientMetrics, GroupConfig, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
+    BrokerRelease, ClientMetrics, GroupConfig, GroupDescribed, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
 )
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
-from . import (client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
+from . import (broker_view, client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
                deadlines, group_config, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
@@ -266,5 +266,6 @@ _HANDLERS = {
     TopicPartitions: coordinator.on_topic_partitions,
     BrokerRelease: coordinator.on_broker_release,
     GroupConfig: group_config.on_group_config,
+    GroupDescribed: broker_view.on_group_described,
     EndOffsets: coordinator.on_end_offsets,
 }
