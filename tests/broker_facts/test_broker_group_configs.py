@@ -66,13 +66,18 @@ def _set_group_config(bootstrap: str, group: str, setting: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def _records(bootstrap: str, facts: list[bytes], groups: set[str]) -> list[dict]:
-    """The core's records of `__consumer_offsets` as the broker holds it, with the poller's events beside it."""
+def _records(bootstrap: str, facts: list[bytes], groups: set[str], log=None) -> list[dict]:
+    """The core's records of `__consumer_offsets` as the broker holds it (or of the coordinator's `log` file), with
+    the poller's events beside it."""
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     names = resolver_for("cluster", KafkaConnection(bootstrap_servers=bootstrap))
     events = [parse_event(v) for v in facts]
-    for key, value, ts in W.read_topic(bootstrap, "__consumer_offsets"):
-        evs, _ = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names=names)
+    if log is not None:
+        records = [("coordinator-log", None, line.encode(), None) for line in open(log, errors="replace")]
+    else:
+        records = [("offsets-topic", *r) for r in W.read_topic(bootstrap, "__consumer_offsets")]
+    for source, key, value, ts in records:
+        evs, _ = decode_record(source, value, key=key, ts_ms=ts, topic_names=names)
         events.extend(e for e in evs if not e.group or e.group in groups)
     events.sort(key=lambda e: e.ts)
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=2000, offsets_partitions=10)
@@ -137,6 +142,14 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
     # without what the broker said, the configuration's 45 s fallback reads both crashes as leaves
     blind = _records(bootstrap, [], {plain, own})
     assert [c[0] for g in (plain, own) for c in _crash_causes(blind, g)] == ["member_left", "member_left"]
+    # the coordinator's log alone says whose session expired; the poller's events say which session it was
+    logged = _records(bootstrap, published, {plain, own}, log=broker.coordinator_log)
+    for group, source in ((plain, "broker"), (own, "group")):
+        timeouts = [r for r in logged if r["group"] == group and r["kind"] == "member_timeout"]
+        assert [(r["timeout"], r.get("timeout_source")) for r in timeouts] == [("session", source)], timeouts
+        causes = [c["cause"] for r in logged if r["group"] == group and r["kind"] == "generation" and r["members"]
+                  for c in r["causes"] if c["cause"] != "member_joined"]
+        assert causes == ["session_timeout"], (group, causes)
 
 
 def test_kip848_groups_on_each_server_assignor_are_judged_and_described_alike(broker, unique, tmp_path):

@@ -40,7 +40,7 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
             records = read_topic(bootstrap, topics[source])
         for key, value, ts in records:
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
-            events.extend(e for e in evs if e.group == group and (until_ms is None or e.ts < until_ms))
+            events.extend(e for e in evs if e.group in (group, "") and (until_ms is None or e.ts < until_ms))
     events.sort(key=lambda e: e.ts)
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay), emit_status=status,
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)

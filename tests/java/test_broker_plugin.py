@@ -146,3 +146,59 @@ def test_a_killed_kip848_member_is_a_session_timeout_naming_it(plugin_broker, un
     finally:
         for p in procs.values():
             kill_hard(p)
+
+
+def test_a_frozen_kip848_member_is_warned_about_before_the_brokers_deadline(plugin_broker, unique, tmp_path):
+    """A stock Java KIP-848 member frozen with SIGSTOP: its pushes stop, and the broker fences it after its
+    group.consumer.session.timeout.ms (10 s on this broker, not Kafka's 45 s). With what the broker poller asked
+    the broker beside the plugin's events, the warning (half the session) comes before that deadline, naming the
+    broker as the session's source, then the session timeout names the member. With the configuration's 45 s
+    fallback instead, no warning would come before the broker removed it."""
+    import os
+    import signal
+
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient
+
+    from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
+
+    if plugin_broker.version != KAFKA_VERSION:
+        pytest.skip("KIP-848 groups: Kafka 4.x")
+    bootstrap = plugin_broker.bootstrap
+    topic, group = f"t-{unique}", f"g-{unique}"
+    plugin_broker.create_topics({topic: 2})
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    poller = BrokerFactsPoller(admin, lambda key, value: producer.send(EVENTS, key=key, value=value),
+                               flush=producer.flush, event_time=False)
+    poller.note_groups([group])
+    assert poller.poll_once() > 0
+    procs = {c: jt.console_consumer(bootstrap, topic, group, c, {"group.protocol": "consumer"},
+                                    log_path=tmp_path / f"{c}.log") for c in ("f-a", "f-b")}
+    try:
+        member = {c: eventually(lambda c=c: _member_events(bootstrap, group, c), 120, f"client_metrics of {c}",
+                                interval_s=1.0)[-1]["member_id"] for c in procs}
+        os.killpg(procs["f-b"].pid, signal.SIGSTOP)
+
+        def timeout_of_b():
+            return [r for r in records_of(bootstrap, EVENTS, group) if r["kind"] == "member_timeout"
+                    and r["member_id"] == member["f-b"]]
+        eventually(timeout_of_b, 120, "the session timeout of f-b", interval_s=2.0)
+        records = records_of(bootstrap, EVENTS, group)
+        warned = [r for r in records if r["kind"] == "member_at_risk" and r["member_id"] == member["f-b"]
+                  and r["risk"] == "session"]
+        assert warned, [r for r in records if r["kind"] in ("member_at_risk", "member_timeout")]
+        w = warned[0]
+        assert (w["limit_ms"], w["timeout_source"], w["client_id"]) == (10_000, "broker", "f-b"), w
+        assert w["warn_ms"] < w["deadline_ms"] and w["ts"] < w["deadline_ms"] + 5_000, w
+        timeout = timeout_of_b()[0]
+        assert (timeout["timeout"], timeout["client_id"]) == ("session", "f-b"), timeout
+    finally:
+        for p in procs.values():
+            try:
+                os.killpg(p.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            kill_hard(p)
+        producer.close()
+        admin.close()
