@@ -55,10 +55,23 @@ def configure_logging(level: str, secrets=(), clients_level: str = "WARNING") ->
         logging.getLogger(name).setLevel(getattr(logging, clients_level))
     for name in CONNECTION_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if clients_level == "DEBUG" else logging.CRITICAL)
+    cluster = logging.getLogger("kafka.cluster")
+    cluster.filters = [f for f in cluster.filters if not isinstance(f, MetadataRefreshFailures)]
+    if clients_level != "DEBUG":
+        cluster.addFilter(MetadataRefreshFailures())
     redactor = RedactSecrets(secrets)
     for handler in logging.getLogger().handlers:
         handler.filters = [f for f in handler.filters if not isinstance(f, RedactSecrets)]
         handler.addFilter(redactor)
+
+
+class MetadataRefreshFailures(logging.Filter):
+    """kafka-python's `Metadata refresh: failed <connection error>` (kafka.cluster, ERROR), once a second per client
+    while a broker is away: connection chatter like kafka.net's, shown only with logging.kafka_clients_level DEBUG.
+    The cluster logger's other lines (a topic not authorized, not found) still pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Metadata refresh")
 
 
 def config_secrets(cfg) -> list[str]:

@@ -184,10 +184,18 @@ def test_the_kafka_clients_log_at_warning_unless_asked():
     assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.CRITICAL
     assert logging.getLogger("py4j.clientserver").getEffectiveLevel() == logging.WARNING
     assert logging.getLogger("rebalance_monitor.job").getEffectiveLevel() == logging.getLogger().getEffectiveLevel()
+    # kafka-python's metadata refresh failing while a broker is away: the same chatter, at ERROR on kafka.cluster
+    cluster = logging.getLogger("kafka.cluster")
+
+    def passes(msg):
+        return cluster.filter(logging.LogRecord("kafka.cluster", logging.ERROR, __file__, 1, msg, ("x",), None))
+
+    assert not passes("Metadata refresh: failed %s") and passes("Topic %s is not authorized for this client")
     configure_logging("INFO", (), load_config(env={}, overrides={"logging.kafka_clients_level": "DEBUG"})
                       .logging.kafka_clients_level)
     assert logging.getLogger("kafka").getEffectiveLevel() == logging.DEBUG
     assert logging.getLogger("kafka.net.manager").getEffectiveLevel() == logging.DEBUG
+    assert passes("Metadata refresh: failed %s")
     with pytest.raises(ConfigError, match="logging.kafka_clients_level"):
         load_config(env={}, overrides={"logging.kafka_clients_level": "LOUD"})
     configure_logging("INFO", ())  # leave the test process as the others expect it

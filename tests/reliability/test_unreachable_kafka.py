@@ -136,7 +136,7 @@ def child_jvms(pid: int) -> list[int]:
 
 PROGRESS = re.compile(r" INFO rebalance_monitor\.job: batch \d+: \d+ input records")
 STOP_STEPS = ("signal SIGTERM: stopping", "stopping the query and its sinks", "stopping the broker offsets poller",
-              "stopping the metrics exporter", "stopping Spark", "stopped after ")
+              "stopping the broker poller", "stopping the metrics exporter", "stopping Spark", "stopped after ")
 # what `run` says at INFO, in the order it first says it (docs/operations.md, "What the job logs")
 SAID = (("summary", r"configuration: Kafka \S+ \(PLAINTEXT\); Spark local\[2\], trigger 1s; "),
         ("inputs", r"inputs: client events from \S+; from the latest offsets"),

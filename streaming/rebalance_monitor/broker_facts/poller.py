@@ -33,6 +33,7 @@ log = logging.getLogger("rebalance_monitor.broker_facts")
 WALL_CLOCK_AFTER_S = 60.0  # no record from the job by then: stamp with the wall clock (the input is idle)
 REPUBLISH_S = 86_400  # the brokers' settings once a day even unchanged (a shard's cluster log keeps a week)
 GROUPS_PER_REQUEST = 200
+GONE = ("GROUP_ID_NOT_FOUND",)  # a description error that is no failure: the broker has no such group (any more)
 
 
 class BrokerFactsPoller:
@@ -42,7 +43,10 @@ class BrokerFactsPoller:
     job's event time (`note_batch`; False: the wall clock from the start, e.g. a poller without a job)."""
 
     def __init__(self, admin, publish, flush=None, refresh_s: float = 300.0, note=None, clock=time.time,
-                 event_time: bool = True):
+                 event_time: bool = True, connect=None):
+        # `connect()` -> (admin, publish, flush, close): clients for one round of the thread, closed after it, so
+        # that none keeps reconnecting (and logging) while the brokers are away; None: `admin` and `publish` stay
+        self.connect = connect
         self.admin = admin
         self.publish = publish
         self.flush = flush
@@ -160,7 +164,7 @@ class BrokerFactsPoller:
         if guess.release is None:
             if "release" not in self._logged:
                 self._logged.add("release")
-                log.info("the brokers' release is not told by ApiVersions: %s", guess.basis)
+                log.debug("the brokers' release is not told by ApiVersions: %s", guess.basis)
             return []
         return [{"v": 1, "type": "broker_release", "ts": ts, "group": "", "release": guess.release,
                  "source": "api_versions"}]
@@ -193,6 +197,8 @@ class BrokerFactsPoller:
             return 0
         n = 0
         for desc in descriptions.values():
+            if desc.error in GONE:
+                continue  # the group is gone already (or is the events' alone): nothing to hold against
             if desc.error is not None:
                 self.note(f"describe_{desc.error.lower()}"[:60])
                 continue
@@ -256,7 +262,7 @@ class BrokerFactsPoller:
                 continue
             everything = time.monotonic() - last >= self.refresh_s
             try:
-                self.poll_once(everything)
+                self._round(everything)
             except Exception as exc:  # noqa: BLE001 - never end the thread
                 self._failed("describe_configs_failed", f"asking the brokers failed: {exc}")
             if everything:
@@ -264,6 +270,21 @@ class BrokerFactsPoller:
                 self._logged.discard("describe_configs_failed")
             self._wake.wait(max(0.0, min(self.refresh_s, last + self.refresh_s - time.monotonic())))
             self._wake.clear()
+
+    def _round(self, everything: bool) -> int:
+        """One `poll_once`, on clients of its own when the poller has a `connect`."""
+        if self.connect is None:
+            return self.poll_once(everything)
+        try:
+            self.admin, self.publish, self.flush, close = self.connect()
+        except Exception as exc:  # noqa: BLE001 - the brokers away: counted, logged once, tried at the next round
+            self._failed("connect_failed", f"the broker poller could not connect: {exc}")
+            return 0
+        try:
+            return self.poll_once(everything)
+        finally:
+            self.admin = self.publish = self.flush = None
+            close()
 
     def start(self) -> "BrokerFactsPoller":
         self._thread = threading.Thread(target=self._run, name="broker-facts", daemon=True)
@@ -278,10 +299,8 @@ class BrokerFactsPoller:
             self._thread = None
 
     def close(self) -> None:
-        """Stop, then close the clients `start_poller` made."""
+        """Stop (a round's clients close with it)."""
         self.stop()
-        for close in getattr(self, "closers", ()):
-            close()
 
 
 def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
@@ -290,20 +309,34 @@ def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
     topic = cfg.broker_facts_topic()
     if not cfg.broker_facts.enabled or topic is None:
         return None
-    from kafka import KafkaAdminClient, KafkaProducer
-
     conf = cfg.kafka.connection().kafka_python()
     conf.pop("client_id", None)
-    admin = KafkaAdminClient(client_id="rebalance-monitor-broker-facts", **conf)
-    producer = KafkaProducer(client_id="rebalance-monitor-broker-facts", acks="all", linger_ms=50, **conf)
 
-    def publish(key: bytes, value: bytes) -> None:
-        producer.send(topic, key=key, value=value)
+    def connect():
+        from kafka import KafkaAdminClient, KafkaProducer
 
-    poller = BrokerFactsPoller(admin, publish, flush=lambda: producer.flush(30),
-                               refresh_s=int(cfg.broker_facts.refresh) / 1000.0,
-                               note=updater.note_broker_facts_error if updater is not None else None)
-    poller.closers = (producer.close, admin.close)
+        admin = KafkaAdminClient(client_id="rebalance-monitor-broker-facts", **conf)
+        producer = None
+
+        def publish(key: bytes, value: bytes) -> None:
+            nonlocal producer
+            if producer is None:  # (only a round with something to say opens one)
+                producer = KafkaProducer(client_id="rebalance-monitor-broker-facts", acks="all", linger_ms=50, **conf)
+            producer.send(topic, key=key, value=value)
+
+        def flush() -> None:
+            if producer is not None:
+                producer.flush(30)
+
+        def close() -> None:
+            if producer is not None:
+                producer.close(timeout=10)
+            admin.close()
+
+        return admin, publish, flush, close
+
+    poller = BrokerFactsPoller(None, None, refresh_s=int(cfg.broker_facts.refresh) / 1000.0,
+                               note=updater.note_broker_facts_error if updater is not None else None, connect=connect)
     return poller.start()
 
 

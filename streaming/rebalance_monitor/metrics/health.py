@@ -55,6 +55,7 @@ class JobHealth:
         self.watermark_delay: float | None = None
         self.last_batch_ts: float | None = None
         self.sink_errors: dict[str, int] = {}
+        # what the broker poller asked and did not get: kept across restarts with the counters above
         self.broker_facts_errors: dict[str, int] = {}
         self.seen_batches = Dedupe(SEEN_BATCH_IDS)
 
@@ -131,6 +132,7 @@ class JobHealth:
             BATCH_DURATION.name: "".join(self.batch_duration.lines(BATCH_DURATION.name, "")),
             GROUPS_DROPPED.name: _GROUPS_DROPPED.by_label(dropped),
             OUTPUT_RECORDS.name: _OUTPUT_RECORDS.by_label(self.output_records),
+            BROKER_FACTS_ERRORS.name: _BROKER_FACTS_ERRORS.by_label(self.broker_facts_errors),
         }
 
     def text(self, counters: dict[str, str], groups_tracked: int) -> str:
@@ -146,5 +148,4 @@ class JobHealth:
             f[LAST_BATCH_TS.name] = _LAST_BATCH_TS.plain(self.last_batch_ts)
         f[GROUPS_TRACKED.name] = _GROUPS_TRACKED.plain(groups_tracked)
         f[SINK_ERRORS.name] = _SINK_ERRORS.by_label(self.sink_errors)
-        f[BROKER_FACTS_ERRORS.name] = _BROKER_FACTS_ERRORS.by_label(self.broker_facts_errors)
         return "".join([h + f.get(name, "") for name, h in _HEADERS])

@@ -74,7 +74,8 @@ class Snapshot:
                 "version": STATE_VERSION, "batch_id": batch_id, **meta,
                 "counters": {"events_read": h.events_read, "rejects": h.rejects, "notes": h.notes,
                              "batches": h.batches, "batch_duration": h.batch_duration.to_state(),
-                             "output_records": h.output_records, "groups_dropped": store.admission.dropped},
+                             "output_records": h.output_records, "groups_dropped": store.admission.dropped,
+                             "broker_facts_errors": h.broker_facts_errors},
             }, separators=_JSON_SEP)
             return "".join((head[:-1], ',"groups":{', ",".join([frags[n] for n in store.names()]),
                             '},"dropped_names":', store.admission.names_json(), "}"))
@@ -90,7 +91,7 @@ class Snapshot:
             return {str(k): int(v) for k, v in (d or {}).items()}
 
         events_read, rejects = counts(c.get("events_read")), counts(c.get("rejects"))
-        notes = counts(c.get("notes"))
+        notes, facts_errors = counts(c.get("notes")), counts(c.get("broker_facts_errors"))
         output_records, dropped = counts(c.get("output_records")), counts(c.get("groups_dropped"))
         batches = int(c.get("batches", 0))
         duration = Histogram(BATCH_DURATION_BUCKETS)
@@ -110,6 +111,9 @@ class Snapshot:
             h = store.health
             h.events_read, h.rejects, h.output_records, h.notes = events_read, rejects, output_records, notes
             h.batches, h.batch_duration = batches, duration
+            # (the broker poller may have counted before a snapshot on S3 or HDFS was read: both count)
+            for k, v in facts_errors.items():
+                h.broker_facts_errors[k] = h.broker_facts_errors.get(k, 0) + v
             adm.restore(dropped, dropped_names)
             self._frags.clear()
             store.restore_groups(groups)
