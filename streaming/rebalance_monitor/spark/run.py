@@ -13,7 +13,8 @@
    line per step, exit code 0. Spark's JVM ignores SIGTERM (session.py), so a stop sent to the whole process
    group does not stop Spark under the running query.
 
-`run --once` probes once and exits 1 when Kafka does not answer. `Monitor` holds this order; `run_job` and the demo
+`run --once` probes once and exits 1 when Kafka does not answer; it starts no broker poller (it reads what its input
+held when it started, and writes nothing to it). `Monitor` holds this order; `run_job` and the demo
 (demo.py) run it.
 """
 from __future__ import annotations
@@ -145,7 +146,7 @@ class Monitor:
                 reach.failures = 0
             if self.lag is None and cfg.lag.enabled and updater is not None:
                 self.lag = _start_lag_poller(cfg, updater)
-            if self.facts is None:
+            if self.facts is None and not once:  # (run --once reads what its input held when it started)
                 self.facts = _start_broker_facts(cfg, updater)
             if job.spark is None:
                 job._session()  # PySpark replaces the SIGINT handler when its context starts
