@@ -9,7 +9,7 @@ import pytest
 
 from helpers.eventually import eventually
 
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.instrument.emitter import MemoryEmitter
 from rebalance_monitor.testing import witnesses as W
 from rebalance_monitor.testing.kafka_admin import create_topics

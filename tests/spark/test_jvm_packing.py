@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder
-from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA, unpack_events
+from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA, unpack_events
 
 pytestmark = [pytest.mark.spark]
 

@@ -13,7 +13,7 @@ from helpers.in_process_job import make_cfg, run_until_idle
 from helpers.replay import comparable
 
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.spark.job import MonitorJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

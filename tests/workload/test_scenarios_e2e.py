@@ -223,7 +223,7 @@ def test_no_event_of_the_scenarios_was_dead_lettered(watched):
 
 def test_the_shipped_log_forms_decode_alike(watched, broker):
     """Bare lines and Filebeat's JSON form of the same coordinator log give the same events."""
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
     from rebalance_monitor.testing.witnesses import read_topic
 
     forms = {}

@@ -163,7 +163,7 @@ def apply_coordinator(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
 
 def committed_entry(entry):
     """``(topic, partition, offset)`` of a well-formed ``[topic, partition, offset]`` entry (offset a non-negative
-    int), else None: the entries the metrics take (spark/commit_records.py compacts by the same rule)."""
+    int), else None: the entries the metrics take (spark/output_commits.py compacts by the same rule)."""
     try:
         t, p, o = entry
     except (TypeError, ValueError):

@@ -16,10 +16,11 @@ import threading
 import time
 
 from ..config import MonitorConfig, jar_files
+from ..decoding.json_parser import use_fastest_available
 from ..files import HadoopFiles, join, scheme_of
 from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
                     between_batches, cancelled, handle_batch)
-from .decoded_rows import DECODED_SCHEMA
+from ..decoding.decoded_rows import DECODED_SCHEMA
 from .decode_stage import WAKE_KEY, make_decoder
 from .jvm_compaction import decode_input
 from .processor import OUTPUT_SCHEMA, GroupProcessor
@@ -184,6 +185,7 @@ class MonitorJob:
         """Start the query (see `build`); `once` runs its batches back to back."""
         from .sinks import Sinks
 
+        use_fastest_available()  # the driver parses the batches' records (batch.py) with orjson
         cfg, self._pausing, self._held = self.cfg, False, False
         log.debug("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
         out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)

@@ -63,7 +63,7 @@ this module reads one line with them.
 """
 from __future__ import annotations
 
-from rebalance_monitor.inputs.decoded import Decoded
+from rebalance_monitor.decoding.decoded import Decoded
 
 from .line import COORD_LOGGER_RE, IDENT_RE, LEVEL_RE, LOGGER_RE, line_ts, unwrap
 from .events import events_for

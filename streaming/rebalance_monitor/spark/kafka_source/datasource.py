@@ -14,7 +14,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from ..decoded_rows import DECODED_SCHEMA
+from ...decoding.decoded_rows import DECODED_SCHEMA
 
 from ..decode_stage import make_record_decoder
 from .columns import output_schema

@@ -1,5 +1,5 @@
 """The decode stage compacts `__consumer_offsets`' live commits over a chunk, the last per group, topic and
-partition (spark/commit_compaction.py), and that changes nothing the core concludes: the same generations,
+partition (decoding/input_commits.py), and that changes nothing the core concludes: the same generations,
 causes (the inferred ones read the commits' times), timeouts and latest committed offsets as when every commit
 is decoded, only fewer `offsets_committed` records."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from helpers.replay import replay_records
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.decode_stage import make_record_decoder
-from rebalance_monitor.spark.decoded_rows import unpack_events
+from rebalance_monitor.decoding.decoded_rows import unpack_events
 
 TOPIC = "__consumer_offsets"
 T0 = 1_700_000_000_000
@@ -109,7 +109,7 @@ def test_compacted_commits_give_the_core_the_same_conclusions():
 
 
 def test_only_live_commits_are_held():
-    from rebalance_monitor.spark.commit_compaction import CommitCompactor, is_live_commit
+    from rebalance_monitor.decoding.input_commits import CommitCompactor, is_live_commit
 
     key = enc.offset_commit_key("g", "t", 0)
     assert is_live_commit(key, b"\x00\x03") and is_live_commit(enc.offset_commit_key("g", "t", 0, 0), b"x")
@@ -130,7 +130,7 @@ def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
     from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
 
     from rebalance_monitor.spark.decode_stage import make_decoder
-    from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
+    from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
     assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
