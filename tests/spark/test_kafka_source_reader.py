@@ -87,8 +87,8 @@ def test_no_progress_within_the_poll_timeout_fails(monkeypatch):
 
 
 def test_offsets_arithmetic_imports_no_pyspark():
-    code = ("import sys; from rebalance_monitor.spark.kafka_source.offsets import rate_limit, plan_ranges; "
-            "from rebalance_monitor.spark.kafka_source import to_json_offsets; "
+    code = ("import sys; from rebalance_monitor.spark.kafka_source.offsets import rate_limit, plan_ranges, "
+            "to_json_offsets; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
