@@ -123,17 +123,17 @@ def test_only_live_commits_are_held():
 
 
 def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
-    """streaming/java/spark-commit-compaction over the connector's rows (one partition, the whole input), then the
+    """streaming/java/spark-input-stage over the connector's rows (one partition, the whole input), then the
     decode stage: the same events as the Python compaction over one chunk, and every record counted as read."""
     import os
 
-    from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
+    from helpers.fixtures_spark import INPUT_STAGE_JAR, kafka_rows
 
     from rebalance_monitor.spark.decode_stage import make_decoder
     from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
-    assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
+    assert os.path.exists(INPUT_STAGE_JAR), "scripts/build_java.sh builds it (make bootstrap)"
     records = fleet_records()
     raw = kafka_rows(spark, records).coalesce(1)
     decoder = make_decoder({TOPIC: "offsets-topic"}, 1 << 20, 10 ** 12, shards=50)
