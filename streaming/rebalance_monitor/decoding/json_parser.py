@@ -3,7 +3,7 @@
 The core (core/event_parsing.py) imports only the standard library and parses with `json` unless a faster parser
 is registered; what that parser refuses is parsed by `json` again, so events and rejects never depend on the choice
 (tests/core/test_events.py). The entry points that read records at volume call `use_fastest_available()` once as
-they set up: the Spark job's start (spark/job_control.py), `replay`, and each Python worker's decode stage and
+they set up: the Spark job's start (spark/job.py), `replay`, and each Python worker's decode stage and
 stateful processor. Importing a module of the decode room changes nothing.
 """
 from __future__ import annotations
