@@ -1,8 +1,8 @@
 """The job's fast path for heartbeats and polls gives exactly what the full parser gives.
 
 The decode room's fast path (decoding/event_columns.py) against its reference (decoding/reference.py, and the
-core's parse_event). The decode stage carries valid heartbeats and polls as columns (event_columns.hot_fields) and the processor
-rebuilds them (hot_event); anything else takes parse_event. These tests hold the fast path to the parser:
+core's parse_event). The decode stage carries valid heartbeats and polls as columns (event_columns.hot_fields) and
+the processor rebuilds them (hot_event); anything else takes parse_event. These tests hold the fast path to the parser:
 same event whenever the fast path accepts, and acceptance of the forms real clients send.
 """
 from __future__ import annotations

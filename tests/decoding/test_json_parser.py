@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ROOM = ("rebalance_monitor.decoding", "rebalance_monitor.decoding.reference", "rebalance_monitor.decoding.event_columns",
-        "rebalance_monitor.decoding.decoded_rows", "rebalance_monitor.decoding.json_parser",
+ROOM = ("rebalance_monitor.decoding", "rebalance_monitor.decoding.reference",
+        "rebalance_monitor.decoding.event_columns", "rebalance_monitor.decoding.decoded_rows", "rebalance_monitor.decoding.json_parser",
         "rebalance_monitor.spark.decode_stage", "rebalance_monitor.spark.processor")
 
 

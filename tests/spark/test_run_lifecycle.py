@@ -158,4 +158,5 @@ def test_the_demo_runs_the_monitor():
     service = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                for a in n.names if a.name == "MonitorService"}
     assert service and service <= called and {"start_exporter", "serve", "close"} <= called
-    assert not called & {"StreamingQueryJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller", "BrokerOffsets"}
+    assert not called & {"StreamingQueryJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller",
+                         "BrokerOffsets"}

@@ -3,7 +3,8 @@
 One entry point, used by `replay` and by the Spark job alike:
 `decode_record(source, value, key=None, ts_ms=None) -> (events, rejects)`.
 Never raises: anything wrong becomes a `Rejected` with a reason. The fast paths beside it (event_columns.py, and
-the decode stage's rows, decoded_rows.py) give exactly what it gives (tests/decoding/test_fast_paths_equal_reference.py).
+the decode stage's rows, decoded_rows.py) give exactly what it gives
+(tests/decoding/test_fast_paths_equal_reference.py).
 Its JSON parser is the core's, as `json_parser.use_fastest_available` set it (or `json` alone).
 
 `topic_names` (offsets-topic and offsets-dump only): how KIP-848 records' topic ids become names, a

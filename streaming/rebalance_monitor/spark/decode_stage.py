@@ -79,7 +79,8 @@ def decode_records(out: DecodedRows, records: Iterable[tuple], topic_sources: di
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
     record's Kafka timestamp in epoch ms, None if it has none, or a stamp read only where it is needed:
     `decoding.append_time.append_ms`). `topic_names`: see `topic_names_of`. The live
-    offset commits of `__consumer_offsets` are compacted over the chunk, the last per key (decoding/input_commits.py)."""
+    offset commits of `__consumer_offsets` are compacted over the chunk, the last per key
+    (decoding/input_commits.py)."""
     now = int(time.time() * 1000)
     groups, newest = out.groups, out.newest
     top, top_append = out.batch_max, out.batch_max_append

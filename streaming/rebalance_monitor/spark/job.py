@@ -22,8 +22,8 @@ STOP_WAIT_S = 15.0  # the stop lets a running batch finish for this long before 
 
 
 class StreamingQueryJob:
-    """Runs the streaming query that `plan` (a `QueryPlan`) builds. `on_records(batch_id, records)` receives every batch's output
-    records (after the sinks), e.g. for the demo's live view or for tests."""
+    """Runs the streaming query that `plan` (a `QueryPlan`) builds. `on_records(batch_id, records)` receives
+    every batch's output records (after the sinks), e.g. for the demo's live view or for tests."""
 
     def __init__(self, cfg: MonitorConfig, spark=None, updater=None, on_records=None, idle_clock: bool = True):
         self.cfg = cfg

@@ -29,7 +29,8 @@ class Polled(NamedTuple):
     """One poll's records, column by column: offsets, keys, values, timestamps (ms), their types (Java's ids: -1
     none, 0 CreateTime, 1 LogAppendTime), headers as the client gives them (None when the rows carry no headers);
     `gone`: the error that ended the poll after these records, if the position left the log. With `ts_types`
-    None, `ts` holds stamps instead (`decoding.append_time.append_ms` reads one): the decoder needs few records' timestamps."""
+    None, `ts` holds stamps instead (`decoding.append_time.append_ms` reads one): the decoder needs few records'
+    timestamps."""
 
     offsets: list
     keys: list
@@ -60,8 +61,8 @@ class RangeClient(Protocol):
 
 class ConfluentRangeClient:
     """confluent-kafka (librdkafka): records from `Consumer.consume`, errors as messages. `stamps_later`: the
-    records' timestamps are left in the messages (`Polled.ts`, read by `decoding.append_time.append_ms`); set when the source decodes
-    (option "decode"), whose rows need few of them."""
+    records' timestamps are left in the messages (`Polled.ts`, read by `decoding.append_time.append_ms`); set when
+    the source decodes (option "decode"), whose rows need few of them."""
 
     def __init__(self, opts: SourceOptions, r):
         from confluent_kafka import Consumer, KafkaError, TopicPartition
