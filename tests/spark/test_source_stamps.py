@@ -11,7 +11,7 @@ from rebalance_monitor.spark.decode_stage import make_record_decoder
 from rebalance_monitor.spark.kafka_source.clients import stamp_columns
 from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
-from rebalance_monitor.spark.kafka_source.reader import read_range
+from rebalance_monitor.spark.kafka_source.range_reader import read_range
 
 T0 = 1_790_000_000_000
 

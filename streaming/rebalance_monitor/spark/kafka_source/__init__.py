@@ -37,7 +37,7 @@ offsets are not committed to Kafka (Spark's checkpoint owns them).
 
 The modules: options.py (options, client choice), offsets.py (JSON offsets, rate limit, ranges; pure),
 metadata.py (partitions and offsets from the cluster), clients.py (each client's range reader), client_pool.py (the
-clients kept between ranges), reader.py (the read loop), columns.py (the rows' schema and column buffer),
+clients kept between ranges), range_reader.py (the read loop), columns.py (the rows' schema and column buffer),
 datasource.py (what Spark calls). Import each name from its module: this package's `__init__` imports nothing, so
 that importing one module (offsets.py, without pyspark) does not import them all. The choice between Spark's
 connector and this source is spark/sources.py's (`kafka_stream`, `is_decoded`, `ConnectorMissing`).

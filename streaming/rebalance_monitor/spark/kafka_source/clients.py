@@ -6,7 +6,7 @@ values, timestamps and their types, headers), in the order the client received t
 is no longer in the log (offset out of range, with failOnDataLoss: the client's reset policy is "error"/"none"),
 `Polled.gone` holds the `RecordsGone` that ended the poll, after the records before it; any other error the client
 will not retry raises a RuntimeError. `position()` is the client's fetch position (it moves past offsets that are
-not records: compacted away, transaction markers). The read loop over a range is reader.py's; this module only
+not records: compacted away, transaction markers). The read loop over a range is range_reader.py's; this module only
 speaks each client's dialect. Columns, not a tuple per record: a busy partition gives tens of thousands of records
 a second, and list comprehensions over the client's records cost a fraction of a loop that builds each record.
 """
