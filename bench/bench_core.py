@@ -19,7 +19,7 @@ import json
 import random
 import time
 
-import rebalance_monitor.decode  # noqa: F401  (gives the core's parser orjson, as the drivers do)
+from rebalance_monitor.decoding.json_parser import use_fastest_available
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
@@ -69,6 +69,7 @@ def quiet_gc(on: bool, freeze: bool = False) -> None:
 
 
 def main() -> None:
+    use_fastest_available()  # the core's parser with orjson, as the drivers have it
     ap = argparse.ArgumentParser()
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--members", type=int, default=20)

@@ -1,5 +1,5 @@
 """The decode stage over `__consumer_offsets` offset commits, in one process, with and without the commit
-compaction (spark/commit_compaction.py), side by side in one run: CPU per record of the decoder alone (no Kafka,
+compaction (decoding/input_commits.py), side by side in one run: CPU per record of the decoder alone (no Kafka,
 no Spark). The whole path through Spark: bench_pieces.py --inputs offsets.
 
     .venv/bin/python bench/bench_decode_offsets.py [--groups 50] [--partitions 8] [--commits 250] [--chunk 10000]

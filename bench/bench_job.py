@@ -29,7 +29,7 @@ from proc_tree import PeakRss, descendants, kind_of
 from spark_stages import by_kind, event_log_conf, stage_times
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS
 from rebalance_monitor.spark.session import build_session
 from rebalance_monitor.testing.broker import Broker
@@ -96,7 +96,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 
     exporter = MetricsExporter(ExporterSettings(port=0))
-    job = MonitorJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger,
+    job = StreamingQueryJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger,
                                                          "kafka.connector": connector}),
                      spark=spark, updater=exporter.updater, idle_clock=False)
     counted = job._process_batch
@@ -164,7 +164,7 @@ def latency(spark, broker, work, samples: int = 3, variant: str = "plain") -> tu
     if variant == "connector":
         extra.update({"kafka.connector": "spark"})
     cfg = cfg_for(broker.bootstrap, topic, work, trigger="5s", **extra)
-    job = MonitorJob(cfg, spark=spark, on_records=on_records)
+    job = StreamingQueryJob(cfg, spark=spark, on_records=on_records)
     job.start()
     # a long-running job is warm: let a first event go through (Python workers, state store) before measuring
     now = int(time.time() * 1000)
@@ -196,7 +196,7 @@ def latency(spark, broker, work, samples: int = 3, variant: str = "plain") -> tu
             time.sleep(0.2)
         job.stop()
         stopped = time.time()
-        job = MonitorJob(cfg, spark=spark, on_records=on_records)
+        job = StreamingQueryJob(cfg, spark=spark, on_records=on_records)
         job.start()
         print(f"  driver restarted: stopped {stopped - max(produced.values()):.1f} s after the last produce, "
               f"started again {time.time() - stopped:.1f} s later; first deadline "

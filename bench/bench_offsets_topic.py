@@ -24,7 +24,7 @@ from bench_job import connector_jars, tree_cpu_s
 from proc_tree import PeakRss
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS, Broker
 
 
@@ -82,7 +82,7 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
         "kafka.starting_offsets": "earliest", "kafka.connector": connector, "kafka.max_offsets_per_trigger": per_trigger,
         "state.checkpoint_location": os.path.join(work, "ck"), "sinks.history.parquet_path": os.path.join(work, "h"),
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
-    job = MonitorJob(cfg, spark=spark, idle_clock=False)
+    job = StreamingQueryJob(cfg, spark=spark, idle_clock=False)
     read: dict[int, int] = {}  # Kafka records per batch (numInputRows counts the decoded, packed rows)
     counted = job._process_batch
 

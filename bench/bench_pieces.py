@@ -39,9 +39,9 @@ from bench_job import connector_jars, drain_plain, job_throughput, produce, tree
 from bench_offsets_topic import commit_load, job_drain
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
+from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
 from rebalance_monitor.spark.decode_stage import make_decoder
-from rebalance_monitor.spark.job import source_options, topic_sources
+from rebalance_monitor.spark.query_plan import source_options, topic_sources
 from rebalance_monitor.spark.jvm import jvm_class_available
 from rebalance_monitor.spark.jvm_compaction import CLASS, KAFKA_COLUMNS, decode_input
 from rebalance_monitor.spark.kafka_source.options import FETCH_QUEUE_BACKOFF_MS

@@ -102,7 +102,7 @@ def range_costs(bootstrap: str, topic: str, n: int, parts: int, clients: list[st
     """One range after another per partition, as a worker reads a partition's share of each micro-batch: ms per
     range with a new client per range and with the client kept between ranges (spark/kafka_source/client_pool.py),
     side by side, for small ranges (a quiet partition's batch) and large ones."""
-    from rebalance_monitor.spark.kafka_source import client_pool, reader
+    from rebalance_monitor.spark.kafka_source import client_pool, range_reader
     from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
     from rebalance_monitor.spark.kafka_source.options import SourceOptions
 
@@ -118,7 +118,7 @@ def range_costs(bootstrap: str, topic: str, n: int, parts: int, clients: list[st
                           for k in range(min(4, per_part // size)) for p in range(parts)]
                 t0 = time.perf_counter()
                 read = sum(len(c) if isinstance(c, list) else sum(1 for _ in c)
-                           for r in ranges for c in reader.read_range(opts, client, r, as_records=True))
+                           for r in ranges for c in range_reader.read_range(opts, client, r, as_records=True))
                 dt = time.perf_counter() - t0
                 assert read == len(ranges) * size, (read, len(ranges) * size)
                 line.append(f"{'kept' if reuse == 'true' else 'new'} {dt / len(ranges) * 1000:6.1f} ms")

@@ -22,7 +22,7 @@ from proc_tree import descendants
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.spark.session import build_session
 from rebalance_monitor.testing.broker import Broker, free_port
 
@@ -114,7 +114,7 @@ def main() -> None:
             "sinks.history.parquet_path": os.path.join(work, "h"), "sinks.dead_letter.path": os.path.join(work, "d"),
             "spark.trigger_interval": "5s", "spark.local_dir": os.path.join(work, "spark")})
         spark = build_session(local_dir=os.path.join(work, "spark"))
-        job = MonitorJob(cfg, spark=spark, updater=exporter.updater)
+        job = StreamingQueryJob(cfg, spark=spark, updater=exporter.updater)
         q = job.start()
         stop = threading.Event()
         threads = [threading.Thread(target=synthetic, args=(broker.bootstrap, topic, stop), daemon=True),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the monitor's Java plugins (streaming/java/: the KIP-714 broker plugin and the client metrics reporter) with
 # Maven and put their jars in var/java/ (broker-telemetry-plugin.jar, client-metrics-reporter.jar;
-# streams-test-app.jar, a Kafka Streams application the tests watch; spark-commit-compaction.jar, the job's JVM stage
-# over __consumer_offsets, compiled against the installed PySpark's own jars). Idempotent:
+# streams-test-app.jar, a Kafka Streams application the tests watch; spark-input-stage.jar, the job's JVM input stage
+# on Spark's connector's rows: __consumer_offsets' commits compacted, the events' heartbeats, polls and commits packed
+# per group; compiled against the installed PySpark's own jars). Idempotent:
 # nothing is built while the sources are unchanged. The Java unit tests (Surefire) run as part of the build.
 # Offline after the first run (Maven's cache holds everything; the first run fetches the plugins from Maven Central).
 set -euo pipefail
@@ -14,13 +15,15 @@ dest="$ROOT/var/java"
 stamp="$dest/.stamp"
 digest=$(find streaming/java -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' \) -print \
   | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
-jars=(broker-telemetry-plugin client-metrics-reporter streams-test-app spark-commit-compaction)
+jars=(broker-telemetry-plugin client-metrics-reporter streams-test-app spark-input-stage)
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 pyspark_jars=$("$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 spark_jars="$ROOT/var/spark-jars"
 beside_spark() {  # the job's JVM stage goes where spark.jars_dir points (scripts/fetch_spark_jars.sh refills it)
-  if [ -d "$spark_jars" ] && ! cmp -s "$dest/spark-commit-compaction.jar" "$spark_jars/spark-commit-compaction.jar"; then
-    cp "$dest/spark-commit-compaction.jar" "$spark_jars/"
+  # the same stage's jar under the module's former name would put its classes twice on the class path
+  rm -f "$dest/spark-commit-compaction.jar" "$spark_jars/spark-commit-compaction.jar"
+  if [ -d "$spark_jars" ] && ! cmp -s "$dest/spark-input-stage.jar" "$spark_jars/spark-input-stage.jar"; then
+    cp "$dest/spark-input-stage.jar" "$spark_jars/"
   fi
 }
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then

@@ -70,7 +70,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from .config import load_config
     from .demo_output import DemoOutput
     from .demo_view import GroupBoard, lag_by_group, render
-    from .spark.run import Monitor
+    from .spark.run import MonitorService as Monitor
     from .testing.broker import TEST_BROKER_SETTINGS, Broker
     from .testing.kafka_install import KAFKA_VERSION
     from .testing.processes import free_port

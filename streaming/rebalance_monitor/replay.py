@@ -10,7 +10,8 @@ from .config import MonitorConfig
 from .core.events import Rejected
 from .core.reconstruct import Reconstructor
 from .core.vocabulary import RecordKind
-from .decode import decode_record, topic_names_for
+from .decoding.json_parser import use_fastest_available
+from .decoding.reference import decode_record, topic_names_for
 
 
 def _records_of(source: str, lines: Iterable[str], topic_names=None):
@@ -27,6 +28,7 @@ def _records_of(source: str, lines: Iterable[str], topic_names=None):
 
 def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], err: IO[str],
                fmt: str = "json", with_status: bool = False) -> int:
+    use_fastest_available()
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
                           emit_status=with_status, group_filter=cfg.group_filter(),
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)

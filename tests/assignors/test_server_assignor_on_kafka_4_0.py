@@ -22,7 +22,7 @@ import pytest
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core import expected
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.topic_ids import resolver_for
 from rebalance_monitor.testing.kafka_install import KAFKA_4_0_VERSION
 from rebalance_monitor.testing.witnesses import read_topic

@@ -19,7 +19,7 @@ from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.topic_ids import resolver_for
 from rebalance_monitor.kafka_connection import KafkaConnection
 from rebalance_monitor.testing import java_telemetry as jt

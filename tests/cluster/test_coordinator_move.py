@@ -9,11 +9,11 @@ import pytest
 
 from helpers.eventually import eventually
 
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.instrument.emitter import MemoryEmitter
 from rebalance_monitor.testing import witnesses as W
 from rebalance_monitor.testing.kafka_admin import create_topics
-from rebalance_monitor.workload.members import Member, MemberSpec
+from rebalance_monitor.workload.live_members import Member, MemberSpec
 
 pytestmark = [pytest.mark.integration]
 

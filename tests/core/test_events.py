@@ -172,19 +172,3 @@ def test_events_do_not_depend_on_the_json_parser(case):
     finally:
         E.use_fast_json(previous)
     assert fast == plain
-
-
-def test_the_drivers_register_the_fast_json_parser():
-    """The core alone parses with `json`; the adapters through which the drivers read records (decode,
-    event_columns) give it orjson when they are imported."""
-    import subprocess
-    import sys
-
-    import orjson  # noqa: F401 - a dependency of the package: its absence is a failure, not a skip
-
-    check = ("import sys; from rebalance_monitor.core import events as E; import orjson; "
-             "from rebalance_monitor.core import event_parsing as P; alone = P._fast_loads; import {adapter}; print(alone is None, P._fast_loads is orjson.loads)")
-    for adapter in ("rebalance_monitor.decode", "rebalance_monitor.event_columns"):
-        out = subprocess.run([sys.executable, "-c", check.format(adapter=adapter)], capture_output=True, text=True,
-                             check=True).stdout.split()
-        assert out == ["True", "True"], adapter

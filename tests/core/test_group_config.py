@@ -14,7 +14,7 @@ from rebalance_monitor.core.events import GroupConfig, parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.topic_ids import TopicNames
 from rebalance_monitor.testing import witnesses as W
 

@@ -13,7 +13,7 @@ from helpers.eventually import eventually
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
                                                     copy_rules_with_short_for)
 from rebalance_monitor.testing.broker import free_port
@@ -40,7 +40,7 @@ def test_a_real_storm_fires_the_storm_alert_at_alertmanager(spark, broker, tmp_p
         with lock:
             generations.extend(r for r in recs if r["kind"] == "generation" and r["group"] == "full-storm")
 
-    job = MonitorJob(cfg, spark=spark, updater=exporter.updater, on_records=keep)
+    job = StreamingQueryJob(cfg, spark=spark, updater=exporter.updater, on_records=keep)
     (tmp_path / "rules").mkdir()
     rules = copy_rules_with_short_for(sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml"))),
                                       tmp_path / "rules", "1s")

@@ -10,7 +10,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPARK_JARS = os.path.join(ROOT, "var", "spark-jars")
 # the job's JVM stage over __consumer_offsets (scripts/build_java.sh puts it there too)
-COMPACTION_JAR = os.path.join(SPARK_JARS, "spark-commit-compaction.jar")
+INPUT_STAGE_JAR = os.path.join(SPARK_JARS, "spark-input-stage.jar")
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def spark(tmp_path_factory):
         pytest.fail("Java is required for the Spark tests: run scripts/bootstrap.sh (installs openjdk-17)")
     session = build_session(master="local[2]", app_name="rebalance-monitor-tests",
                             local_dir=str(tmp_path_factory.mktemp("spark-local")),
-                            jars=s3a_jars(SPARK_JARS) + [p for p in (COMPACTION_JAR,) if os.path.exists(p)])
+                            jars=s3a_jars(SPARK_JARS) + [p for p in (INPUT_STAGE_JAR,) if os.path.exists(p)])
     yield session
     session.stop()
 

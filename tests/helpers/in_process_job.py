@@ -3,7 +3,7 @@ test broker, and a run until it has processed everything."""
 from __future__ import annotations
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 
 
 def make_cfg(broker, topic, tmp_path, **extra):
@@ -21,7 +21,7 @@ def run_until_idle(spark, cfg, collected, flush_to=None, updater=None):
     processed everything; then, if `flush_to` is given, move every group's clock there in one more batch
     (what `run --once` does at the end of its input, at the last event time); then stop it. `updater`: the
     exporter's metrics (restored from the checkpoint's snapshot at start, saved there after every batch)."""
-    job = MonitorJob(cfg, spark=spark, idle_clock=False, updater=updater,
+    job = StreamingQueryJob(cfg, spark=spark, idle_clock=False, updater=updater,
                      on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
     try:
         job.read_available(timeout_s=300)

@@ -27,7 +27,7 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
     `until_ms` only, when given (what the monitor knew then)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
     from rebalance_monitor.testing.witnesses import read_topic
 
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})

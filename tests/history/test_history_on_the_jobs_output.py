@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.testing.job_output import history_records
 from rebalance_monitor.testing.witnesses import load_captured, produce_records
 
@@ -34,7 +34,7 @@ def written(spark, broker, tmp_path_factory):
                 "exporter": {"enabled": False}}
     cfg_path = work / "monitor.yaml"
     cfg_path.write_text(yaml.safe_dump(settings))
-    MonitorJob(load_config(cfg_path, env={}), spark=spark, idle_clock=False).run_once(timeout_s=300)
+    StreamingQueryJob(load_config(cfg_path, env={}), spark=spark, idle_clock=False).run_once(timeout_s=300)
     return cfg_path, history_records(work / "parquet")
 
 
@@ -65,7 +65,7 @@ def test_a_groups_timeline(written, source):
 
 
 def _iso(ms: int) -> str:
-    from rebalance_monitor.history.render import _iso as iso
+    from rebalance_monitor.history.output import _iso as iso
 
     return iso(ms)
 

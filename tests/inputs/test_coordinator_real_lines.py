@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from rebalance_monitor.core.events import Rejected, parse_event
-from rebalance_monitor.decode import decode_record
+from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import UNPARSED, decode_log_record
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "coordinator_real_lines.jsonl")
@@ -86,7 +86,7 @@ def test_the_job_s_decode_stage_dead_letters_each_undecodable_line_with_its_reas
     """Through the Spark job's own decode stage (`spark/decode_stage.decode_records`, run here without Spark): each
     real line a decoder cannot read becomes one dead-letter record naming its reason and its Kafka origin; the
     others give events or counted nothing, never a dead letter."""
-    from rebalance_monitor.spark.decoded_rows import DecodedRows
+    from rebalance_monitor.decoding.decoded_rows import DecodedRows
     from rebalance_monitor.spark.decode_stage import decode_records
 
     out = DecodedRows()

@@ -18,7 +18,7 @@ from helpers.kafka_produce import produce
 from helpers.monitor_process import history, kill_hard, start_job
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -107,7 +107,7 @@ class InProcess:
 
     def __init__(self, spark, settings: dict, tmp_path):
         self.collected: list = []
-        self.job = MonitorJob(load_config(env={}, overrides=settings), spark=spark,
+        self.job = StreamingQueryJob(load_config(env={}, overrides=settings), spark=spark,
                               on_records=lambda b, recs, dead: self.collected.extend(recs))
         self.job.start()
 

@@ -93,7 +93,7 @@ def _kip848_group_records(broker, group: str, topic: str) -> list:
 
 @pytest.mark.integration
 def test_kafka_44_assignments_name_topic_ids_that_the_cluster_names(broker, unique):
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
 
     broker.create_topics({unique: 3})
     records = _kip848_group_records(broker, unique, unique)

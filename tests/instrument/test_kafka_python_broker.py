@@ -11,7 +11,7 @@ from helpers.eventually import eventually
 from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.instrument import KafkaEmitter, MemoryEmitter, instrument_consumer, read_events
 from rebalance_monitor.testing.broker import free_port
-from rebalance_monitor.workload.members import Member, MemberSpec
+from rebalance_monitor.workload.live_members import Member, MemberSpec
 from rebalance_monitor.workload.scenarios import Ctx
 from rebalance_monitor.workload.traffic import produce_traffic
 

@@ -13,7 +13,7 @@ import yaml
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.kafka_connection import KafkaConnection, parse_jaas
-from rebalance_monitor.spark.job import source_options
+from rebalance_monitor.spark.query_plan import source_options
 from rebalance_monitor.spark.sources import spark_connector_options
 from rebalance_monitor.spark.sinks import batch_file
 from rebalance_monitor.testing.processes import free_port

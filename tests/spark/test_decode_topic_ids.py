@@ -10,7 +10,7 @@ from pyspark.sql import Row
 import helpers.offsets_encoder as enc
 from helpers.processor_handle import TimerValues, new_processor
 
-from rebalance_monitor.spark.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from rebalance_monitor.decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 
 from rebalance_monitor.spark.decode_stage import make_decoder
 

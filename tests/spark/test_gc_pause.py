@@ -59,7 +59,7 @@ def test_a_decoding_task_lets_its_rows_go_before_the_collector_resumes(monkeypat
     from contextlib import contextmanager
 
     from rebalance_monitor.spark.decode_stage import make_record_decoder
-    from rebalance_monitor.spark.decoded_rows import PACK_COLUMNS
+    from rebalance_monitor.decoding.decoded_rows import PACK_COLUMNS
 
     left: list[int] = []
 

@@ -1,5 +1,5 @@
 """The canonical events' heartbeats, polls and commits packed per group in the JVM (spark/jvm_packing.py,
-streaming/java/spark-commit-compaction: EventPacking, HotEvent) give the decode stage exactly what it makes of the
+streaming/java/spark-input-stage: EventPacking, HotEvent) give the decode stage exactly what it makes of the
 same records alone: the same events of every group, in the same pack format, the same dead letters, every record
 counted; only the rows that cross into Python are fewer."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder
-from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA, unpack_events
+from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA, unpack_events
 
 pytestmark = [pytest.mark.spark]
 
@@ -75,11 +75,11 @@ def _by_group(rows) -> tuple[dict, list, int]:
 
 
 def test_the_jvm_packs_what_the_python_stage_packs(spark):
-    from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
+    from helpers.fixtures_spark import INPUT_STAGE_JAR, kafka_rows
 
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
-    assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
+    assert os.path.exists(INPUT_STAGE_JAR), "scripts/build_java.sh builds it (make bootstrap)"
     recs = _records()
     raw = kafka_rows(spark, recs).repartition(3, "partition").sortWithinPartitions("partition", "offset")
     sources = {TOPIC: "events", "other": "coordinator-log"}

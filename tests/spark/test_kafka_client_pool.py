@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_monitor.spark.kafka_source import client_pool, reader
+from rebalance_monitor.spark.kafka_source import client_pool, range_reader
 from rebalance_monitor.spark.kafka_source.client_pool import ClientPool
 from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
@@ -128,7 +128,7 @@ def test_kept_clients_read_exactly_each_range_on_a_real_broker(broker, unique, c
     opts = SourceOptions.parse({"kafka.bootstrap.servers": broker.bootstrap, "subscribe": topic})
 
     def offsets_of(partition, start, end):
-        rows = [row for chunk in reader.read_range(opts, client, OffsetRange(topic, partition, start, end),
+        rows = [row for chunk in range_reader.read_range(opts, client, OffsetRange(topic, partition, start, end),
                                                    as_records=True) for row in chunk]
         assert [v for *_, v in rows] == [b"v%d" % (2 * o + partition) for _, _, o, *_ in rows]
         return [row[2] for row in rows]
@@ -144,13 +144,13 @@ def test_kept_clients_read_exactly_each_range_on_a_real_broker(broker, unique, c
     small = SourceOptions.parse({"kafka.bootstrap.servers": broker.bootstrap, "subscribe": topic,
                                  "arrowBatchRows": "10"})
     key = client_pool.pool_key(small, client, topic, 1)
-    chunks = reader.read_range(small, client, OffsetRange(topic, 1, 0, 1500), as_records=True)
+    chunks = range_reader.read_range(small, client, OffsetRange(topic, 1, 0, 1500), as_records=True)
     next(chunks)  # (partition 1's kept client served it)
     chunks.close()
     assert key not in pool.idle and pool.reused == 4
     # no reuse asked for: a new client per range, none kept
     off = SourceOptions.parse({"kafka.bootstrap.servers": broker.bootstrap, "subscribe": topic,
                                "reuseClients": "false"})
-    rows = [r for c in reader.read_range(off, client, OffsetRange(topic, 0, 0, 10), as_records=True) for r in c]
+    rows = [r for c in range_reader.read_range(off, client, OffsetRange(topic, 0, 0, 10), as_records=True) for r in c]
     assert len(rows) == 10 and (pool.opened, pool.reused) == (2, 4) and len(pool.idle) == 1
     pool.close_all()

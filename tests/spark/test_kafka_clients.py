@@ -11,8 +11,9 @@ from hypothesis import given, settings as hsettings, strategies as st
 from rebalance_monitor import kafka_connection as kc
 from rebalance_monitor.kafka_connection import KafkaConnection
 from rebalance_monitor.spark.sources import spark_connector_options
-from rebalance_monitor.spark.kafka_source import (KafkaStreamReader, SourceOptions, from_json_offsets,
-                                                  plan_ranges, rate_limit, to_json_offsets)
+from rebalance_monitor.spark.kafka_source.datasource import KafkaStreamReader
+from rebalance_monitor.spark.kafka_source.offsets import from_json_offsets, plan_ranges, rate_limit, to_json_offsets
+from rebalance_monitor.spark.kafka_source.options import SourceOptions
 
 SECRET = "s3cr3t-Pa55word"
 

@@ -17,7 +17,7 @@ from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.spark.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, shard_of, unpack_events
+from rebalance_monitor.decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, shard_of, unpack_events
 from rebalance_monitor.spark.decode_stage import make_decoder
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
@@ -314,7 +314,7 @@ def test_a_shard_applies_cluster_wide_events_to_its_groups_as_replay_does():
 
 def test_a_groups_run_hands_on_each_partitions_last_commit():
     """Commits every second of one batch: the processor hands on each partition's last commit of the run
-    (spark/commit_records.py), replay every one; the latest offsets are the same."""
+    (spark/output_commits.py), replay every one; the latest offsets are the same."""
     evs = _events()
     t0 = evs[0]["ts"]
     for s in range(1, 20):

@@ -8,7 +8,12 @@ import time
 
 import pytest
 
-from rebalance_monitor.spark import kafka_source as ks
+from rebalance_monitor.spark.kafka_source.columns import KAFKA_SCHEMA, output_schema
+from rebalance_monitor.spark.kafka_source.datasource import KafkaStreamReader
+from rebalance_monitor.spark.kafka_source.metadata import open_meta
+from rebalance_monitor.spark.kafka_source.offsets import from_json_offsets
+from rebalance_monitor.spark.kafka_source.options import SourceOptions
+from rebalance_monitor.spark.sources import ConnectorMissing, kafka_stream
 from rebalance_monitor.spark.session import (KAFKA_PROVIDER_CLASS, ROCKSDB_PROVIDER, jvm_class_available,
                                              kafka_connector_available)
 
@@ -106,9 +111,9 @@ def test_every_record_exactly_once(spark, broker, unique, tmp_path, caplog):
     broker.create_topics({topic: 4})
     delivered = produce(broker.bootstrap, topic, 2000, range(4))
     caplog.set_level(logging.INFO, logger="rebalance_monitor.spark.kafka_source")
-    df = ks.kafka_stream(spark, options(broker.bootstrap, topic), prefer="python")
+    df = kafka_stream(spark, options(broker.bootstrap, topic), prefer="python")
     assert "format 'rmkafka'" in caplog.text and "confluent client" in caplog.text
-    assert df.isStreaming and df.schema == ks.KAFKA_SCHEMA
+    assert df.isStreaming and df.schema == KAFKA_SCHEMA
     rows = rows_of(run_available_now(spark, {}, str(tmp_path / "ck"), df=df))
     assert by_position(rows, topic) == kv(delivered)
     assert all(r.timestamp is not None and r.timestampType == 0 for r in rows)
@@ -162,7 +167,7 @@ def test_both_clients_give_identical_rows(spark, broker, unique, tmp_path):
     assert results["confluent"] == results["kafka-python"]
     rows = results["confluent"]
     assert len(rows) == 1500
-    fields = ks.output_schema(True).fieldNames()
+    fields = output_schema(True).fieldNames()
     for row in rows:
         r = dict(zip(fields, row))
         key, value, _ = delivered[(r["partition"], r["offset"])]
@@ -177,8 +182,8 @@ def test_latest_offsets_are_the_high_watermarks(broker, unique, client):
     topic = unique
     broker.create_topics({topic: 3})
     delivered = produce(broker.bootstrap, topic, 40, [0, 1])  # partition 2 stays empty
-    opts = ks.SourceOptions.parse(options(broker.bootstrap, topic))
-    meta = ks.open_meta(opts, client)
+    opts = SourceOptions.parse(options(broker.bootstrap, topic))
+    meta = open_meta(opts, client)
     try:
         tps = meta.partitions()
         assert tps == [(topic, 0), (topic, 1), (topic, 2)]
@@ -194,11 +199,11 @@ def test_latest_offset_takes_the_limit_then_the_rest_then_stands_still(broker, u
     topic = unique
     broker.create_topics({topic: 2})
     produce(broker.bootstrap, topic, 40, range(2))
-    reader = ks.KafkaStreamReader(options(broker.bootstrap, topic, maxOffsetsPerTrigger=30))
+    reader = KafkaStreamReader(options(broker.bootstrap, topic, maxOffsetsPerTrigger=30))
     limit = reader.getDefaultReadLimit()
 
     def count(a, b):
-        a, b = ks.from_json_offsets(a), ks.from_json_offsets(b)
+        a, b = from_json_offsets(a), from_json_offsets(b)
         return sum(off - a.get(tp, 0) for tp, off in b.items())
 
     try:
@@ -285,14 +290,14 @@ def test_kafka_stream_falls_back_only_on_auto_and_logs_no_secret(spark, caplog):
     opts = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t", "kafka.security.protocol": "SASL_PLAINTEXT",
             "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "monitor", "kafka.sasl.password": secret}
     caplog.set_level(logging.INFO, logger="rebalance_monitor.spark.kafka_source")
-    df = ks.kafka_stream(spark, opts, prefer="auto")
-    assert df.isStreaming and df.schema == ks.KAFKA_SCHEMA
+    df = kafka_stream(spark, opts, prefer="auto")
+    assert df.isStreaming and df.schema == KAFKA_SCHEMA
     if kafka_connector_available(spark):
         assert "format 'kafka'" in caplog.text
     else:
         assert "is not on the classpath" in caplog.text and "format 'rmkafka'" in caplog.text
-        with pytest.raises(ks.ConnectorMissing, match=r"kafka.connector is 'spark' but .*allowed values: auto"):
-            ks.kafka_stream(spark, opts, prefer="spark")  # asked for by name: no silent fallback
+        with pytest.raises(ConnectorMissing, match=r"kafka.connector is 'spark' but .*allowed values: auto"):
+            kafka_stream(spark, opts, prefer="spark")  # asked for by name: no silent fallback
     assert "monitor" in caplog.text and secret not in caplog.text
     with pytest.raises(ValueError):
-        ks.kafka_stream(spark, opts, prefer="java")
+        kafka_stream(spark, opts, prefer="java")

@@ -1,4 +1,4 @@
-"""spark/run.Monitor, the one lifecycle of `run` and the demo: start order, back-off while Kafka does not answer,
+"""spark/run.MonitorService, the one lifecycle of `run` and the demo: start order, back-off while Kafka does not answer,
 stop order. Its parts are replaced by recorders: no broker, no Spark."""
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def parts(monkeypatch):
             self.cfg = cfg
             self.spark = self.query = None
 
-        def _session(self):
+        def session(self):
             rec.events.append("spark started")
             self.spark = object()
 
@@ -98,7 +98,7 @@ def parts(monkeypatch):
     import rebalance_monitor.metrics.exporter as exporter_module
 
     monkeypatch.setattr(exporter_module, "MetricsExporter", Exporter)
-    monkeypatch.setattr(run, "MonitorJob", Job)
+    monkeypatch.setattr(run, "StreamingQueryJob", Job)
     monkeypatch.setattr(run, "KafkaReach", Reach)
     monkeypatch.setattr(run, "_start_lag_poller", start_lag)
     monkeypatch.setattr(run, "_log_progress", lambda query, job: None)
@@ -107,7 +107,7 @@ def parts(monkeypatch):
 
 def test_starts_in_order_backs_off_and_stops_in_reverse(parts, tmp_path):
     cfg = load_config(env={}, overrides={"exporter.port": 9399, "state.checkpoint_location": str(tmp_path)})
-    monitor = run.Monitor(cfg, on_tick=lambda: (parts.events.append("tick"), monitor.stop.set()))
+    monitor = run.MonitorService(cfg, on_tick=lambda: (parts.events.append("tick"), monitor.stop.set()))
     assert parts.events == []  # building it does nothing
     monitor.start_exporter()
     code = monitor.serve()
@@ -123,7 +123,7 @@ def test_starts_in_order_backs_off_and_stops_in_reverse(parts, tmp_path):
 
 def test_run_once_against_an_unreachable_kafka_starts_nothing_else(parts, tmp_path):
     cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path)})
-    monitor = run.Monitor(cfg)
+    monitor = run.MonitorService(cfg)
     monitor.start_exporter()
     assert monitor.serve(once=True) == 1
     monitor.close()
@@ -134,7 +134,7 @@ def test_a_checkpoint_on_s3_is_restored_through_spark_before_metrics_answer(part
     """The snapshot beside a checkpoint on S3 (or HDFS) is read through Hadoop's FileSystem API: /metrics
     answers only once Spark has started and read it (never counters lower than the last scrape's)."""
     cfg = load_config(env={}, overrides={"exporter.port": 9399, "state.checkpoint_location": "s3a://b/ck"})
-    monitor = run.Monitor(cfg, on_tick=lambda: monitor.stop.set())
+    monitor = run.MonitorService(cfg, on_tick=lambda: monitor.stop.set())
     monitor.start_exporter()
     assert parts.events == ["exporter built on port 9399", "job built with the exporter's updater"]
     monitor.serve()
@@ -146,7 +146,7 @@ def test_a_checkpoint_on_s3_is_restored_through_spark_before_metrics_answer(part
 
 
 def test_the_demo_runs_the_monitor():
-    """The demo wires nothing of its own: its exporter, job and lag poller come from run.Monitor."""
+    """The demo wires nothing of its own: its exporter, job and lag poller come from run.MonitorService."""
     import ast
     import inspect
 
@@ -155,5 +155,8 @@ def test_the_demo_runs_the_monitor():
     tree = ast.parse(inspect.getsource(demo))
     called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
               for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
-    assert {"Monitor", "start_exporter", "serve", "close"} <= called
-    assert not called & {"MonitorJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller", "BrokerOffsets"}
+    service = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               for a in n.names if a.name == "MonitorService"}
+    assert service and service <= called and {"start_exporter", "serve", "close"} <= called
+    assert not called & {"StreamingQueryJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller",
+                         "BrokerOffsets"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import json
 
-from rebalance_monitor.spark.decoded_rows import shard_of
+from rebalance_monitor.decoding.decoded_rows import shard_of
 from rebalance_monitor.spark.runner_cache import RunnerCache
 
 from helpers.processor_handle import TimerValues, decoded_rows, new_processor

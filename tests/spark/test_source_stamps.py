@@ -1,4 +1,4 @@
-"""The Python source reads a record's Kafka timestamp only where the decoder needs it (clients.append_ms): the
+"""The Python source reads a record's Kafka timestamp only where the decoder needs it (decoding/append_time.py): the
 decoded rows are those of a read that takes every record's timestamp at once."""
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import json
 
 import pytest
 
+from rebalance_monitor.decoding.append_time import append_ms
 from rebalance_monitor.spark.decode_stage import make_record_decoder
-from rebalance_monitor.spark.kafka_source.clients import append_ms, stamp_columns
+from rebalance_monitor.spark.kafka_source.clients import stamp_columns
 from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
-from rebalance_monitor.spark.kafka_source.reader import read_range
+from rebalance_monitor.spark.kafka_source.range_reader import read_range
 
 T0 = 1_790_000_000_000
 

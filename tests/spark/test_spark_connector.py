@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.testing.job_output import comparable, dead_letter_reasons, history_records
 from rebalance_monitor.testing.kafka_admin import add_partitions
 from rebalance_monitor.testing.witnesses import load_captured, produce_records
@@ -84,7 +84,7 @@ def _run_python_source(spark, settings: dict) -> None:
             else:
                 flat[f"{prefix}{k}"] = v
     walk("", settings)
-    job = MonitorJob(load_config(env={}, overrides=flat), spark=spark, idle_clock=False)
+    job = StreamingQueryJob(load_config(env={}, overrides=flat), spark=spark, idle_clock=False)
     job.run_once(timeout_s=300)
 
 
@@ -117,7 +117,7 @@ def test_sparks_connector_and_the_python_source_give_the_same_records(spark, bro
     log = _run_connector_process(runs["spark"], settings["spark"])
     assert "format 'kafka'" in log, log[-3000:]  # Spark's connector read, not the fallback
     assert "in a mapInArrow stage" in log
-    # the offset commits compacted in the JVM (streaming/java/spark-commit-compaction, built by the bootstrap into
+    # the offset commits compacted in the JVM (streaming/java/spark-input-stage, built by the bootstrap into
     # var/spark-jars), every record still counted as read
     assert f"compacting the offset commits of {topics['spark']['offsets']} in the JVM" in log, log[-3000:]
     # and the events' heartbeats, polls and commits packed per group there (spark/jvm_packing.py)

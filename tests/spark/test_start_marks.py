@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 from pyspark.sql import Row
 
-from rebalance_monitor.spark.decoded_rows import shard_of
+from rebalance_monitor.decoding.decoded_rows import shard_of
 
 from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder, wake_marker
 

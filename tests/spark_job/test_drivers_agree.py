@@ -27,7 +27,7 @@ from rebalance_monitor.core.coordinator_placement import offsets_partition_for
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.vocabulary import DETECTED_KINDS
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -177,7 +177,7 @@ def test_replay_and_the_job_give_the_same_records(spark, broker, unique, tmp_pat
 
     for part in (first, second):  # two runs from one checkpoint: the second part's late events are late
         _produce(broker, topic, part)
-        job = MonitorJob(cfg, spark=spark, idle_clock=False, on_records=collect)
+        job = StreamingQueryJob(cfg, spark=spark, idle_clock=False, on_records=collect)
         try:
             job.run_once(timeout_s=300)
         finally:

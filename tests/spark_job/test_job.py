@@ -15,7 +15,7 @@ from helpers.replay import comparable, replay_records
 from helpers.scripted_input import BAD, scripted_events
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -30,7 +30,8 @@ def test_job_output_equals_replay_and_dead_letters_bad_records(spark, broker, un
     produce(broker, topic, events[: len(events) // 2] + BAD + events[len(events) // 2:])
     cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 20, "groups.deny": "scratch-.*"})
     # the Python source decodes as it reads: no separate decode stage in the plan
-    assert "MapInArrow" not in MonitorJob(cfg, spark=spark).build()._jdf.queryExecution().logical().toString()
+    plan = StreamingQueryJob(cfg, spark=spark).plan.build()
+    assert "MapInArrow" not in plan._jdf.queryExecution().logical().toString()
     collected = []
     # at the end, move event time to exactly the last event (what replay's end of input does)
     run_until_idle(spark, cfg, collected, flush_to=max(e["ts"] for e in events))
@@ -92,7 +93,7 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
     produce(broker, topic, events)
     cfg = make_cfg(broker, topic, tmp_path)
     got = []
-    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job = StreamingQueryJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
     try:
         eventually(lambda: sum(1 for r in got if r["kind"] == "member_timeout") >= 2, 90, "two member timeouts")
@@ -123,7 +124,7 @@ def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spar
     produce(broker, topic, first)
     cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 4})
     got = []
-    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job = StreamingQueryJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
     try:
         eventually(lambda: any(r["kind"] == "generation" for r in got), 60, "a generation", interval_s=0.2)
@@ -134,7 +135,7 @@ def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spar
     backlog = heartbeats(["a"], 1, t - 42_000, int(time.time() * 1000), every=2000, group="bk")
     last_beat = max(e["ts"] for e in backlog)
     produce(broker, topic, backlog)
-    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
+    job = StreamingQueryJob(cfg, spark=spark, on_records=lambda b, recs, dead: got.extend(recs))
     job.start()
     try:
         until_s = (last_beat + session) / 1000 - time.time() + 60  # a minute past the member's session
@@ -160,8 +161,8 @@ def test_run_once_equals_replay(spark, broker, unique, tmp_path):
     cfg = make_cfg(broker, topic, tmp_path, **{"kafka.max_offsets_per_trigger": 30,
                                                "kafka.decode_in_source": False})
     got = []
-    job = MonitorJob(cfg, spark=spark, idle_clock=False, on_records=lambda b, recs, dead: got.extend(recs))
-    assert "MapInArrow" in job.build()._jdf.queryExecution().logical().toString()
+    job = StreamingQueryJob(cfg, spark=spark, idle_clock=False, on_records=lambda b, recs, dead: got.extend(recs))
+    assert "MapInArrow" in job.plan.build()._jdf.queryExecution().logical().toString()
     job.run_once(timeout_s=300)
     assert job.query is not None and not job.query.isActive
     assert job.stats.records_read == len(events)  # Kafka records, though the state operator sees packed rows
@@ -182,11 +183,11 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
     # overflows the stream thread's stack (seen on every stop during a busy batch). While stopping, the
     # job passes on a short text naming java.lang.InterruptedException, which Spark reads as the stop.
     from rebalance_monitor.spark.batch import handle_batch
-    from rebalance_monitor.spark.job import BatchInterrupted
+    from rebalance_monitor.spark.batch import BatchInterrupted
 
     cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path / "ck"),
                                          "exporter.enabled": False})
-    job = MonitorJob(cfg, spark=object(), idle_clock=False)
+    job = StreamingQueryJob(cfg, spark=object(), idle_clock=False)
     with pytest.raises(RuntimeError) as err:  # not stopping: the batch fails with Spark's own error
         job._process_batch(_CancelledFrame(), 7)
     assert not isinstance(err.value, BatchInterrupted)
@@ -220,11 +221,12 @@ def test_a_stop_holds_the_next_batch_and_stops_there(tmp_path):
     STOP_WAIT_S (batch.between_batches)."""
     import threading
 
-    from rebalance_monitor.spark.job import STOP_WAIT_S, BatchInterrupted
+    from rebalance_monitor.spark.batch import BatchInterrupted
+    from rebalance_monitor.spark.job import STOP_WAIT_S
 
     cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path / "ck"),
                                          "exporter.enabled": False})
-    job = MonitorJob(cfg, spark=object(), idle_clock=False)
+    job = StreamingQueryJob(cfg, spark=object(), idle_clock=False)
     job.query = q = _BusyQuery()
     stopping = threading.Thread(target=job.stop_query)
     t0 = time.monotonic()

@@ -24,7 +24,7 @@ from rebalance_monitor.history.reader import Query, read_parquet
 from rebalance_monitor.metrics.state_file import MetricsStateFile
 from rebalance_monitor.metrics.updater import MetricsUpdater
 from rebalance_monitor.files import HadoopFiles
-from rebalance_monitor.spark.job import HISTORY_KINDS
+from rebalance_monitor.core.vocabulary import HISTORY_KINDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -13,8 +13,8 @@ from helpers.in_process_job import make_cfg, run_until_idle
 from helpers.replay import comparable
 
 from rebalance_monitor.core.reconstruct import Reconstructor
-from rebalance_monitor.decode import decode_record
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.decoding.reference import decode_record
+from rebalance_monitor.spark.job import StreamingQueryJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -128,7 +128,7 @@ def test_run_once_on_an_input_the_job_cannot_write_to(spark, broker, unique, tmp
     p.flush(30)
     cfg = make_cfg(broker, "", tmp_path, **{"kafka.offsets_topic": offsets_topic})
     collected = []
-    job = MonitorJob(cfg, spark=spark, on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
+    job = StreamingQueryJob(cfg, spark=spark, on_records=lambda b, recs, dead: collected.append((b, recs, dead)))
     job.run_once(timeout_s=300)
     records = [r for _, rs, _ in collected for r in rs]
     expected, _ = replay("offsets-topic", recs, cfg)
@@ -163,7 +163,7 @@ def test_kip848_topic_ids_the_job_cannot_name_are_counted_and_exported(spark, br
     p.flush(30)
     cfg = make_cfg(broker, "", tmp_path, **{"kafka.offsets_topic": offsets_topic, "kafka.topic_ids": "none"})
     updater = MetricsUpdater()
-    job = MonitorJob(cfg, spark=spark, updater=updater)
+    job = StreamingQueryJob(cfg, spark=spark, updater=updater)
     job.run_once(timeout_s=300)
     assert job.stats.unresolved_topic_ids == {tid: 2}
     line = [ln for ln in updater.render().splitlines() if ln.startswith("rebalance_monitor_input_notes_total{")]

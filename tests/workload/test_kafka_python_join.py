@@ -14,7 +14,7 @@ import pytest
 from helpers.eventually import eventually
 from rebalance_monitor.testing.kafka_admin import add_partitions
 from rebalance_monitor.workload.kafka_python_join import settle_finished_join, wait_for_metadata_snapshot
-from rebalance_monitor.workload.members import MemberSpec, close_quietly, make_consumer
+from rebalance_monitor.workload.live_members import MemberSpec, close_quietly, make_consumer
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS
 from rebalance_monitor.testing.log_shipper import LogShipper
 from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
 from rebalance_monitor.testing.witness_compare import View, blind_spot, compare, witnesses_of
-from rebalance_monitor.spark.job import MonitorJob
+from rebalance_monitor.spark.job import StreamingQueryJob
 from rebalance_monitor.workload import SCENARIOS, ScenarioError, run_scenario, storm_threshold
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -66,7 +66,7 @@ def watched(spark, broker, tmp_path_factory):
             records.extend(recs)
             dead.extend(json.loads(p) for p in dead_letters)
 
-    job = MonitorJob(cfg, spark=spark, on_records=keep)
+    job = StreamingQueryJob(cfg, spark=spark, on_records=keep)
     job.start()
     results: dict[str, object] = {}
     errors: dict[str, Exception] = {}
@@ -109,7 +109,7 @@ def watched(spark, broker, tmp_path_factory):
             "sinks.history.parquet_path": str(tmp / f"history-{witness}"),
             "sinks.dead_letter.path": str(tmp / f"dlq-{witness}"), "exporter.enabled": False,
             "core.settle": "10s", "storm.min_rebalances": STORM_MIN_REBALANCES})
-        MonitorJob(wcfg, spark=spark, on_records=lambda _b, recs, _d, got=got: got.extend(recs)).run_once()
+        StreamingQueryJob(wcfg, spark=spark, on_records=lambda _b, recs, _d, got=got: got.extend(recs)).run_once()
         witnesses[witness] = got
     return Watched(results, errors, snapshot, witnesses, dead_letters, broker.bootstrap)
 
@@ -223,7 +223,7 @@ def test_no_event_of_the_scenarios_was_dead_lettered(watched):
 
 def test_the_shipped_log_forms_decode_alike(watched, broker):
     """Bare lines and Filebeat's JSON form of the same coordinator log give the same events."""
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
     from rebalance_monitor.testing.witnesses import read_topic
 
     forms = {}

@@ -111,8 +111,8 @@ class _NotJson:
 def use_fast_json(loads: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
     """Parse JSON with `loads` (a faster parser; None: `json` alone) from now on; returns the one it replaces.
 
-    The core imports nothing outside the standard library: the adapters that read records at volume
-    (`rebalance_monitor.decode`, `event_columns`) register orjson's `loads` when they are imported. `loads`
+    The core imports nothing outside the standard library: the entry points that read records at volume register
+    orjson's `loads` through `rebalance_monitor.decoding.json_parser.use_fastest_available`. `loads`
     must be strict RFC 8259 and raise ValueError on anything else: what it refuses is then parsed by `json`,
     so results never depend on which parser is registered (tests/core/test_events.py holds the two equal)."""
     global _fast_loads

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.vocabulary import REBALANCING_STATES, GroupState, RecordKind
-from . import client_standard
+from . import client_families
 from .lag import EndOffsetTable
 from .series import GroupSeries
 
@@ -138,7 +138,7 @@ def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     s.heartbeat_gap_ratio = float(ratio) if isinstance(ratio, (int, float)) else None
     ratio = r.get("max_poll_gap_ratio")
     s.poll_gap_ratio = float(ratio) if isinstance(ratio, (int, float)) else None
-    s.client_standard = client_standard.parse(r.get("client_standard_metrics"))
+    s.client_standard = client_families.parse(r.get("client_standard_metrics"))
     if isinstance(r.get("in_storm"), bool):
         s.storm = int(r["in_storm"])
     if s.in_progress == 1 and not was_rebalancing:
@@ -163,7 +163,7 @@ def apply_coordinator(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
 
 def committed_entry(entry):
     """``(topic, partition, offset)`` of a well-formed ``[topic, partition, offset]`` entry (offset a non-negative
-    int), else None: the entries the metrics take (spark/commit_records.py compacts by the same rule)."""
+    int), else None: the entries the metrics take (spark/output_commits.py compacts by the same rule)."""
     try:
         t, p, o = entry
     except (TypeError, ValueError):

@@ -21,7 +21,7 @@ from .catalogue import (
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
     BROKER_VIEW_DISAGREEMENTS,
 )
-from . import client_standard, lag_levels
+from . import client_families, lag_levels
 from .exposition import Family, escape_label
 from .lag import EndOffsetTable
 from .series import GroupSeries
@@ -54,7 +54,7 @@ META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, 
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
                  LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
                  REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO,
-                 *client_standard.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS)
+                 *client_families.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS)
 LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
 
 
@@ -121,7 +121,7 @@ def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
     if s.poll_gap_ratio is not None:
         f[POLL_GAP_RATIO.name] = _POLL_GAP_RATIO.of_group(g, s.poll_gap_ratio)
     if s.client_standard:
-        client_standard.lines(g, s.client_standard, f)
+        client_families.lines(g, s.client_standard, f)
     if s.storm is not None or s.storms_total:
         f[STORM.name] = _STORM.of_group(g, s.storm or 0)
         f[STORMS.name] = _STORMS.of_group(g, s.storms_total)

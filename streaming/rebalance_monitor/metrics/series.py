@@ -77,7 +77,7 @@ class GroupSeries:
         self.needless_moves: int | None = None
         self.heartbeat_gap_ratio: float | None = None
         self.poll_gap_ratio: float | None = None
-        self.client_standard: list = []  # the clients' own standard metrics (client_standard.py), not persisted
+        self.client_standard: list = []  # the clients' own standard metrics (client_families.py), not persisted
         self.storm: int | None = None
         self.storm_started_ms: int | None = None
         self.storm_pattern: str | None = None  # the running (or last) storm's pattern (core/storm_pattern.py)

@@ -9,7 +9,7 @@ The updater is the face the job, the HTTP exporter and the broker poller use; th
 | ``series.py`` | :class:`~.series.GroupSeries`: what is exported about one group, and its part of the snapshot |
 | ``apply.py`` | one apply-function per record kind, over a group's series |
 | ``render.py`` | one renderer per family group, and each group's cached lines |
-| ``client_standard.py`` | the clients' own standard metrics of a group (``kafka_consumergroup_client_*``) |
+| ``client_families.py`` | the clients' own standard metrics of a group (``kafka_consumergroup_client_*``) |
 | ``body.py`` | the exposition of the groups and topics in catalogue order, cached (text, bytes, gzip) |
 | ``admission.py`` | allow/deny, ``max_groups``, the idle TTL, and the groups left out |
 | ``health.py`` | up, ready and the self metrics of the streaming job |

@@ -1,9 +1,10 @@
 """The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInArrow, or in the
-Python source as it reads. What it hands on, and how, is decoded_rows.py's (`DecodedRows`).
+Python source as it reads. What it hands on, and how, is decoding/decoded_rows.py's (`DecodedRows`).
 
-Heartbeats, polls and commits take the fast path (`event_columns.hot_fields`) and travel as columns; other events
-take the full parser (`decode.decode_record`). `__consumer_offsets`' live commits are compacted over a chunk
-(commit_compaction.py). Rows that went through the JVM stages first (Spark's connector: jvm_compaction.py,
+An adapter of the decode room (decoding/): heartbeats, polls and commits take the fast path
+(`decoding.event_columns.hot_fields`) and travel as columns; other events take the reference decoder
+(`decoding.reference.decode_record`). `__consumer_offsets`' live commits are compacted over a chunk
+(decoding/input_commits.py). Rows that went through the JVM stages first (Spark's connector: jvm_compaction.py,
 jvm_packing.py) carry what those stages did: the records each row stands for, and events already packed per group,
 which are taken as they are.
 """
@@ -22,13 +23,14 @@ from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS
 from ..core.events import Rejected, event_to_dict
 from ..core.group_filter import GroupFilter
 from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
-from ..decode import decode_record
-from ..event_columns import hot_fields
-from .commit_compaction import RECORDS_COLUMN, CommitCompactor, is_live_commit
-from .decoded_rows import CLUSTER_SHARD, DecodedRows
+from ..decoding.append_time import append_ms as append_ms_of
+from ..decoding.decoded_rows import CLUSTER_SHARD, DecodedRows
+from ..decoding.event_columns import hot_fields
+from ..decoding.input_commits import RECORDS_COLUMN, CommitCompactor, is_live_commit
+from ..decoding.json_parser import use_fastest_available
+from ..decoding.reference import decode_record
 from .gc_pause import gc_paused
 from .jvm_packing import GROUP_COLUMN, PACK_COLUMN, TS_COLUMN
-from .kafka_source.clients import append_ms as append_ms_of
 
 # The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
 # batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
@@ -76,8 +78,9 @@ def decode_records(out: DecodedRows, records: Iterable[tuple], topic_sources: di
                    max_future_ms: int, topic_names=None) -> None:
     """Decode Kafka records `(topic, partition, offset, append_ms, key, value)` into `out` (`append_ms`: the
     record's Kafka timestamp in epoch ms, None if it has none, or a stamp read only where it is needed:
-    `kafka_source.clients.append_ms`). `topic_names`: see `topic_names_of`. The live
-    offset commits of `__consumer_offsets` are compacted over the chunk, the last per key (commit_compaction.py)."""
+    `decoding.append_time.append_ms`). `topic_names`: see `topic_names_of`. The live
+    offset commits of `__consumer_offsets` are compacted over the chunk, the last per key
+    (decoding/input_commits.py)."""
     now = int(time.time() * 1000)
     groups, newest = out.groups, out.newest
     top, top_append = out.batch_max, out.batch_max_append
@@ -175,6 +178,7 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
     keep = GroupFilter.from_options(groups)
 
     def decode(chunks: Iterable[Iterable[tuple]]) -> Iterator[pa.RecordBatch]:
+        use_fastest_available()  # (in the Python worker that runs the stage)
         out = DecodedRows(keep, shards)
         names = topic_names_of(topic_ids) if "offsets-topic" in topic_sources.values() else None
         # the rows of up to pack_records records stay alive until packed: a collector running meanwhile would

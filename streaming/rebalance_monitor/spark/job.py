@@ -1,12 +1,6 @@
-"""`rebalance-monitor run`: the Spark Structured Streaming job.
-
-    Kafka (Spark's connector, or the Python source) ─► decode (mapInArrow, or in the Python source)
-      ─► watermark ─► groupBy(shard: the group's __consumer_offsets partition).transformWithState(GroupProcessor, ProcessingTime)
-      ─► foreachBatch on the driver (batch.py): metrics updater / exporter, history sink, dead-letter sink
-
-In processing-time mode Spark runs a batch at every trigger, with or without input, and fires the groups' timers
-then; each group keeps its own clock in event time (core/group_clock.py). Nothing else moves time: no side
-files, no second source, no thread of the driver's.
+"""The streaming query's control: start, stop (between two batches), `run --once`, the metrics snapshot and the
+job's counts. What the query is (its session, pipeline, sinks and writer) is query_plan.py's (`QueryPlan`); what
+the driver does with each batch, batch.py's.
 """
 from __future__ import annotations
 
@@ -15,58 +9,29 @@ import logging
 import threading
 import time
 
-from ..config import MonitorConfig, jar_files
+from ..config import MonitorConfig
+from ..decoding.json_parser import use_fastest_available
 from ..files import HadoopFiles, join, scheme_of
-from .batch import (HISTORY_KINDS, BatchInterrupted, CancelledBatchIsNoError, JobStats, SinkUnavailable,  # noqa: F401
-                    between_batches, cancelled, handle_batch)
-from .decoded_rows import DECODED_SCHEMA
-from .decode_stage import WAKE_KEY, make_decoder
-from .jvm_compaction import decode_input
-from .processor import OUTPUT_SCHEMA, GroupProcessor
-from .sources import is_decoded, kafka_stream
+from .batch import CancelledBatchIsNoError, JobStats, between_batches, cancelled, handle_batch
+from .decode_stage import WAKE_KEY
+from .query_plan import QueryPlan
 
 log = logging.getLogger("rebalance_monitor.job")
 
-ONCE_TRIGGER_MS = 200  # `run --once`: its batches follow one another this closely
 STOP_WAIT_S = 15.0  # the stop lets a running batch finish for this long before it cancels it
 
 
-def topic_sources(cfg: MonitorConfig) -> dict[str, str]:
-    sources = {t: "events" for t in cfg.events_topics()}
-    if cfg.kafka.coordinator_log_topic:
-        sources[cfg.kafka.coordinator_log_topic] = "coordinator-log"
-    if cfg.kafka.offsets_topic:
-        sources[cfg.kafka.offsets_topic] = "offsets-topic"
-    return sources
-
-
-def source_options(cfg: MonitorConfig) -> dict:
-    """The options of the job's Kafka input (spark/sources.py): the connection's ``kafka.*`` options, the topics
-    and where to start, the records per trigger, the Python source's client."""
-    return {
-        **cfg.kafka.connection().java_options(),
-        "subscribe": ",".join(topic_sources(cfg)),
-        "startingOffsets": cfg.kafka.starting_offsets,
-        "maxOffsetsPerTrigger": str(cfg.kafka.max_offsets_per_trigger),
-        "failOnDataLoss": "false",
-        "client": cfg.kafka.client,
-    }
-
-
-class MonitorJob:
-    """Builds and runs the streaming query. `on_records(batch_id, records)` receives every batch's output
-    records (after the sinks), e.g. for the demo's live view or for tests."""
+class StreamingQueryJob:
+    """Runs the streaming query that `plan` (a `QueryPlan`) builds. `on_records(batch_id, records)` receives
+    every batch's output records (after the sinks), e.g. for the demo's live view or for tests."""
 
     def __init__(self, cfg: MonitorConfig, spark=None, updater=None, on_records=None, idle_clock: bool = True):
         self.cfg = cfg
         CancelledBatchIsNoError.install()
-        # while the input is idle, a group's clock follows the wall clock (state.idle_clock, and this flag)
-        self.idle_clock = idle_clock
-        self.spark = spark
+        self.plan = QueryPlan(cfg, spark, idle_clock)
         self.updater = updater
         self.on_records = on_records
         self.query = None
-        self._started_ms: int | None = None  # the start the processor counts idle time from (build)
         self.stats = JobStats()
         self.sinks = None
         self._max_event_ms: int | None = None  # the highest event time the decoded batches reported
@@ -80,15 +45,34 @@ class MonitorJob:
         self._files = None
 
     @property
+    def spark(self):
+        """The session, once built (`session`), or the one given; None before."""
+        return self.plan.spark
+
+    def session(self):
+        """The query's SparkSession, built now if need be (`QueryPlan.session`)."""
+        return self.plan.session()
+
+    @property
+    def stopping(self) -> bool:
+        """The job is stopping (`stop`): a batch's failure now is the stop's cancellation (batch.py)."""
+        return self._stopping.is_set()
+
+    def saw_event_time(self, ts_ms: int) -> None:
+        """A decoded batch reported `ts_ms` as its highest event time (batch.py): what `run_once` waits on."""
+        if self._max_event_ms is None or ts_ms > self._max_event_ms:
+            self._max_event_ms = ts_ms
+
+    @property
     def query_checkpoint(self) -> str:
-        """The Spark query's checkpoint directory: `query` inside `state.checkpoint_location` (a path or a URI)."""
-        return join(self.cfg.state.checkpoint_location, "query")
+        """The Spark query's checkpoint directory (`QueryPlan.query_checkpoint`)."""
+        return self.plan.query_checkpoint
 
     def files(self):
         """The job's own durable files (metrics snapshot, history and dead-letter files) go through Hadoop's
         FileSystem API of the session, wherever the checkpoint is: local, file://, s3a://, hdfs://."""
         if self._files is None:
-            self._files = HadoopFiles(self._session())
+            self._files = HadoopFiles(self.session())
         return self._files
 
     def checkpoint_is_local(self) -> bool:
@@ -115,88 +99,16 @@ class MonitorJob:
         log.debug("metrics snapshot at %s", files.describe(self.metrics_state.path))
         return self.metrics_state.load(self.updater)
 
-    # --- building -----------------------------------------------------------------------------
-    def _session(self):
-        if self.spark is None:
-            from .session import build_session
-
-            c = self.cfg.spark
-            self.spark = build_session(master=c.master, app_name=c.app_name, local_dir=c.local_dir,
-                                       shuffle_partitions=c.shuffle_partitions, extra_conf=c.conf, jit=c.jit,
-                                       jars=jar_files(c.jars_dir) if c.jars_dir else (),
-                                       spark_level=self.cfg.logging.spark_level)
-        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass",
-                            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-        return self.spark
-
-    def build(self, flush_to_ms: int | None = None, once: bool = False, whole_input: bool = False,
-              drain: bool = False):
-        """The query's plan. `once` (`run --once`): every group with anything pending wakes up at every
-        trigger; no clock follows the wall clock or Spark's watermark. `whole_input`: what the input holds is
-        read in one batch, as replay reads it (maxOffsetsPerTrigger splits a backlog by record count, so one
-        topic's batch may run ahead of another's in time, and a group's events from the slower topic are then
-        late). `flush_to_ms`: every group's clock is at least there. `drain`: in the batch after the one that
-        read the input, every group moves to the input's highest event time (`run_once`)."""
-        spark = self._session()
-        cfg = self.cfg
-        options = source_options(cfg)
-        if whole_input:
-            options.pop("maxOffsetsPerTrigger", None)
-        decode = {"topics": topic_sources(cfg), "max_bytes": cfg.kafka.max_record_bytes,
-                  "max_future_ms": int(cfg.kafka.max_future_skew), "shards": cfg.kafka.offsets_topic_partitions}
-        keep = cfg.group_filter()
-        if keep is not None:  # groups.allow/deny: applied in the decode stage, before any state is kept
-            decode["groups"] = keep.to_options()
-        topic_ids = None  # KIP-848 records' topic ids to names (inputs/topic_ids.py), resolved in the workers
-        if cfg.kafka.offsets_topic:
-            from ..inputs.topic_ids import CLUSTER, NONE, load_file
-
-            spec = decode["topic_ids"] = cfg.kafka.topic_ids  # the Python source adds its own Kafka settings
-            if spec not in (CLUSTER, NONE):  # a file: read here, the workers need not see it
-                decode["topic_id_names"] = load_file(spec)
-            topic_ids = (spec, cfg.kafka.connection() if spec == CLUSTER else decode.get("topic_id_names"))
-        if cfg.kafka.decode_in_source:
-            options["decode"] = json.dumps(decode)
-        raw = kafka_stream(spark, options, prefer=cfg.kafka.connector)
-        if is_decoded(raw):
-            decoded = raw
-        else:
-            decoder = make_decoder(decode["topics"], decode["max_bytes"], decode["max_future_ms"],
-                                   groups=decode.get("groups"), shards=decode["shards"], topic_ids=topic_ids)
-            event_topics = [t for t, fmt in decode["topics"].items() if fmt == "events"]
-            staged = decode_input(raw, cfg.kafka.offsets_topic, event_topics, decode["max_bytes"],
-                                  decode["max_future_ms"])
-            decoded = staged.mapInArrow(decoder, DECODED_SCHEMA)
-        log.info("decoding %s", "in the Python Kafka source" if is_decoded(raw) else "in a mapInArrow stage")
-        events = decoded.withWatermark("et", f"{int(cfg.state.watermark_delay)} milliseconds")
-        processor = GroupProcessor(cfg.core_settings(), release_delay_ms=int(cfg.state.watermark_delay),
-                                   follow_wall=self.idle_clock and cfg.state.idle_clock and not once,
-                                   flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
-                                   drain=drain,
-                                   horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay),
-                                   cache_bytes=cfg.state.runner_cache_mb << 20)
-        self._started_ms = processor.clock.started_ms  # what the wake-up records carry (wake_input)
-        # keyed by the group's __consumer_offsets partition (spark/processor.py)
-        return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
-
     def start(self, once: bool = False, flush_to_ms: int | None = None, whole_input: bool = False,
               drain: bool = False):
-        """Start the query (see `build`); `once` runs its batches back to back."""
-        from .sinks import Sinks
-
+        """Start the query (see `QueryPlan.build`); `once` runs its batches back to back."""
+        use_fastest_available()  # the driver parses the batches' records (batch.py) with orjson
         cfg, self._pausing, self._held = self.cfg, False, False
         log.debug("starting the query (checkpoint %s)", cfg.state.checkpoint_location)
-        out = self.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
-        self.restore_metrics()  # (nothing to do when the Monitor already did it)
-        self.sinks = Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic,
-                           cfg.sinks.dead_letter.path, cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection(),
-                           files=self.files())
-        interval = min(ONCE_TRIGGER_MS, int(cfg.spark.trigger_interval)) if once else int(cfg.spark.trigger_interval)
-        writer = (out.writeStream.foreachBatch(self._process_batch)
-                  .option("checkpointLocation", self.query_checkpoint)
-                  .queryName("rebalance_monitor")
-                  .trigger(processingTime=f"{interval} milliseconds"))
-        self.query = writer.start()
+        out = self.plan.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
+        self.restore_metrics()  # (nothing to do when the MonitorService already did it)
+        self.sinks = self.plan.sinks(self.files())
+        self.query = self.plan.writer(out, self._process_batch, once).start()
         if not once:
             threading.Thread(target=self.wake_input, name="wake-input", daemon=True).start()
         if self.updater is not None:
@@ -223,14 +135,14 @@ class MonitorJob:
         if not topics:
             log.info("no events or coordinator-log topic to wake: after a restart, timers wait for the first record")
             return False
-        markers = not cfg.kafka.offsets_topic and self._started_ms is not None
+        markers = not cfg.kafka.offsets_topic and self.plan.started_ms is not None
         writers: dict = {}
         try:
             for topic in topics if markers else topics[:1]:
                 writers[topic] = KafkaTopicWriter(topic, cfg.kafka.connection())
             if markers:
                 parts = {topic: w.partitions(timeout_s) for topic, w in writers.items()}
-                value = json.dumps({"start": self._started_ms, "n": sum(len(p) for p in parts.values())})
+                value = json.dumps({"start": self.plan.started_ms, "n": sum(len(p) for p in parts.values())})
                 for topic, w in writers.items():
                     w.send([(WAKE_KEY.decode(), value, p) for p in parts[topic]], timeout_s=timeout_s)
             else:

@@ -1,5 +1,5 @@
 """The offset commits of `__consumer_offsets` compacted in the JVM, on Spark's Kafka connector's rows, before the
-Python decode stage sees them (streaming/java/spark-commit-compaction: the rule of commit_compaction.py over each
+Python decode stage sees them (streaming/java/spark-input-stage: the rule of decoding/input_commits.py over each
 Spark partition, one Kafka partition's records of a batch).
 
 The decode stage then moves only the commits that matter from the JVM into Python, and counts the ones it never
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from .commit_compaction import RECORDS_COLUMN
+from ..decoding.input_commits import RECORDS_COLUMN
 from .jvm import jvm_class_available
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The canonical events' heartbeats, polls and offset commits read and packed per group in the JVM, on Spark's
-Kafka connector's rows, before the Python decode stage sees them (streaming/java/spark-commit-compaction:
-`EventPacking`, with `HotEvent` applying exactly the checks of the Python fast path, event_columns.py).
+Kafka connector's rows, before the Python decode stage sees them (streaming/java/spark-input-stage:
+`EventPacking`, with `HotEvent` applying exactly the checks of the Python fast path, decoding/event_columns.py).
 
 The decode stage then receives one row per group and chunk for those events, already in its own pack format
 (decoded_rows.PACK_COLUMNS), instead of a row per event it would parse; every other record reaches it as it came.

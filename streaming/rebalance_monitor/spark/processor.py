@@ -35,10 +35,11 @@ from ..core.runner import ClusterLog, GroupRunner
 from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
-from ..event_columns import BEATS, HEARTBEAT, hot_event
-from .commit_records import last_commits
-from .decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from ..decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
+from ..decoding.event_columns import BEATS, HEARTBEAT, hot_event
+from ..decoding.json_parser import use_fastest_available
 from .gc_pause import gc_paused
+from .output_commits import last_commits
 from .runner_cache import RunnerCache, new_token, process_cache
 from .start_marks import StartMarks
 
@@ -173,6 +174,7 @@ class GroupProcessor(StatefulProcessor):
         self._ran: set = set()  # shards that already ran in this batch
 
     def init(self, handle) -> None:
+        use_fastest_available()  # this Python worker parses the events that travel as JSON text with orjson
         self.handle = handle
         self.groups = handle.getMapState("groups", GROUP_KEY_SCHEMA, STATE_SCHEMA)
         self.shard = handle.getValueState("shard", STATE_SCHEMA)
@@ -246,7 +248,7 @@ class GroupProcessor(StatefulProcessor):
                                            f"ts {ts} is behind what the group already processed ({frontier})"))
         release = clock.release_point(runner, watermark, wall_ms, new is not None,
                                            new.appended_ms if new is not None else None)
-        # of the commits, each partition's last (spark/commit_records.py)
+        # of the commits, each partition's last (spark/output_commits.py)
         records = last_commits(runner.run(release, JobItems, st.cluster, new))
         g = runner.monitor
         if self.emit_status and g.dirty:

@@ -14,7 +14,7 @@
    group does not stop Spark under the running query.
 
 `run --once` probes once and exits 1 when Kafka does not answer; it starts no broker poller (it reads what its input
-held when it started, and writes nothing to it). `Monitor` holds this order; `run_job` and the demo
+held when it started, and writes nothing to it). `MonitorService` holds this order; `run_job` and the demo
 (demo.py) run it.
 """
 from __future__ import annotations
@@ -26,8 +26,8 @@ import threading
 import time
 
 from ..config import MonitorConfig, redacted
-from .job import MonitorJob
-from .jvm_process import end_session
+from .job import StreamingQueryJob
+from .driver_jvm import end_session
 from .kafka_reach import Backoff, KafkaReach, one_line
 from .sources import ConnectorMissing
 
@@ -37,7 +37,7 @@ HEALTHY_RUN_S = 120  # a query that ran this long restarts the back-off from its
 
 
 def run_job(cfg: MonitorConfig, once: bool = False) -> int:
-    """`rebalance-monitor run`: log set-up, then the monitor (`Monitor`) until SIGTERM/SIGINT (`once`: until it has
+    """`rebalance-monitor run`: log set-up, then the monitor (`MonitorService`) until SIGTERM/SIGINT (`once`: until it has
     processed what the input holds)."""
     from ..logs import config_secrets, configure_logging
 
@@ -47,7 +47,7 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     log.info("%s", config_summary(cfg))
     log.info("%s", inputs_summary(cfg))
     log.debug("the whole configuration: %s", json.dumps(redacted(cfg), default=str))
-    monitor = Monitor(cfg)
+    monitor = MonitorService(cfg)
     monitor.start_exporter()
     monitor.handle_signals()
     try:
@@ -56,11 +56,11 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
         monitor.close(stop_spark=True)
 
 
-class Monitor:
+class MonitorService:
     """The monitor's parts, started in order (exporter, Kafka probe, lag poller, Spark, query) and stopped in
     reverse, with the loop that keeps the query running; what `run` and the demo both run.
 
-    `on_records(batch_id, records, dead_letters)` sees every batch's output (MonitorJob); `on_tick()` is called
+    `on_records(batch_id, records, dead_letters)` sees every batch's output (StreamingQueryJob); `on_tick()` is called
     every half second while the query runs; `stop` ends `serve` when set (SIGTERM/SIGINT set it, with
     `handle_signals`). Building it does no I/O."""
 
@@ -85,7 +85,7 @@ class Monitor:
             settings = ExporterSettings.from_config(cfg)
             self.exporter = MetricsExporter(settings)
             self.updater = self.exporter.updater
-        self.job = MonitorJob(cfg, updater=self.updater, on_records=self._batch_records)
+        self.job = StreamingQueryJob(cfg, updater=self.updater, on_records=self._batch_records)
         if self.exporter is None:
             return
         if self.job.checkpoint_is_local():
@@ -149,7 +149,7 @@ class Monitor:
             if self.facts is None and not once:  # (run --once reads what its input held when it started)
                 self.facts = _start_broker_facts(cfg, updater)
             if job.spark is None:
-                job._session()  # PySpark replaces the SIGINT handler when its context starts
+                job.session()  # PySpark replaces the SIGINT handler when its context starts
                 if self._signals:
                     self.handle_signals()
             if not self._exporting and self.exporter is not None:
@@ -228,7 +228,7 @@ class Monitor:
             log.info("stopped")
 
 
-def _run_once(job: MonitorJob) -> int:
+def _run_once(job: StreamingQueryJob) -> int:
     try:
         job.run_once()
     except ConnectorMissing as exc:
@@ -241,7 +241,7 @@ def _run_once(job: MonitorJob) -> int:
     return 0
 
 
-def _log_progress(query, job: MonitorJob) -> None:
+def _log_progress(query, job: StreamingQueryJob) -> None:
     """The one progress line of an interval (logging.progress_interval)."""
     try:
         lp = query.lastProgress

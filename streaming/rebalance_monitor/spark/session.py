@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, Mapping, Sequence
 
-from .jvm_process import jvm_log_level, launched_jvm
+from .driver_jvm import jvm_log_level, launched_jvm
 from .jvm import KAFKA_PROVIDER_CLASS, jvm_class_available, kafka_connector_available  # noqa: F401 (of this module too)
 from .sources import register_sources
 
@@ -73,7 +73,7 @@ def build_session(master: str | None = "local[2]", app_name: str = "rebalance-mo
     RocksDB state store, `shuffle_partitions` shuffle partitions, no UI, WARN logging, Arrow on,
     session time zone UTC, the JVMs' compiler as `jit` says (JIT_OPTIONS), and the Python Kafka source
     registered as format "rmkafka". A driver JVM this launches logs through the monitor's log, its lines below
-    `spark_level` (logging.spark_level) at DEBUG (jvm_process.py).
+    `spark_level` (logging.spark_level) at DEBUG (driver_jvm.py).
     With a local master the driver binds to the loopback address. `master=None` keeps the master spark-submit
     (or the Spark operator) set, instead of overriding it.
     """

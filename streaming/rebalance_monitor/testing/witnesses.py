@@ -56,7 +56,7 @@ def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None, 
     `topic_names`: the topic id -> name map of KIP-848 `__consumer_offsets` records (inputs/topic_ids.py)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
 
     cfg = cfg or load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
@@ -81,7 +81,7 @@ def reconstruct_together(captured: dict, sources, groups: set[str] | None = None
     says whether `__consumer_offsets` is among them, as the job's does (core settings `member_list_input`)."""
     from rebalance_monitor.config import load_config
     from rebalance_monitor.core.reconstruct import Reconstructor
-    from rebalance_monitor.decode import decode_record
+    from rebalance_monitor.decoding.reference import decode_record
 
     overrides = {"kafka.offsets_topic_partitions": 10}
     if "offsets-topic" in sources:

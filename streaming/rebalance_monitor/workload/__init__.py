@@ -6,7 +6,7 @@
 
 Command line: `python -m rebalance_monitor.workload SCENARIO --bootstrap HOST:PORT --events-topic T`.
 """
-from .members import Member, MemberProcess, MemberSpec
+from .live_members import Member, MemberProcess, MemberSpec
 from .scenarios import (SCENARIOS, Scenario, ScenarioError, ScenarioResult, ensure_topics, run_scenario,
                         scenario_names, storm_threshold)
 from . import kip848  # noqa: F401  (registers the KIP-848 and Java scenarios)

@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 from rebalance_monitor.instrument.emitter import Emitter
 
-from .members import Member, MemberSpec, MemberStatus, SlowHandler, close_quietly
+from .live_members import Member, MemberSpec, MemberStatus, SlowHandler, close_quietly
 
 log = logging.getLogger("rebalance_monitor.workload")
 

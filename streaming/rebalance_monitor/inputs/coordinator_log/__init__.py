@@ -58,15 +58,15 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
   takes it for a rebalance while a KIP-848 member is still in, whose topic does not exist yet).
 
 The package: `line.py` (a line's anatomy, JSON wrappers), `fields.py` (what the messages print: optionals,
-member sets, causes), `messages.py` (the catalogue of messages), `events.py` (the events of each message);
+member sets, causes), `messages.py` (the catalogue of messages), `message_events.py` (the events of each message);
 this module reads one line with them.
 """
 from __future__ import annotations
 
-from rebalance_monitor.inputs.decoded import Decoded
+from rebalance_monitor.decoding.decoded import Decoded
 
 from .line import COORD_LOGGER_RE, IDENT_RE, LEVEL_RE, LOGGER_RE, line_ts, unwrap
-from .events import events_for
+from .message_events import events_for
 from .fields import reason_member  # noqa: F401 (API)
 from .messages import KNOWN_NO_EVENT, RULES
 from .broker_info import APP_INFO_LOGGERS, broker_release_events

@@ -47,7 +47,7 @@ import base64
 import binascii
 import json
 
-from rebalance_monitor.inputs.decoded import Decoded
+from rebalance_monitor.decoding.decoded import Decoded
 
 from .consumer_protocol import (decode_consumer_assignment, decode_consumer_subscription,  # noqa: F401 (API)
                                 decode_cooperative_user_data, decode_sticky_user_data)

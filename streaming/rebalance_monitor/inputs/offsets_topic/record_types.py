@@ -2,7 +2,7 @@
 key's int16) and, per record type, the value decoded and turned into events (`decode_record`)."""
 from __future__ import annotations
 
-from rebalance_monitor.inputs.decoded import Decoded
+from rebalance_monitor.decoding.decoded import Decoded
 
 from .classic_values import group_metadata_value, member_info, offset_commit_key, offset_commit_value
 from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_value, cg_member_metadata_value,

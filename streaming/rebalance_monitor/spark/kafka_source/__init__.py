@@ -36,40 +36,9 @@ from their earliest offset. Reads assign partitions directly and never join a co
 offsets are not committed to Kafka (Spark's checkpoint owns them).
 
 The modules: options.py (options, client choice), offsets.py (JSON offsets, rate limit, ranges; pure),
-metadata.py (partitions and offsets from the cluster), clients.py (each client's range reader), reader.py (the
-read loop), columns.py (the rows' schema and column buffer), datasource.py (what Spark calls). The choice between
-Spark's connector and this source is spark/sources.py's (`kafka_stream`, `is_decoded`, `ConnectorMissing`, also
-reachable from here under their old names).
+metadata.py (partitions and offsets from the cluster), clients.py (each client's range reader), client_pool.py (the
+clients kept between ranges), range_reader.py (the read loop), columns.py (the rows' schema and column buffer),
+datasource.py (what Spark calls). Import each name from its module: this package's `__init__` imports nothing, so
+that importing one module (offsets.py, without pyspark) does not import them all. The choice between Spark's
+connector and this source is spark/sources.py's (`kafka_stream`, `is_decoded`, `ConnectorMissing`).
 """
-from __future__ import annotations
-
-import importlib
-
-# name -> the module of this package (or "..sources") that defines it. Looked up when first asked for, so that
-# importing one module (offsets.py, without pyspark) does not import them all, and so that spark/sources.py, which
-# imports this package, is not imported by it (that would be a cycle).
-_WHERE = {
-    **dict.fromkeys(("EARLIEST", "LATEST", "TP", "DataLossError", "OffsetRange", "from_json_offsets", "plan_ranges",
-                     "rate_limit", "to_json_offsets"), ".offsets"),
-    **dict.fromkeys(("CLIENTS", "FORMAT", "SourceOptions", "resolve_client"), ".options"),
-    **dict.fromkeys(("Metadata", "open_meta"), ".metadata"),
-    **dict.fromkeys(("RangeClient", "open_range_client"), ".clients"),
-    "read_range": ".reader",
-    **dict.fromkeys(("KAFKA_SCHEMA", "Columns", "output_schema"), ".columns"),
-    **dict.fromkeys(("PACK_RECORDS", "KafkaDataSource", "KafkaRange", "KafkaStreamReader"), ".datasource"),
-    # the connector choice, here before it moved to spark/sources.py
-    **dict.fromkeys(("kafka_stream", "is_decoded", "ConnectorMissing"), "..sources"),
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(where, __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))

@@ -6,7 +6,7 @@ values, timestamps and their types, headers), in the order the client received t
 is no longer in the log (offset out of range, with failOnDataLoss: the client's reset policy is "error"/"none"),
 `Polled.gone` holds the `RecordsGone` that ended the poll, after the records before it; any other error the client
 will not retry raises a RuntimeError. `position()` is the client's fetch position (it moves past offsets that are
-not records: compacted away, transaction markers). The read loop over a range is reader.py's; this module only
+not records: compacted away, transaction markers). The read loop over a range is range_reader.py's; this module only
 speaks each client's dialect. Columns, not a tuple per record: a busy partition gives tens of thousands of records
 a second, and list comprehensions over the client's records cost a fraction of a loop that builds each record.
 """
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from ...decoding.append_time import CONFLUENT_TS_TYPE as _CONFLUENT_TS_TYPE
 from .options import SourceOptions
 
 POLL_TIMEOUT_MS = 500  # one poll's wait for records
 
-_CONFLUENT_TS_TYPE = {0: -1, 1: 0, 2: 1}  # librdkafka -> Java ids (NoTimestamp, CreateTime, LogAppendTime)
 
 
 class RecordsGone(Exception):
@@ -29,7 +29,8 @@ class Polled(NamedTuple):
     """One poll's records, column by column: offsets, keys, values, timestamps (ms), their types (Java's ids: -1
     none, 0 CreateTime, 1 LogAppendTime), headers as the client gives them (None when the rows carry no headers);
     `gone`: the error that ended the poll after these records, if the position left the log. With `ts_types`
-    None, `ts` holds stamps instead (`append_ms` reads one): the decoder needs few records' timestamps."""
+    None, `ts` holds stamps instead (`decoding.append_time.append_ms` reads one): the decoder needs few records'
+    timestamps."""
 
     offsets: list
     keys: list
@@ -60,8 +61,8 @@ class RangeClient(Protocol):
 
 class ConfluentRangeClient:
     """confluent-kafka (librdkafka): records from `Consumer.consume`, errors as messages. `stamps_later`: the
-    records' timestamps are left in the messages (`Polled.ts`, read by `append_ms`); set when the source decodes
-    (option "decode"), whose rows need few of them."""
+    records' timestamps are left in the messages (`Polled.ts`, read by `decoding.append_time.append_ms`); set when
+    the source decodes (option "decode"), whose rows need few of them."""
 
     def __init__(self, opts: SourceOptions, r):
         from confluent_kafka import Consumer, KafkaError, TopicPartition
@@ -162,17 +163,6 @@ class KafkaPythonRangeClient:
 
     def close(self) -> None:
         self._consumer.close()
-
-
-def append_ms(stamp) -> int | None:
-    """A record's Kafka timestamp in epoch ms, None if it has none. `stamp`: that already (an int or None), or a
-    confluent-kafka message, whose timestamp is read only now: the decoder of the Python source needs the
-    timestamps of a few records only (each group's newest event, the batch's), and reading every record's cost
-    about a third of that client's read (`ConfluentRangeClient`, `stamps_later`)."""
-    if stamp is None or type(stamp) is int:
-        return stamp
-    kind, ts = stamp.timestamp()
-    return ts if _CONFLUENT_TS_TYPE.get(kind, -1) >= 0 and ts is not None and ts >= 0 else None
 
 
 def stamp_columns(msgs: list) -> tuple[list, list]:

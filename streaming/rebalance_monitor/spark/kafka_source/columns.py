@@ -60,7 +60,7 @@ class Columns:
         self.ts: list = []
         self.ts_types: list = []
         self.headers: list | None = [] if include_headers else None
-        self.stamps = False  # `ts` holds stamps (clients.append_ms), not ms: a client that reads them later
+        self.stamps = False  # `ts` holds stamps (decoding/append_time.py), not ms: a client that reads them later
 
     def __len__(self):
         return len(self.offsets)
@@ -82,8 +82,8 @@ class Columns:
 
     def records(self, topic: str, partition: int):
         """The records as (topic, partition, offset, append_ms, key, value) tuples (append_ms None when the
-        record has no timestamp; or a stamp that `clients.append_ms` reads): what the decoder takes, without an
-        Arrow batch in between."""
+        record has no timestamp; or a stamp that `decoding.append_time.append_ms` reads): what the decoder takes,
+        without an Arrow batch in between."""
         ts = self.ts if self.stamps else \
             [t if kind >= 0 and t is not None and t >= 0 else None for t, kind in zip(self.ts, self.ts_types)]
         return zip(repeat(topic), repeat(partition), self.offsets, ts, self.keys, self.values)

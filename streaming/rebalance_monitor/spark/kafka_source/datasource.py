@@ -2,7 +2,7 @@
 
 The reader plans each micro-batch on the driver (the offsets to read up to, with Spark's admission control: a
 ``maxOffsetsPerTrigger`` limit is honoured by ``Trigger.AvailableNow`` too) and reads each planned range in a task
-(reader.py), or decodes it there with the option "decode" (decode_stage.py): the JVM then carries a row per group,
+(range_reader.py), or decodes it there with the option "decode" (decode_stage.py): the JVM then carries a row per group,
 not a row per record.
 """
 from __future__ import annotations
@@ -14,14 +14,14 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from ..decoded_rows import DECODED_SCHEMA
+from ...decoding.decoded_rows import DECODED_SCHEMA
 
 from ..decode_stage import make_record_decoder
 from .columns import output_schema
 from .metadata import Metadata, open_meta
 from .offsets import EARLIEST, LATEST, TP, DataLossError, from_json_offsets, plan_ranges, rate_limit, to_json_offsets
 from .options import FORMAT, SourceOptions, resolve_client, truthy
-from .reader import read_range
+from .range_reader import read_range
 
 log = logging.getLogger("rebalance_monitor.spark.kafka_source")
 

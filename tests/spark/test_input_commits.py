@@ -1,5 +1,5 @@
 """The decode stage compacts `__consumer_offsets`' live commits over a chunk, the last per group, topic and
-partition (spark/commit_compaction.py), and that changes nothing the core concludes: the same generations,
+partition (decoding/input_commits.py), and that changes nothing the core concludes: the same generations,
 causes (the inferred ones read the commits' times), timeouts and latest committed offsets as when every commit
 is decoded, only fewer `offsets_committed` records."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from helpers.replay import replay_records
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.decode_stage import make_record_decoder
-from rebalance_monitor.spark.decoded_rows import unpack_events
+from rebalance_monitor.decoding.decoded_rows import unpack_events
 
 TOPIC = "__consumer_offsets"
 T0 = 1_700_000_000_000
@@ -109,7 +109,7 @@ def test_compacted_commits_give_the_core_the_same_conclusions():
 
 
 def test_only_live_commits_are_held():
-    from rebalance_monitor.spark.commit_compaction import CommitCompactor, is_live_commit
+    from rebalance_monitor.decoding.input_commits import CommitCompactor, is_live_commit
 
     key = enc.offset_commit_key("g", "t", 0)
     assert is_live_commit(key, b"\x00\x03") and is_live_commit(enc.offset_commit_key("g", "t", 0, 0), b"x")
@@ -123,17 +123,17 @@ def test_only_live_commits_are_held():
 
 
 def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
-    """streaming/java/spark-commit-compaction over the connector's rows (one partition, the whole input), then the
+    """streaming/java/spark-input-stage over the connector's rows (one partition, the whole input), then the
     decode stage: the same events as the Python compaction over one chunk, and every record counted as read."""
     import os
 
-    from helpers.fixtures_spark import COMPACTION_JAR, kafka_rows
+    from helpers.fixtures_spark import INPUT_STAGE_JAR, kafka_rows
 
     from rebalance_monitor.spark.decode_stage import make_decoder
-    from rebalance_monitor.spark.decoded_rows import DECODED_SCHEMA
+    from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
     from rebalance_monitor.spark.jvm_compaction import decode_input
 
-    assert os.path.exists(COMPACTION_JAR), "scripts/build_java.sh builds it (make bootstrap)"
+    assert os.path.exists(INPUT_STAGE_JAR), "scripts/build_java.sh builds it (make bootstrap)"
     records = fleet_records()
     raw = kafka_rows(spark, records).coalesce(1)
     decoder = make_decoder({TOPIC: "offsets-topic"}, 1 << 20, 10 ** 12, shards=50)

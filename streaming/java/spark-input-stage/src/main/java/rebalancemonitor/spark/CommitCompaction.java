@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The live offset commits of {@code __consumer_offsets} compacted where the Kafka connector's rows are, before the
- * job's Python decode stage sees them (the rule of the Python side, spark/commit_compaction.py, applied over a
+ * job's Python decode stage sees them (the rule of the Python side, decoding/input_commits.py, applied over a
  * whole Spark partition: one Kafka partition's records of a batch, in offset order).
  *
  * <p>An OffsetCommit record (key version 0 or 1) with a value is held by its raw key, a later one of the same key

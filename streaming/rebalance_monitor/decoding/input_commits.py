@@ -17,7 +17,7 @@ Records are compared as raw key bytes: no decoding happens before the choice. He
 from __future__ import annotations
 
 # the records each row of the JVM stage stands for (itself and the commits it replaced): spark/jvm_compaction.py,
-# streaming/java/spark-commit-compaction (CommitCompaction.RECORDS_COLUMN)
+# streaming/java/spark-input-stage (CommitCompaction.RECORDS_COLUMN)
 RECORDS_COLUMN = "rm_records"
 # key versions (record types) of OffsetCommit records
 _COMMIT_KEY_PREFIXES = (b"\x00\x00", b"\x00\x01")

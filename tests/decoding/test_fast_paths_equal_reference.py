@@ -1,7 +1,8 @@
 """The job's fast path for heartbeats and polls gives exactly what the full parser gives.
 
-The decode stage carries valid heartbeats and polls as columns (event_columns.hot_fields) and the processor
-rebuilds them (hot_event); anything else takes parse_event. These tests hold the fast path to the parser:
+The decode room's fast path (decoding/event_columns.py) against its reference (decoding/reference.py, and the
+core's parse_event). The decode stage carries valid heartbeats and polls as columns (event_columns.hot_fields) and
+the processor rebuilds them (hot_event); anything else takes parse_event. These tests hold the fast path to the parser:
 same event whenever the fast path accepts, and acceptance of the forms real clients send.
 """
 from __future__ import annotations
@@ -13,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalance_monitor.core.events import Rejected, parse_event
-from rebalance_monitor.decode import decode_record
-from rebalance_monitor.event_columns import hot_event, hot_fields
-from rebalance_monitor.spark.decoded_rows import PACK_COLUMNS, unpack_events
+from rebalance_monitor.decoding.reference import decode_record
+from rebalance_monitor.decoding.event_columns import hot_event, hot_fields
+from rebalance_monitor.decoding.decoded_rows import PACK_COLUMNS, unpack_events
 from rebalance_monitor.spark.decode_stage import make_decoder
 
 NOW = 1_700_000_100_000

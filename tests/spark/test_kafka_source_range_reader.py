@@ -1,4 +1,4 @@
-"""The Python Kafka source's read loop (spark/kafka_source/reader.py) with a scripted range client: the one loop
+"""The Python Kafka source's read loop (spark/kafka_source/range_reader.py) with a scripted range client: the one loop
 both Kafka clients go through. Needs neither a broker nor a JVM."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rebalance_monitor.spark.kafka_source import reader
+from rebalance_monitor.spark.kafka_source import range_reader
 from rebalance_monitor.spark.kafka_source.clients import Polled, RecordsGone
 from rebalance_monitor.spark.kafka_source.offsets import DataLossError, OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
@@ -45,8 +45,8 @@ def rec(off, ts_type=0):
 def read(monkeypatch, client, r, **options):
     opts = SourceOptions.parse({"kafka.bootstrap.servers": "h:1", "subscribe": r.topic,
                                 **{k: str(v) for k, v in options.items()}})
-    monkeypatch.setattr(reader, "open_range_client", lambda o, name, rng: client)
-    return [list(chunk) for chunk in reader.read_range(opts, "confluent", r, as_records=True)]
+    monkeypatch.setattr(range_reader, "open_range_client", lambda o, name, rng: client)
+    return [list(chunk) for chunk in range_reader.read_range(opts, "confluent", r, as_records=True)]
 
 
 def test_records_of_the_range_in_chunks_skipping_what_is_outside(monkeypatch):
@@ -87,8 +87,8 @@ def test_no_progress_within_the_poll_timeout_fails(monkeypatch):
 
 
 def test_offsets_arithmetic_imports_no_pyspark():
-    code = ("import sys; from rebalance_monitor.spark.kafka_source.offsets import rate_limit, plan_ranges; "
-            "from rebalance_monitor.spark.kafka_source import to_json_offsets; "
+    code = ("import sys; from rebalance_monitor.spark.kafka_source.offsets import rate_limit, plan_ranges, "
+            "to_json_offsets; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -10,7 +10,7 @@ import com.fasterxml.jackson.core.JsonToken;
 
 /**
  * A heartbeat, poll or offset commit of the canonical events topic, read in the JVM with exactly the checks of the
- * Python decode stage's fast path (event_columns.py, {@code hot_fields}): the fields it carries as columns, or
+ * Python decode stage's fast path (decoding/event_columns.py, {@code hot_fields}): the fields it carries as columns, or
  * {@code null} whenever that path would not take the record (a key it does not know, a number it would not carry,
  * a value of another type, anything it is not sure of). Such records go to Python as they came, where the full
  * parser decides. Nothing is decided here: a record this class refuses is never rejected by it.

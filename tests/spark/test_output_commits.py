@@ -1,4 +1,4 @@
-"""The job hands on, of one group's run, each partition's last commit (spark/commit_records.py): the metrics end
+"""The job hands on, of one group's run, each partition's last commit (spark/output_commits.py): the metrics end
 in exactly the state that every `offsets_committed` record would have left them in."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 import time
 
 from rebalance_monitor.metrics.store import MetricsStore
-from rebalance_monitor.spark.commit_records import last_commits
+from rebalance_monitor.spark.output_commits import last_commits
 
 T0 = int(time.time() * 1000)  # (the metrics store expires groups idle by its clock)
 

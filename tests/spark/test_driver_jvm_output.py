@@ -1,4 +1,4 @@
-"""The Spark driver JVM's output, read into the monitor's log (spark/jvm_process.py): each line at the level it
+"""The Spark driver JVM's output, read into the monitor's log (spark/driver_jvm.py): each line at the level it
 deserves, stack traces with the line they belong to, below logging.spark_level at DEBUG. The whole path (a real
 `run` whose output holds nothing but the monitor's lines) is tests/reliability/test_unreachable_kafka.py."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from rebalance_monitor.config import ConfigError, load_config
-from rebalance_monitor.spark.jvm_process import JvmOutput, jvm_log_level
+from rebalance_monitor.spark.driver_jvm import JvmOutput, jvm_log_level
 
 # lines as Spark 4.2's JVM wrote them on this machine (run's output before this module), plus a stack trace
 LINES = [

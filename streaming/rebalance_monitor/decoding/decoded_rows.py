@@ -27,8 +27,8 @@ import orjson
 import pyarrow as pa
 
 from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS, offsets_partition_for
-from .commit_compaction import CommitCompactor
-from .kafka_source.clients import append_ms as append_ms_of
+from .append_time import append_ms as append_ms_of
+from .input_commits import CommitCompactor
 
 DECODED_SCHEMA = ("shard int, group string, ts long, et timestamp, ord long, kind string, num long, payload string, "
                   "packed binary")
@@ -75,7 +75,7 @@ class DecodedRows:
         self.cluster: list[tuple] = []  # (shard, ts, order, kind, payload): cluster-wide events
         self.dead: list[tuple] = []
         self.records = 0  # Kafka records read
-        self.commits = CommitCompactor()  # the chunk's live offset commits, the last per key (commit_compaction.py)
+        self.commits = CommitCompactor()  # the chunk's live offset commits, the last per key (input_commits.py)
         self.batch_max: int | None = None
         self.batch_max_append: int | None = None  # the Kafka timestamp of the record with the highest time
         self.packs: list[tuple] = []  # (group, newest ts, its Kafka timestamp, packed): packed in the JVM
