@@ -1,4 +1,4 @@
-"""Start a real Alertmanager (Debian's /usr/bin/prometheus-alertmanager) for tests and demos, and a
+"""Start a real Alertmanager (Debian's /usr/bin/prometheus-alertmanager) for the tests, and a
 Prometheus that sends its alerts to it.
 
     with AlertmanagerServer() as am, PrometheusWithAlertmanager(["127.0.0.1:9308"], alertmanager=am,
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from .prometheus import PrometheusServer
-from .processes import free_port, stop_process_group, wait_http_ready
+from rebalance_monitor.testing.prometheus import PrometheusServer
+from rebalance_monitor.testing.processes import free_port, stop_process_group, wait_http_ready
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus-alertmanager)"
 
