@@ -1,5 +1,6 @@
-"""The demo's Java group (`demo-java`): two plain Java consumers (scripts/java/RmJavaConsumer.java, nothing of the
-project inside them) watched through the broker alone. The demo's broker runs the KIP-714 broker plugin (the jar
+"""The demo's Java group (`demo-java`): two plain Java consumers
+(streaming/java/test-programs/java-consumer/RmJavaConsumer.java, nothing of the project inside them) watched
+through the broker alone. The demo's broker runs the KIP-714 broker plugin (the jar
 scripts/build_java.sh built into var/java/) with a client-metrics subscription every 2 s, so the consumers push
 their heartbeat and poll clocks to it; the monitor reads the plugin's events and `__consumer_offsets`.
 
