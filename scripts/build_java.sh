@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build the monitor's Java plugins (streaming/java/: the KIP-714 broker plugin and the client metrics reporter) with
 # Maven and put their jars in var/java/ (broker-telemetry-plugin.jar, client-metrics-reporter.jar;
-# streams-test-app.jar, a Kafka Streams application the tests watch; spark-input-stage.jar, the job's JVM input stage
-# on Spark's connector's rows: __consumer_offsets' commits compacted, the events' heartbeats, polls and commits packed
-# per group; compiled against the installed PySpark's own jars). Idempotent:
+# streams-test-app.jar, a Kafka Streams application the tests watch, from test-programs/; spark-input-stage.jar, the
+# job's JVM input stage on Spark's connector's rows: __consumer_offsets' commits compacted, the events' heartbeats,
+# polls and commits packed per group; compiled against the installed PySpark's own jars). Idempotent:
 # nothing is built while the sources are unchanged. The Java unit tests (Surefire) run as part of the build.
 # Offline after the first run (Maven's cache holds everything; the first run fetches the plugins from Maven Central).
 set -euo pipefail
@@ -16,6 +16,9 @@ stamp="$dest/.stamp"
 digest=$(find streaming/java -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' \) -print \
   | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
 jars=(broker-telemetry-plugin client-metrics-reporter streams-test-app spark-input-stage)
+# a jar's Maven module: the Java test programs' home is test-programs/ (the streams app; the plain Java consumer
+# beside it is compiled per Kafka release by scripts/fetch_kafka.sh)
+module_dir() { case "$1" in streams-test-app) echo "test-programs/$1" ;; *) echo "$1" ;; esac; }
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 pyspark_jars=$("$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 spark_jars="$ROOT/var/spark-jars"
@@ -35,6 +38,6 @@ mvn_args=(-q -B -Dstyle.color=never "-Dpyspark.jars=$pyspark_jars" -f streaming/
 # offline first (the cache is warm after one build); online when something is missing from it
 mvn -o "${mvn_args[@]}" >/dev/null 2>&1 || mvn "${mvn_args[@]}" >&2
 mkdir -p "$dest"
-for j in "${jars[@]}"; do cp "streaming/java/$j/target/$j-0.1.0.jar" "$dest/$j.jar"; done
+for j in "${jars[@]}"; do cp "streaming/java/$(module_dir "$j")/target/$j-0.1.0.jar" "$dest/$j.jar"; done
 echo "$digest" > "$stamp"
 beside_spark

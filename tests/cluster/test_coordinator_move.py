@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.integration]
 
 @pytest.fixture(scope="module")
 def kafka_cluster():
-    from rebalance_monitor.testing.kafka_cluster import KafkaCluster
+    from helpers.kafka_cluster import KafkaCluster
 
     cluster = KafkaCluster(size=3).start()
     yield cluster

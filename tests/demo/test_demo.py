@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rebalance_monitor.demo_view import GroupBoard, clock, lag_by_group
+from rebalance_monitor.demo.view import GroupBoard, clock, lag_by_group
 from rebalance_monitor.metrics.docs import T0, sample_records
 from rebalance_monitor.metrics.updater import MetricsUpdater
 

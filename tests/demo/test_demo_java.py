@@ -3,7 +3,7 @@ the project's plain Java consumer (scripts/fetch_kafka.sh); otherwise the demo s
 it, once, and runs without the group (the whole demo with the group: test_demo_terminal.py)."""
 from __future__ import annotations
 
-from rebalance_monitor import demo_java
+from rebalance_monitor.demo import java as demo_java
 from rebalance_monitor.testing import java_telemetry as jt
 from rebalance_monitor.testing import kafka_install
 from rebalance_monitor.testing.kafka_install import KAFKA_VERSION

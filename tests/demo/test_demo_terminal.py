@@ -2,7 +2,7 @@
 Apache Kafka with nothing configured; the screen holds the live view and nothing else (Spark's, Kafka's and the
 clients' output go to the log file the view names), with times as clock times, a row per group with its last
 rebalance's cause and its lag read from the broker; the Java group's stalled member (plain Java consumers watched
-through the broker's KIP-714 plugin, demo_java.py) is warned about, then its poll timeout names it, and the line
+through the broker's KIP-714 plugin, demo/java.py) is warned about, then its poll timeout names it, and the line
 mode's lines (which the live view's run writes to its log file) say the warning first; Ctrl-C stops everything and
 leaves no process behind."""
 from __future__ import annotations

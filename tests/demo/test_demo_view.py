@@ -1,7 +1,7 @@
 """The demo's lag column reads the exporter's exposition (no broker needed)."""
 from __future__ import annotations
 
-from rebalance_monitor.demo_view import lag_by_group
+from rebalance_monitor.demo.view import lag_by_group
 from rebalance_monitor.metrics.docs import T0, sample_records
 from rebalance_monitor.metrics.updater import MetricsUpdater
 

@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _require_binaries():
-    from rebalance_monitor.testing.alertmanager import AlertmanagerUnavailable, alertmanager_binary
+    from helpers.alertmanager import AlertmanagerUnavailable, alertmanager_binary
     from rebalance_monitor.testing.prometheus import PrometheusUnavailable, prometheus_binary
 
     try:
@@ -48,8 +48,7 @@ def storm_exporter():
 
 def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
     _require_binaries()
-    from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
-                                                        copy_rules_with_short_for)
+    from helpers.alertmanager import AlertmanagerServer, PrometheusWithAlertmanager, copy_rules_with_short_for
 
     target, gauge = storm_exporter
     sources = sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml")))
@@ -99,8 +98,7 @@ def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_expo
     import yaml
 
     _require_binaries()
-    from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
-                                                        copy_rules_with_short_for)
+    from helpers.alertmanager import AlertmanagerServer, PrometheusWithAlertmanager, copy_rules_with_short_for
 
     shipped = yaml.safe_load(open(os.path.join(ROOT, "deploy", "compose", "alertmanager.yml")))
     rules = copy_rules_with_short_for(sorted(glob.glob(os.path.join(ROOT, "conf", "rules", "*.yml"))), tmp_path, "1s")

@@ -9,13 +9,12 @@ import threading
 
 import pytest
 
+from helpers.alertmanager import AlertmanagerServer, PrometheusWithAlertmanager, copy_rules_with_short_for
 from helpers.eventually import eventually
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
 from rebalance_monitor.spark.job import StreamingQueryJob
-from rebalance_monitor.testing.alertmanager import (AlertmanagerServer, PrometheusWithAlertmanager,
-                                                    copy_rules_with_short_for)
 from rebalance_monitor.testing.broker import free_port
 from rebalance_monitor.workload import run_scenario
 

@@ -9,7 +9,7 @@ from helpers.fixtures_spark import SPARK_JARS
 @pytest.fixture(scope="session")
 def object_store(tmp_path_factory):
     """A local S3 server (moto) for the whole run; tests take a bucket of their own from `s3_bucket`."""
-    from rebalance_monitor.testing.object_store import ObjectStore
+    from helpers.object_store import ObjectStore
 
     store = ObjectStore(log_path=str(tmp_path_factory.mktemp("s3") / "s3.log")).start()
     yield store
@@ -23,7 +23,7 @@ def s3_bucket(spark, object_store):
     time, which the queries started from then on copy. (name, "s3a://<name>")."""
     import uuid
 
-    from rebalance_monitor.testing.object_store import s3a_jars
+    from helpers.object_store import s3a_jars
 
     if not s3a_jars(SPARK_JARS):
         pytest.fail(f"Hadoop's S3A jars are not in {SPARK_JARS}: run scripts/bootstrap.sh (scripts/fetch_spark_jars.sh)")

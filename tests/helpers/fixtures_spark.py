@@ -21,7 +21,7 @@ def spark(tmp_path_factory):
     compacts offset commits. Spark's Kafka connector is not added: the in-process tests read with the Python
     source."""
     from rebalance_monitor.spark.session import build_session
-    from rebalance_monitor.testing.object_store import s3a_jars
+    from helpers.object_store import s3a_jars
 
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.fail("Java is required for the Spark tests: run scripts/bootstrap.sh (installs openjdk-17)")

@@ -53,8 +53,9 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
 
 def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, max_poll_interval_ms: int,
                       stall_ms: int, log_path):
-    """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation) that stops polling
-    for `stall_ms` a second after its first partitions (a slow handler); its heartbeat thread goes on."""
+    """The project's plain Java consumer (streaming/java/test-programs/java-consumer/RmJavaConsumer.java, no
+    instrumentation) that stops polling for `stall_ms` a second after its first partitions (a slow handler); its
+    heartbeat thread goes on."""
     from rebalance_monitor.testing.java_telemetry import plain_java_consumer
 
     return plain_java_consumer(bootstrap, topic, group, client_id,

@@ -2,10 +2,11 @@
 driver of the core must give alike."""
 from __future__ import annotations
 
+# the records' comparable form is the job tests' own (no detection times, no group_status snapshots)
+from helpers.job_output import comparable  # noqa: F401
+
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
-# the records' comparable form is the job tests' own (no detection times, no group_status snapshots)
-from rebalance_monitor.testing.job_output import comparable  # noqa: F401
 
 
 def replay_records(events, cfg):

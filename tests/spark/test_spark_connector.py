@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers.job_output import comparable, dead_letter_reasons, history_records
+
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.job import StreamingQueryJob
-from rebalance_monitor.testing.job_output import comparable, dead_letter_reasons, history_records
 from rebalance_monitor.testing.kafka_admin import add_partitions
 from rebalance_monitor.testing.witnesses import load_captured, produce_records
 

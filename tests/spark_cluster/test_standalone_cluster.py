@@ -33,14 +33,14 @@ import pytest
 import yaml
 
 from helpers.eventually import eventually
+from helpers.job_output import comparable, committed_batches, committed_offsets, history_records
+from helpers.object_store import s3a_jars
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.vocabulary import HISTORY_KINDS
 from rebalance_monitor.testing.broker import free_port
-from rebalance_monitor.testing.job_output import comparable, committed_batches, committed_offsets, history_records
-from rebalance_monitor.testing.object_store import s3a_jars
 from rebalance_monitor.testing.processes import stop_process_group
 from rebalance_monitor.testing.spark_cluster import StandaloneCluster
 from rebalance_monitor.testing.witnesses import load_captured, produce_records

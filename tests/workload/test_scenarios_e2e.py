@@ -10,9 +10,10 @@ from typing import NamedTuple
 
 import pytest
 
+from helpers.log_shipper import LogShipper
+
 from rebalance_monitor.config import load_config
 from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS
-from rebalance_monitor.testing.log_shipper import LogShipper
 from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
 from rebalance_monitor.testing.witness_compare import View, blind_spot, compare, witnesses_of
 from rebalance_monitor.spark.job import StreamingQueryJob

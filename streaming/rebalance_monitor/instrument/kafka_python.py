@@ -112,7 +112,7 @@ class KafkaPythonInstrumentation:
         if coord is None or manager is None or not hasattr(manager, "send"):
             self.missing.append("coordinator network manager (join/sync/heartbeat/leave/commit)")
         else:
-            self._replace(coord, "_manager", ManagerProxy(manager, self))
+            self._replace(coord, "_manager", ManagerProxy(manager, self._on_send))
             self.heartbeat_interval_ms = coord.config.get("heartbeat_interval_ms", self.heartbeat_interval_ms)
 
         orig_poll = consumer.poll
@@ -167,7 +167,7 @@ class KafkaPythonInstrumentation:
         if isinstance(listener, ListenerTap):
             return listener
         try:
-            return ListenerTap(self, listener)
+            return ListenerTap(self._on_partitions, listener)
         except Exception:
             self.emitter.count_error()
             return listener

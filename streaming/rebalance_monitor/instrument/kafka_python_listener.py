@@ -1,12 +1,9 @@
 """The rebalance listener kafka-python calls: a tap that emits `revoked` / `lost` through the
-instrumentation (kafka_python.py), then calls the user's own listener (sync or async)."""
+instrumentation's callback (kafka_python.py passes its own), then calls the user's own listener (sync or async)."""
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # (the instrumentation imports this module)
-    from .kafka_python import KafkaPythonInstrumentation
+from collections.abc import Callable
 
 
 def _make_listener_base():
@@ -18,8 +15,8 @@ def _make_listener_base():
 class ListenerTap(_make_listener_base()):
     """Emits `revoked` / `lost`, then delegates to the user's listener (sync or async)."""
 
-    def __init__(self, inst: KafkaPythonInstrumentation, inner):
-        self._inst = inst
+    def __init__(self, on_partitions: Callable[[str, object], None], inner):
+        self._on_partitions = on_partitions
         self._inner = inner
         for method in ("on_partitions_revoked", "on_partitions_assigned", "on_partitions_lost"):
             target = getattr(inner, method, None) if inner is not None else None
@@ -28,12 +25,12 @@ class ListenerTap(_make_listener_base()):
             setattr(self, method, self._wrap(method, target))
 
     def _wrap(self, method, target):
-        inst = self._inst
+        on_partitions = self._on_partitions
         etype = {"on_partitions_revoked": "revoked", "on_partitions_lost": "lost"}.get(method)
 
         def before(partitions):
             if etype:
-                inst._on_partitions(etype, partitions)
+                on_partitions(etype, partitions)
 
         if target is not None and inspect.iscoroutinefunction(target):
             async def async_hook(partitions):

@@ -3,12 +3,9 @@ the request kinds it hooks, error names, the JoinGroup subscription and SyncGrou
 proxy in front of the coordinator's network manager that shows it every request."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from ._common import tp_list
-
-if TYPE_CHECKING:  # (the instrumentation imports this module)
-    from .kafka_python import KafkaPythonInstrumentation
 
 
 def error_name(code) -> str | None:
@@ -88,15 +85,16 @@ def decode_assignment(assignment):
 
 
 class ManagerProxy:
-    """Stands in front of the coordinator's network manager; forwards everything."""
+    """Stands in front of the coordinator's network manager; forwards everything, and shows each request and its
+    future to `on_send` (the instrumentation's)."""
 
-    def __init__(self, real, inst: "KafkaPythonInstrumentation"):
+    def __init__(self, real, on_send: Callable[[object, object], None]):
         object.__setattr__(self, "_rm_real", real)
-        object.__setattr__(self, "_rm_inst", inst)
+        object.__setattr__(self, "_rm_on_send", on_send)
 
     def send(self, request, *args, **kwargs):
         future = self._rm_real.send(request, *args, **kwargs)
-        self._rm_inst._on_send(request, future)
+        self._rm_on_send(request, future)
         return future
 
     def __getattr__(self, name):

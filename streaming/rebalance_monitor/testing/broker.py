@@ -7,7 +7,7 @@ AppInfoParser's start-up lines (`Kafka version: X`), go to their own file, `coor
 layout (`[%d] %p %m (%c)%n`) — the file a log shipper would tail for the monitor's coordinator-log input. Everything else goes to `log_path`.
 
 `kill()` then `start()` is a real broker crash and restart: the data directory stays until `stop()`.
-Users point the monitor at their own cluster instead; `KafkaCluster` (kafka_cluster.py) starts three nodes.
+Users point the monitor at their own cluster instead; `KafkaCluster` (tests/helpers/kafka_cluster.py) starts three nodes.
 """
 from __future__ import annotations
 

@@ -99,9 +99,9 @@ def _start(cmd: list[str], log_path: Path | None) -> subprocess.Popen:
 
 def plain_java_consumer(bootstrap: str, topic: str, group: str, client_id: str, settings: dict[str, str],
                         log_path: Path, version: str = KAFKA_VERSION) -> subprocess.Popen:
-    """The project's plain Java consumer (scripts/java/RmJavaConsumer.java, no instrumentation; its keys:
-    session.timeout.ms, max.poll.interval.ms, stall.ms, stall.after.ms, ...) in `group`, as a process of its own
-    session. Its stdin stays open: the consumer closes (leaving its group) at its end; its output goes to
+    """The project's plain Java consumer (streaming/java/test-programs/java-consumer/RmJavaConsumer.java, no
+    instrumentation; its keys: session.timeout.ms, max.poll.interval.ms, stall.ms, stall.after.ms, ...) in
+    `group`, as a process of its own session. Its stdin stays open: the consumer closes (leaving its group) at its end; its output goes to
     `log_path`."""
     cmd = [java_binary(), "-Xmx128m", "-cp", classpath(version), "RmJavaConsumer", f"bootstrap={bootstrap}",
            f"group={group}", f"topics={topic}", f"client.id={client_id}", *(f"{k}={v}" for k, v in settings.items())]
@@ -112,8 +112,8 @@ def plain_java_consumer(bootstrap: str, topic: str, group: str, client_id: str, 
 
 def streams_app(properties: dict[str, str], properties_path: Path, extra_classpath: tuple[str, ...] = (),
                 log_path: Path | None = None) -> subprocess.Popen:
-    """The Kafka Streams test application (streaming/java/streams-test-app: stock Kafka Streams 4.4, a stateless
-    topology from `input.topic` to `output.topic`) with the Streams `properties` given (written to
+    """The Kafka Streams test application (streaming/java/test-programs/streams-test-app: stock Kafka Streams
+    4.4, a stateless topology from `input.topic` to `output.topic`) with the Streams `properties` given (written to
     `properties_path`), in a process of its own session; SIGTERM closes it (leaving the group unless
     `leave.group.on.close` is "false"). Its consumers are Streams' own: `<client.id>-StreamThread-N-consumer`."""
     properties_path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))

@@ -1,12 +1,14 @@
 """Life cycle of the servers the tests and the demo start (broker, S3 server, Prometheus, Alertmanager): a free
-port to start one on, wait until a child answers, stop its whole process group, and the error of a server that
-could not be started."""
+port to start one on, wait until a child answers, stop its whole process group, the error of a server that
+could not be started, and `ServerProcess`, the one life cycle of an HTTP server binary (Prometheus, Alertmanager)."""
 from __future__ import annotations
 
 import os
 import signal
 import socket
+import shutil
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -73,3 +75,65 @@ def wait_http_ready(proc: subprocess.Popen, url: str, timeout_s: float, name: st
             pass
         time.sleep(0.2)
     raise error(f"{name} not ready within {timeout_s}s: {log_tail()}")
+
+
+class ServerProcess:
+    """An HTTP server binary run for the tests and the demo (Prometheus, Alertmanager): its files in a temporary
+    directory of its own (`<name>-test-*`, removed on stop), its output in `<name>.log` there, ready once
+    `/-/ready` answers 200, stopped with its whole process group. A subclass's `start` calls `make_dir`, writes its
+    configuration there, picks `port` and calls `launch` with its command line; `unavailable` is its error."""
+
+    name = "server"
+    unavailable: type[Exception] = ServiceUnavailable
+    host = "127.0.0.1"
+    port = 0
+    dir: str | None = None
+    proc: subprocess.Popen | None = None
+    _log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def make_dir(self) -> str:
+        self.dir = tempfile.mkdtemp(prefix=f"{self.name}-test-")
+        return self.dir
+
+    def launch(self, argv: list[str], timeout_s: float) -> None:
+        """Start `argv` (output to the log, a session of its own) and wait until it is ready; on failure stop it
+        and raise `unavailable` with the log's tail."""
+        assert self.dir is not None
+        self._log = open(os.path.join(self.dir, f"{self.name}.log"), "wb")
+        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_http_ready(self.proc, self.url + "/-/ready", timeout_s, self.name, self.log_tail, self.unavailable)
+        except self.unavailable:
+            self.stop()
+            raise
+
+    def start(self, timeout_s: float = 30.0) -> "ServerProcess":
+        raise NotImplementedError
+
+    def log_tail(self, n: int = 2000) -> str:
+        if not self.dir:
+            return ""
+        try:
+            with open(os.path.join(self.dir, f"{self.name}.log"), "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        stop_process_group(self.proc)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

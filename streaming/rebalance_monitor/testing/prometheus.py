@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -24,7 +23,7 @@ from collections.abc import Callable
 
 import yaml
 
-from .processes import free_port, stop_process_group, wait_http_ready
+from .processes import ServerProcess, free_port
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus)"
 
@@ -40,7 +39,10 @@ def prometheus_binary() -> str:
     return path
 
 
-class PrometheusServer:
+class PrometheusServer(ServerProcess):
+    name = "prometheus"
+    unavailable = PrometheusUnavailable
+
     def __init__(self, targets: list[str] | None = None, *, job: str = "rebalance-monitor", scrape_interval: str = "1s",
                  scheme: str = "http", basic_auth: tuple[str, str] | None = None, tls_insecure: bool = False,
                  rule_files: list[str] | None = None, host: str = "127.0.0.1", extra_args: list[str] | None = None):
@@ -56,10 +58,6 @@ class PrometheusServer:
         self.extra_args = list(extra_args or [])
         self.dir: str | None = None
         self.proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
 
     def config(self) -> dict:
         scrape = {"job_name": self.job, "scrape_interval": self.scrape_interval, "scrape_timeout": "900ms"
@@ -82,49 +80,15 @@ class PrometheusServer:
 
     def start(self, timeout_s: float = 30.0) -> "PrometheusServer":
         binary = prometheus_binary()
-        self.dir = tempfile.mkdtemp(prefix="prometheus-test-")
+        self.make_dir()
         cfg_path = os.path.join(self.dir, "prometheus.yml")
         with open(cfg_path, "w", encoding="utf-8") as f:
             yaml.safe_dump(self.config(), f)
         self.port = free_port(self.host)
-        self._log = open(os.path.join(self.dir, "prometheus.log"), "wb")
-        self.proc = subprocess.Popen(
-            [binary, f"--config.file={cfg_path}", f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
-             f"--web.listen-address={self.host}:{self.port}", "--web.enable-lifecycle",
-             "--storage.tsdb.retention.time=1h", "--log.level=warn", *self.extra_args],
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            wait_http_ready(self.proc, self.url + "/-/ready", timeout_s, "prometheus", self.log_tail,
-                            PrometheusUnavailable)
-        except PrometheusUnavailable:
-            self.stop()
-            raise
+        self.launch([binary, f"--config.file={cfg_path}", f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
+                     f"--web.listen-address={self.host}:{self.port}", "--web.enable-lifecycle",
+                     "--storage.tsdb.retention.time=1h", "--log.level=warn", *self.extra_args], timeout_s)
         return self
-
-    def log_tail(self, n: int = 2000) -> str:
-        if not self.dir:
-            return ""
-        try:
-            with open(os.path.join(self.dir, "prometheus.log"), "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        stop_process_group(self.proc)
-        if getattr(self, "_log", None) is not None:
-            self._log.close()
-            self._log = None
-        if self.dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-    def __enter__(self) -> "PrometheusServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # ---- HTTP API ------------------------------------------------------------------------------------------
     def api(self, path: str, params: dict | None = None, timeout: float = 10.0) -> dict:

@@ -16,7 +16,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     payload = json.loads(argv[0])
     from rebalance_monitor.instrument.emitter import KafkaEmitter
-    from rebalance_monitor.workload.live_members import MemberSpec, make_member
+    from rebalance_monitor.workload.clients import make_member
+    from rebalance_monitor.workload.live_members import MemberSpec
 
     spec = MemberSpec(**payload["spec"])
     emitter = KafkaEmitter(spec.bootstrap, payload["events_topic"], client_id=f"rm-events-{spec.client_id}")

@@ -11,7 +11,8 @@ from typing import Callable
 
 from rebalance_monitor.instrument.emitter import Emitter, now_ms
 
-from .live_members import Member, MemberProcess, MemberSpec, make_member
+from .clients import make_member
+from .live_members import Member, MemberProcess, MemberSpec
 from .topics import ScenarioError
 from .traffic import TrafficProducer
 

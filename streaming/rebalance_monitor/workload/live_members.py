@@ -237,21 +237,6 @@ def close_quietly(consumer, **kwargs) -> None:
             log.debug("close failed: %r", exc)
 
 
-def make_member(spec: MemberSpec, emitter: Emitter):
-    """The runner of `spec.client` (all share `Member`'s snapshot interface)."""
-    if spec.client == "kafka-python":
-        if spec.group_protocol != "classic":
-            raise ValueError("kafka-python members speak the classic protocol only")
-        return Member(spec, emitter)
-    from .other_clients import ConfluentMember, JavaMember
-
-    if spec.client == "confluent":
-        return ConfluentMember(spec, emitter)
-    if spec.client == "java":
-        return JavaMember(spec)
-    raise ValueError(f"unknown member client {spec.client!r}: kafka-python, confluent or java")
-
-
 class MemberProcess:
     """A member in a child process (`python -m rebalance_monitor.workload.child`), with its own
     events emitter. `kill()` sends SIGKILL: no LeaveGroup, no more heartbeats (a real crash)."""

@@ -3,8 +3,9 @@
 
 * `ConfluentMember`: an instrumented confluent-kafka (librdkafka) consumer on its own thread, with the classic
   protocol or KIP-848's (`group.protocol=consumer`, the broker assigns);
-* `JavaMember`: a plain Java consumer of kafka-clients (scripts/java/RmJavaConsumer.java, no instrumentation:
-  the monitor sees it only through the broker), in its own JVM; its own rebalance callbacks, printed as JSON
+* `JavaMember`: a plain Java consumer of kafka-clients
+  (streaming/java/test-programs/java-consumer/RmJavaConsumer.java, no instrumentation: the monitor sees it only
+  through the broker), in its own JVM; its own rebalance callbacks, printed as JSON
   lines, are its snapshot. `kill()` is a crash (SIGKILL), `stop()` leaves the group.
 """
 from __future__ import annotations

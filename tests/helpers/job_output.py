@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.vocabulary import DETECTED_KINDS, RecordKind
+from rebalance_monitor.core.vocabulary import DETECTED_KINDS, RecordKind
 
 
 def _files(path, hadoop_conf: dict | None):
     """(pyarrow file system, path inside it, what it holds there: {base name: is a directory})."""
     import pyarrow.fs as pafs
 
-    from ..history.reader import filesystem_for
+    from rebalance_monitor.history.reader import filesystem_for
 
     fs, root = filesystem_for(str(path), hadoop_conf or {})
     if fs.get_file_info(root).type != pafs.FileType.Directory:

@@ -2,9 +2,16 @@
 
 Starts Apache Kafka (one KRaft node from the jars scripts/bootstrap.sh fetched) on free loopback ports, runs
 real instrumented consumer groups through a rebalance storm, a crash and a steady phase, and a group of plain Java
-consumers watched through the broker's KIP-714 plugin, one of which stalls (demo_java.py), runs the real Spark job
+consumers watched through the broker's KIP-714 plugin, one of which stalls (java.py), runs the real Spark job
 and the Prometheus exporter on them, reads committed and end offsets from the broker for lag, and shows a live
 view. Ctrl-C (or --duration) stops everything and leaves no process behind.
+
+| module | holds |
+| --- | --- |
+| `__init__.py` | `run_demo`, what `rebalance-monitor demo` calls: preflight, start and stop order, the scenarios |
+| `java.py` | the Java group (`demo-java`): plain Java consumers seen through the broker's plugin, one stalling |
+| `output.py` | `DemoOutput`: the operator's lines, once each, in the live view or as lines when stdout is a pipe |
+| `view.py` | `GroupBoard` (what the view shows per group), the live view's rendering, lag read from the exporter |
 """
 from __future__ import annotations
 
@@ -33,7 +40,7 @@ def preflight() -> None:
         raise DemoError("Java 17 is required by Spark: `apt-get install openjdk-17-jre-headless` "
                         "(or run scripts/bootstrap.sh, which installs it)")
     missing = []
-    from .testing.kafka_install import KafkaNotInstalled, kafka_home
+    from ..testing.kafka_install import KafkaNotInstalled, kafka_home
 
     try:
         kafka_home()
@@ -66,14 +73,14 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     except DemoError as exc:
         print(f"rebalance-monitor demo: {exc}", file=sys.stderr)
         return 2
-    from . import demo_java
-    from .config import load_config
-    from .demo_output import DemoOutput
-    from .demo_view import GroupBoard, lag_by_group, render
-    from .spark.run import MonitorService as Monitor
-    from .testing.broker import TEST_BROKER_SETTINGS, Broker
-    from .testing.kafka_install import KAFKA_VERSION
-    from .testing.processes import free_port
+    from ..config import load_config
+    from ..spark.run import MonitorService as Monitor
+    from ..testing.broker import TEST_BROKER_SETTINGS, Broker
+    from ..testing.kafka_install import KAFKA_VERSION
+    from ..testing.processes import free_port
+    from . import java
+    from .output import DemoOutput
+    from .view import GroupBoard, lag_by_group, render
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")
     live = live and sys.stdout.isatty()
@@ -101,16 +108,16 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         else:
             say(f"rebalance-monitor demo: Spark, Kafka and client logs go to {log_path}")
         events_topic = "rebalance-events"
-        java_missing = demo_java.missing()
+        java_missing = java.missing()
         if java_missing and view is None:  # the live view says it in its panel (GroupBoard.note, below)
-            say(f"the Java group ({demo_java.GROUP}) is left out: {java_missing}")
+            say(f"the Java group ({java.GROUP}) is left out: {java_missing}")
         say(f"starting Apache Kafka {KAFKA_VERSION}" + ("" if java_missing else " with the KIP-714 plugin") + "...")
         broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka"),
-                        **({} if java_missing else demo_java.broker_options(free_port(), events_topic))).start()
+                        **({} if java_missing else java.broker_options(free_port(), events_topic))).start()
         say(f"broker at {broker.bootstrap}")
         broker.create_topics({events_topic: 1})
         if not java_missing:
-            java_group = demo_java.JavaGroup(broker, work)
+            java_group = java.JavaGroup(broker, work)
         if port == 0 or not _port_free(port):
             port = free_port()
         cfg = load_config(env={}, overrides={
@@ -134,7 +141,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         # the demo's groups only: with __consumer_offsets read, the monitor's own reader groups would show too
         board = GroupBoard(prefix="demo-")
         if java_missing and view is not None:
-            board.note(f"the Java group ({demo_java.GROUP}) is left out: {java_missing}")
+            board.note(f"the Java group ({java.GROUP}) is left out: {java_missing}")
         deadline = time.monotonic() + duration_s if duration_s else None
 
         def tick() -> None:
@@ -224,7 +231,7 @@ def _fit(console) -> None:
 
 
 def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, phase: dict) -> None:
-    from .workload import run_scenario
+    from ..workload import run_scenario
 
     for name in SCENARIO_PLAN:
         if stop.is_set():
@@ -246,7 +253,7 @@ def _start_java(java_group) -> None:
 
 def _start_prometheus(exporter, work: str, say):
     try:
-        from .testing.prometheus import PrometheusServer
+        from ..testing.prometheus import PrometheusServer
 
         prom = PrometheusServer([f"127.0.0.1:{exporter.port}"]).start()
         say(f"Prometheus at {prom.url}")

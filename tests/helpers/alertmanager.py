@@ -1,4 +1,4 @@
-"""Start a real Alertmanager (Debian's /usr/bin/prometheus-alertmanager) for tests and demos, and a
+"""Start a real Alertmanager (Debian's /usr/bin/prometheus-alertmanager) for the tests, and a
 Prometheus that sends its alerts to it.
 
     with AlertmanagerServer() as am, PrometheusWithAlertmanager(["127.0.0.1:9308"], alertmanager=am,
@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,8 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from .prometheus import PrometheusServer
-from .processes import free_port, stop_process_group, wait_http_ready
+from rebalance_monitor.testing.prometheus import PrometheusServer
+from rebalance_monitor.testing.processes import ServerProcess, free_port
 
 BOOTSTRAP_HINT = "run scripts/bootstrap.sh (installs Debian's prometheus-alertmanager)"
 
@@ -49,7 +48,10 @@ DEFAULT_CONFIG = {
 }
 
 
-class AlertmanagerServer:
+class AlertmanagerServer(ServerProcess):
+    name = "alertmanager"
+    unavailable = AlertmanagerUnavailable
+
     def __init__(self, config: dict | None = None, host: str = "127.0.0.1"):
         self.config = config or DEFAULT_CONFIG
         self.host = host
@@ -59,58 +61,21 @@ class AlertmanagerServer:
         self._log = None
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def address(self) -> str:
         """host:port, as Prometheus' alerting configuration wants it."""
         return f"{self.host}:{self.port}"
 
     def start(self, timeout_s: float = 30.0) -> "AlertmanagerServer":
         binary = alertmanager_binary()
-        self.dir = tempfile.mkdtemp(prefix="alertmanager-test-")
+        self.make_dir()
         cfg = os.path.join(self.dir, "alertmanager.yml")
         with open(cfg, "w", encoding="utf-8") as f:
             yaml.safe_dump(self.config, f)
         self.port = free_port(self.host)
-        self._log = open(os.path.join(self.dir, "alertmanager.log"), "wb")
-        self.proc = subprocess.Popen(
-            [binary, f"--config.file={cfg}", f"--storage.path={os.path.join(self.dir, 'data')}",
-             f"--web.listen-address={self.address}", "--cluster.listen-address=", "--log.level=warn"],
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            wait_http_ready(self.proc, self.url + "/-/ready", timeout_s, "alertmanager", self.log_tail,
-                            AlertmanagerUnavailable)
-        except AlertmanagerUnavailable:
-            self.stop()
-            raise
+        self.launch([binary, f"--config.file={cfg}", f"--storage.path={os.path.join(self.dir, 'data')}",
+                     f"--web.listen-address={self.address}", "--cluster.listen-address=", "--log.level=warn"],
+                    timeout_s)
         return self
-
-    def log_tail(self, n: int = 2000) -> str:
-        if not self.dir:
-            return ""
-        try:
-            with open(os.path.join(self.dir, "alertmanager.log"), "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        stop_process_group(self.proc)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self.dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-    def __enter__(self) -> "AlertmanagerServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # ---- API v2 ------------------------------------------------------------------------------------------------
     def alerts(self) -> list[dict]:

@@ -1,4 +1,4 @@
-"""A small log shipper for the tests and the demo: tails the brokers' coordinator log files and produces each
+"""A small log shipper for the tests: tails the brokers' coordinator log files and produces each
 new line into a Kafka topic, as Filebeat, Fluent Bit or Vector would in production.
 
 Two forms: `bare` (the line as the broker wrote it) and `json` (Filebeat's layout: the line in `message`, the

@@ -1,5 +1,6 @@
-"""The demo's Java group (`demo-java`): two plain Java consumers (scripts/java/RmJavaConsumer.java, nothing of the
-project inside them) watched through the broker alone. The demo's broker runs the KIP-714 broker plugin (the jar
+"""The demo's Java group (`demo-java`): two plain Java consumers
+(streaming/java/test-programs/java-consumer/RmJavaConsumer.java, nothing of the project inside them) watched
+through the broker alone. The demo's broker runs the KIP-714 broker plugin (the jar
 scripts/build_java.sh built into var/java/) with a client-metrics subscription every 2 s, so the consumers push
 their heartbeat and poll clocks to it; the monitor reads the plugin's events and `__consumer_offsets`.
 
@@ -28,8 +29,8 @@ PUSH_INTERVAL_MS = 2_000
 
 def missing() -> str | None:
     """Why the Java group cannot run (the plugin's jar or the Java consumer not built), or None."""
-    from .testing.java_telemetry import BROKER_JAR
-    from .testing.kafka_install import KAFKA_VERSION, cache_root, project_root
+    from ..testing.java_telemetry import BROKER_JAR
+    from ..testing.kafka_install import KAFKA_VERSION, cache_root, project_root
 
     jar = project_root() / "var" / "java" / BROKER_JAR
     if not jar.is_file():
@@ -42,8 +43,8 @@ def missing() -> str | None:
 
 def broker_options(port: int, events_topic: str) -> dict:
     """The Broker(...) keywords of a broker on `port` running the plugin, its events going to `events_topic`."""
-    from .testing.java_telemetry import BROKER_JAR, EXPORTER_PLUGIN
-    from .testing.kafka_install import project_root
+    from ..testing.java_telemetry import BROKER_JAR, EXPORTER_PLUGIN
+    from ..testing.kafka_install import project_root
 
     return {"port": port, "extra_classpath": (str(project_root() / "var" / "java" / BROKER_JAR),),
             "settings": {"metric.reporters": EXPORTER_PLUGIN,
@@ -60,7 +61,7 @@ class JavaGroup:
         self.procs: list[subprocess.Popen] = []
 
     def start(self) -> None:
-        from .testing.java_telemetry import plain_java_consumer, subscribe
+        from ..testing.java_telemetry import plain_java_consumer, subscribe
 
         self.broker.create_topics({TOPIC: 2})
         subscribe(self.broker.bootstrap, "rebalance-monitor-demo", PUSH_INTERVAL_MS)

@@ -13,7 +13,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass, field
 
-from .processes import ServiceUnavailable, free_port, stop_process_group, wait_http_ready
+from rebalance_monitor.testing.processes import ServiceUnavailable, free_port, stop_process_group, wait_http_ready
 
 
 @dataclass

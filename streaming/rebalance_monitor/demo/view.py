@@ -13,8 +13,8 @@ import threading
 import time
 from collections import deque
 
-from .core.expected import mismatch_text
-from .core.vocabulary import RecordKind
+from ..core.expected import mismatch_text
+from ..core.vocabulary import RecordKind
 
 LOG_LINES = 12  # the live view's "what happened" panel
 PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
@@ -209,7 +209,7 @@ def lag_by_group(updater) -> dict[str, tuple]:
     try:
         from prometheus_client.parser import text_string_to_metric_families
 
-        from .metrics.catalogue import GROUP_LABEL, LAG_SECONDS, LAG_SUM
+        from ..metrics.catalogue import GROUP_LABEL, LAG_SECONDS, LAG_SUM
 
         for fam in text_string_to_metric_families(updater.render()):
             if fam.name == LAG_SUM.name:

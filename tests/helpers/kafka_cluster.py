@@ -13,9 +13,9 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .broker import Broker, new_cluster_id
-from .processes import free_port, stop_process_groups
-from .kafka_install import KAFKA_VERSION
+from rebalance_monitor.testing.broker import Broker, new_cluster_id
+from rebalance_monitor.testing.processes import free_port, stop_process_groups
+from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
 
 
 @dataclass
@@ -36,7 +36,7 @@ class KafkaCluster:
 
     @property
     def offsets_partitions(self) -> int:
-        from .broker import TEST_BROKER_SETTINGS
+        from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS
 
         return int({**TEST_BROKER_SETTINGS, **self.settings}["offsets.topic.num.partitions"])
 
@@ -76,7 +76,7 @@ class KafkaCluster:
 
         from kafka.admin import KafkaAdminClient
 
-        from ..core.coordinator_placement import offsets_partition_for
+        from rebalance_monitor.core.coordinator_placement import offsets_partition_for
 
         part = offsets_partition_for(group, self.offsets_partitions)
         deadline = time.monotonic() + timeout_s
