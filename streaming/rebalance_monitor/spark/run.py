@@ -15,7 +15,7 @@
 
 `run --once` probes once and exits 1 when Kafka does not answer; it starts no broker poller (it reads what its input
 held when it started, and writes nothing to it). `MonitorService` holds this order; `run_job` and the demo
-(demo.py) run it.
+(demo/) run it.
 """
 from __future__ import annotations
 
