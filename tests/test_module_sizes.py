@@ -1,5 +1,5 @@
 """The size rule of the house (docs/architecture.md): no module of the package, the dashboards generator, the
-benchmarks or the scripts is over 400 lines. A module that grows past it holds more than one concept: split it
+benchmarks or the scripts, and no Java source, is over 400 lines. A module that grows past it holds more than one concept: split it
 by concept (see how inputs/offsets_topic/ or core/group/ are split), do not raise the limit."""
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ def line_count(path: Path) -> int:
         return sum(1 for _ in f)
 
 
-def oversized(roots, limit: int = LIMIT) -> dict[str, int]:
+def oversized(roots, limit: int = LIMIT, pattern: str = "*.py") -> dict[str, int]:
     found = {}
     for root in roots:
-        for path in sorted(Path(root).rglob("*.py")):
+        for path in sorted(Path(root).rglob(pattern)):
+            if "target" in path.parts:  # (Maven's build output)
+                continue
             n = line_count(path)
             if n > limit:
                 found[str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)] = n
@@ -32,9 +34,19 @@ def test_no_module_is_over_the_limit():
     assert oversized(roots) == {}
 
 
+def test_no_java_source_is_over_the_limit():
+    """The same rule for the Java sources: the plugins, the job's JVM input stage, the test programs, the
+    oracles under scripts/."""
+    roots = [ROOT / "streaming" / "java", ROOT / "scripts"]
+    assert sum(1 for r in roots for p in r.rglob("*.java") if "target" not in p.parts) > 20
+    assert oversized(roots, pattern="*.java") == {}
+
+
 def test_the_rule_finds_a_long_module(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "small.py").write_text("x = 1\n" * LIMIT)
     (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * (LIMIT + 1))
     found = oversized([tmp_path])
     assert list(found.values()) == [LIMIT + 1] and list(found)[0].endswith("big.py")
+    (tmp_path / "pkg" / "Big.java").write_text("int x;\n" * (LIMIT + 1))
+    assert list(oversized([tmp_path], pattern="*.java")) == [str(tmp_path / "pkg" / "Big.java")]
