@@ -230,14 +230,30 @@ def test_a_groups_override_behind_its_clock_is_applied_not_rejected():
 
 def test_a_setting_moves_no_clock_and_fires_no_timer():
     """Stamped at the job's event time, a setting may be ahead of a group's own events: it neither moves the
-    group's clock (which would make its next events late) nor fires its timers nor keeps an idle group alive."""
+    group's clock (which would make its next events late) nor fires its timers."""
     g = GroupMonitor("g", CoreSettings())
     g.process(parse_event(_kip848_member(ts=1000)))
     g.process(parse_event(ev("sync", 1200, "g", member_id="m1", generation=1, protocol="uniform", leader=None,
                              assignment=[["t", 0]])))
     g.process(parse_event(ev("heartbeat", 2000, "g", member_id="m1", generation=1, error=None)))
-    before = (g.clock_ms, g.last_event_ms)
+    before = g.clock_ms
     assert g.process(parse_event(broker(900_000, session_timeout_ms=20_000))) == []
-    assert (g.clock_ms, g.last_event_ms) == before and "m1" in g.members
+    assert g.clock_ms == before and "m1" in g.members
     assert g.process(parse_event(ev("heartbeat", 3000, "g", member_id="m1", generation=1, error=None))) == []
     assert g.members["m1"].session_deadline() == 23_000
+
+
+def test_a_group_known_by_its_override_alone_keeps_it_until_its_members_come():
+    """The broker poller describes every group the cluster lists, often before their members' first event reaches
+    the monitor: the group's runner, holding its override alone, is not dropped as idle before they come (it was:
+    its last event time stayed 0, and the next prune dropped it with its settings)."""
+    t0 = 1_795_000_000_000  # (epoch milliseconds, as the events carry them)
+    recon = Reconstructor(CoreSettings(), max_disorder_ms=0)
+    recon.prune_every = 1
+    recon.feed(parse_event(broker(t0, session_timeout_ms=10_000)))
+    recon.feed(parse_event(group_override(t0, "g", session_timeout_ms=25_000)))
+    for t in range(t0 + 1_000, t0 + 60_000, 1_000):  # another group's events: the prune runs at each
+        recon.feed(parse_event(ev("heartbeat", t, "other", member_id="x", generation=1, error=None)))
+    recon.feed(parse_event(_kip848_member(ts=t0 + 61_000)))
+    m = recon.runners["g"].monitor.members["m1"]
+    assert (m.session_timeout_ms, m.timeout_source) == (25_000, "group")

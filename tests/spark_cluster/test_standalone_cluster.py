@@ -83,6 +83,9 @@ def _settings(broker, topic: str, work: Path, checkpoint: str, history: str, por
         "state": {"checkpoint_location": checkpoint, "watermark_delay": "2s", "idle_clock": False},
         "sinks": {"history": {"parquet_path": history}, "dead_letter": {"path": str(work / "dlq")}},
         "exporter": {"enabled": True, "host": "127.0.0.1", "port": port},
+        # the job is held against replay of the captured history it reads: what the broker poller would add (today's
+        # settings of the test broker, stamped when the job read them) is no part of that history
+        "broker_facts": {"enabled": False},
     }
 
 

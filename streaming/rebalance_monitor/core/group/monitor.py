@@ -102,10 +102,13 @@ class GroupMonitor:
         """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
         kind = type(ev)
         out: list[dict] = []
-        if kind is GroupConfig:
-            # a standing setting, not an occurrence: applied as the group stands, whatever its time (it moves no
-            # clock, fires no timer and keeps no idle group alive)
-            group_config.on_group_config(self, ev, out)
+        if kind is GroupConfig or kind is GroupDescribed:
+            # what the broker says of the group, not an occurrence in it: applied as the group stands, whatever its
+            # time (it moves no clock and fires no timer); a group known by it alone so far is kept for its idle
+            # TTL (its settings would be lost with it)
+            _HANDLERS[kind](self, ev, out)
+            if ev.ts > self.last_event_ms:
+                self.last_event_ms = ev.ts
             self.dirty = True
             return out
         ts = ev.ts
