@@ -60,7 +60,7 @@ class Member:
         # lists it: it may have left the group or closed without leaving (causes.cause_of_closed_departure)
         self.closed_ms: int | None = None
         # where its session timeout came from (vocabulary.TimeoutSource): None while it has none, or one its own
-        # client stated before the core knew where it came from (group_config.session_source reads it as "client")
+        # client stated before the core knew where it came from (session_source reads it as "client")
         self.timeout_source: str | None = None
         # the address the broker saw it connect from (Kafka's ClientHost), kept beside `host` when its own client
         # named its host otherwise (a host name where the broker sees an address): one member, both names
@@ -85,6 +85,12 @@ class Member:
                 self.client_host = self.host
             self.host = own_host
 
+    def session_source(self) -> str | None:
+        """Where its session timeout came from: as recorded, else its client's where it has one."""
+        if self.timeout_source is not None:
+            return self.timeout_source
+        return "client" if self.session_timeout_ms is not None else None
+
     def identity(self, kind: str | None = None) -> tuple:
         """(key, value) pairs for a timeout or warning record: client id, host, instance id and, for a `kind`
         ("session" or "poll") limit, where that limit came from (a poll limit is always the client's)."""
@@ -92,7 +98,7 @@ class Member:
         if kind is None:
             return pairs
         if kind == "session":
-            source = self.timeout_source or ("client" if self.session_timeout_ms is not None else None)
+            source = self.session_source()
         else:
             source = "client" if self.rebalance_timeout_ms is not None else None
         return pairs + (("timeout_source", source),)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from .. import records
 from ..events import GroupDescribed
 
-
 DESCRIBED = "described"  # the key of `g.configs` holding what the coordinator's description named
 ASSIGNOR = "as"
 MAX_DIFFERENCES = 10
@@ -71,6 +70,3 @@ def compare(g, ev: GroupDescribed) -> tuple[bool | None, list[str], str | None]:
 def _short(tps) -> str:
     parts = sorted(f"{t}-{p}" for t, p in tps)
     return "[" + ", ".join(parts[:6]) + (f", +{len(parts) - 6}" if len(parts) > 6 else "") + "]"
-
-
-

@@ -226,7 +226,7 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
                 identity=gone.identity(TimeoutKind.SESSION))
             out.append(rec)
             g.count("timeouts_session")
-            who["timeout_source"] = GC.session_source(gone)
+            who["timeout_source"] = gone.session_source()
         return found.cause, who, found.reason
     if cause != C.UNKNOWN:
         return cause, who, reason
@@ -245,7 +245,7 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     if found.cause != C.UNKNOWN:
         who["cause_source"] = C.INFERRED
     if found.cause == C.SESSION_TIMEOUT:
-        who["timeout_source"] = GC.session_source(gone)
+        who["timeout_source"] = gone.session_source()
     if found.cause in (C.SESSION_TIMEOUT, C.POLL_TIMEOUT):
         kind = TimeoutKind.SESSION if found.cause == C.SESSION_TIMEOUT else TimeoutKind.POLL
         limit = session if kind == TimeoutKind.SESSION else gone.rebalance_timeout_ms

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..events import GroupConfig
 from ..members import Member
 from ..vocabulary import ConfigSource, TimeoutSource
-from . import deadlines
+from . import broker_view, deadlines
 
 FAMILY = "consumer"
 BROKER_SOURCES = (TimeoutSource.GROUP, TimeoutSource.BROKER)
@@ -84,8 +84,7 @@ def broker_assignor(g, ids) -> str | None:
         m = g.members.get(mid)
         if m is None or not m.kip848 or m.protocols:
             return None
-    described = (g.configs.get("described") or {}).get("as")  # the coordinator's description (broker_view.py)
-    return described or default_assignor(g)
+    return broker_view.assignor(g) or default_assignor(g)
 
 
 def apply_session(g, m: Member) -> bool:
@@ -103,10 +102,3 @@ def apply_session(g, m: Member) -> bool:
     if hb is not None:
         m.heartbeat_interval_ms = hb
     return changed
-
-
-def session_source(m: Member) -> str | None:
-    """Where `m`'s session timeout came from, for its records: its own, else the client's where it has one."""
-    if m.timeout_source is not None:
-        return m.timeout_source
-    return TimeoutSource.CLIENT if m.session_timeout_ms is not None else None
