@@ -34,8 +34,8 @@ from ._common import Identity, PollAggregator, default_host, guarded, tp_list
 from .emitter import Emitter
 from .kafka_python_listener import ListenerTap
 from .kafka_python_reasons import join_reason, leave_reason
-from .kafka_python_protocol import (ManagerProxy, decode_assignment, decode_subscription, error_name,
-                                    exception_error_name, request_kind)
+from .kafka_python_protocol import (ManagerProxy, accepted_offsets, decode_assignment, decode_subscription,
+                                    error_name, exception_error_name, request_kind)
 
 log = logging.getLogger("rebalance_monitor.instrument")
 
@@ -63,8 +63,9 @@ class KafkaPythonInstrumentation:
         self._state_lock = threading.Lock()
         self._closing = False
         self._unsubscribing = False
-        # member ids whose leave was emitted: a heartbeat sent before the leave and answered (or failed) after it
-        # is not emitted, since the member's membership had ended (the monitor would only count it as stale)
+        # member ids whose leave was emitted: a heartbeat or a SyncGroup sent before the leave and answered (or
+        # failed) after it is not emitted, since the member's membership had ended (the monitor would only count
+        # it as stale, and the events would no longer tell the client's own order)
         self._left: set[str] = set()
         self._last_join_error: str | None = None
         self._last_heartbeat_error: str | None = None
@@ -282,9 +283,13 @@ class KafkaPythonInstrumentation:
         except Exception:
             self.emitter.count_error()
             return
-        self.emitter.emit(self.identity.event(
-            "sync", getattr(request, "member_id", ""), generation=int(generation), protocol=protocol,
-            leader=leader or None, assignment=assignment))
+        member = getattr(request, "member_id", "") or ""
+        with self._state_lock:  # (a sync sent before the leave and answered after it: as a heartbeat's)
+            if member in self._left:
+                return
+            self.emitter.emit(self.identity.event(
+                "sync", member, generation=int(generation), protocol=protocol,
+                leader=leader or None, assignment=assignment))
 
     @guarded
     def _on_heartbeat_response(self, request, response) -> None:
@@ -327,26 +332,7 @@ class KafkaPythonInstrumentation:
 
     @guarded
     def _on_commit_response(self, request, response) -> None:
-        sent = {}
-        for topic in getattr(request, "topics", None) or ():
-            tname = getattr(topic, "name", None)
-            for part in getattr(topic, "partitions", None) or ():
-                sent[(tname, part.partition_index)] = part.committed_offset
-        failed = set()
-        for topic_entry in getattr(response, "topics", None) or ():
-            try:
-                tname, parts = topic_entry[0], topic_entry[1]
-            except Exception:
-                tname = getattr(topic_entry, "name", None)
-                parts = getattr(topic_entry, "partitions", ())
-            for part in parts or ():
-                try:
-                    pidx, code = part[0], part[1]
-                except Exception:
-                    pidx, code = getattr(part, "partition_index", None), getattr(part, "error_code", 0)
-                if code:
-                    failed.add((tname, pidx))
-        offsets = [[t, p, int(o)] for (t, p), o in sorted(sent.items()) if (t, p) not in failed]
+        offsets = accepted_offsets(request, response)
         if not offsets:
             return
         generation = getattr(request, "generation_id_or_member_epoch", None)

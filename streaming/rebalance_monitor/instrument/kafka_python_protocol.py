@@ -102,3 +102,28 @@ class ManagerProxy:
 
     def __setattr__(self, name, value):
         setattr(self._rm_real, name, value)
+
+
+def accepted_offsets(request, response) -> list[list]:
+    """The offsets of an OffsetCommit request that its response accepted: [[topic, partition, offset], ...]."""
+    sent = {}
+    for topic in getattr(request, "topics", None) or ():
+        tname = getattr(topic, "name", None)
+        for part in getattr(topic, "partitions", None) or ():
+            sent[(tname, part.partition_index)] = part.committed_offset
+    failed = set()
+    for topic_entry in getattr(response, "topics", None) or ():
+        try:
+            tname, parts = topic_entry[0], topic_entry[1]
+        except Exception:
+            tname = getattr(topic_entry, "name", None)
+            parts = getattr(topic_entry, "partitions", ())
+        for part in parts or ():
+            try:
+                pidx, code = part[0], part[1]
+            except Exception:
+                pidx, code = getattr(part, "partition_index", None), getattr(part, "error_code", 0)
+            if code:
+                failed.add((tname, pidx))
+    offsets = [[t, p, int(o)] for (t, p), o in sorted(sent.items()) if (t, p) not in failed]
+    return offsets

@@ -1,7 +1,8 @@
-"""A kafka-python member's heartbeat that was in flight when it sent its LeaveGroup is answered (or fails) after
-the leave event: it is not emitted, since the member's membership had ended (the monitor would count it as a
-stale member event; the events would no longer tell the client's own order). Seen in a full run of
-tests/instrument/test_kafka_python_broker.py: a member's last event a heartbeat, after its leave."""
+"""A kafka-python member's heartbeat or SyncGroup that was in flight when it sent its LeaveGroup is answered (or
+fails) after the leave event: it is not emitted, since the member's membership had ended (the monitor would count
+it as a stale member event; the events would no longer tell the client's own order). Seen in full runs of
+tests/instrument/test_kafka_python_broker.py: a member's last event a heartbeat, after its leave; and (a member
+closed while it rejoined after the other member's leave) a sync, after its leave."""
 from __future__ import annotations
 
 import threading
@@ -69,4 +70,18 @@ def test_no_heartbeat_of_a_member_follows_its_leave_whatever_the_threads_do():
     t.join()
     kinds = [k for k, _, _ in _events(emitter)]
     assert kinds[-1] == "leave" and kinds.count("leave") == 1
+    emitter.close(5)
+
+
+def test_a_sync_answered_after_the_members_leave_is_not_emitted():
+    inst, emitter = _inst()
+    inst._on_join_response(SimpleNamespace(error_code=0, generation_id=4, leader="m1", protocol_name="range",
+                                           member_id="m1"))
+    sync = SimpleNamespace(member_id="m1", generation_id=4, protocol_name="range")
+    answer = SimpleNamespace(error_code=0, protocol_name="range", assignment=b"")
+    inst._emit_leave(SimpleNamespace(member_id="m1", members=None))
+    inst._on_sync_response(sync, answer)  # sent before the leave (the member rejoining), answered after
+    inst._on_sync_response(SimpleNamespace(member_id="m2", generation_id=5, protocol_name="range"), answer)
+    assert _events(emitter) == [("leave", "m1", None), ("sync", "m2", None)]
+    assert emitter.stats()["errors"] == 0
     emitter.close(5)
