@@ -99,14 +99,14 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     job = StreamingQueryJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger,
                                                          "kafka.connector": connector}),
                      spark=spark, updater=exporter.updater, idle_clock=False)
-    counted = job._process_batch
+    counted = job.process_batch
 
     def process_batch(df, batch_id):
         before = job.stats.records_read
         counted(df, batch_id)
         per_batch_read.append((batch_id, job.stats.records_read - before))
 
-    job._process_batch = process_batch
+    job.process_batch = process_batch
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
     with PeakRss() as peak:

@@ -84,14 +84,14 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
     job = StreamingQueryJob(cfg, spark=spark, idle_clock=False)
     read: dict[int, int] = {}  # Kafka records per batch (numInputRows counts the decoded, packed rows)
-    counted = job._process_batch
+    counted = job.process_batch
 
     def process_batch(df, batch_id):
         before = job.stats.records_read
         counted(df, batch_id)
         read[batch_id] = job.stats.records_read - before
 
-    job._process_batch = process_batch
+    job.process_batch = process_batch
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
     with PeakRss() as peak:

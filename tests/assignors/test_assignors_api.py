@@ -9,7 +9,7 @@ import pytest
 from rebalance_monitor.core.assignors import (ASSIGNOR_NAMES, AssignmentInputError,
                                               MemberSubscription, UnknownAssignor, assign,
                                               run_assign_case)
-from rebalance_monitor.core.assignors.cli import main
+from rebalance_monitor.cli import main
 
 CASE = {"assignor": "range", "partitions_per_topic": {"t": 3},
         "members": [{"member_id": "b", "topics": ["t"]}, {"member_id": "a", "topics": ["t"],
@@ -96,17 +96,18 @@ def test_uniform_gives_the_extra_partition_to_a_member_after_an_empty_one():
     assert out[order[-1]] == [("t0", 0)] and out[order[0]] == []
 
 
-def test_cli_main_in_process():
-    out, err = io.StringIO(), io.StringIO()
-    assert main(stdin=io.StringIO(json.dumps(CASE)), stdout=out, stderr=err) == 0
-    assert json.loads(out.getvalue()) == {"a": [["t", 0], ["t", 1]], "b": [["t", 2]]}
-    assert main(stdin=io.StringIO("{"), stdout=io.StringIO(), stderr=err) == 2
-    assert "not valid JSON" in err.getvalue()
+def test_cli_main_in_process(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(CASE)))
+    assert main(["assign"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"a": [["t", 0], ["t", 1]], "b": [["t", 2]]}
+    monkeypatch.setattr("sys.stdin", io.StringIO("{"))
+    assert main(["assign"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
 
 
 def test_cli_subprocess_bad_input_exit_code():
     bad = dict(CASE, members=[{"member_id": "a", "topics": "nope"}])
-    proc = subprocess.run([sys.executable, "-m", "rebalance_monitor.core.assignors.cli"],
+    proc = subprocess.run([sys.executable, "-m", "rebalance_monitor", "assign"],
                           input=json.dumps(bad), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "topics" in proc.stderr and proc.stdout == ""

@@ -1,6 +1,6 @@
 """The demo's output in line mode (stdout a pipe, as `make demo | tee demo.log`): the operator's lines, each once, and
 nothing else; what Spark's JVM, its Python workers, py4j and stray prints write goes to the log file. Driven in a
-process of its own with the demo's own plumbing (demo/output.py DemoOutput, demo/view.py GroupBoard) and a child process
+process of its own with the demo's own plumbing (demo/output_routing.py DemoOutput, demo/view.py GroupBoard) and a child process
 that writes to the descriptors it inherits, as the JVM does; the whole demo runs once, in
 tests/demo/test_demo_terminal.py."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rebalance_monitor.metrics.docs import sample_records
 
 SCRIPT = """
 import logging, subprocess, sys
-from rebalance_monitor.demo.output import DemoOutput
+from rebalance_monitor.demo.output_routing import DemoOutput
 from rebalance_monitor.demo.view import GroupBoard
 from rebalance_monitor.metrics.docs import sample_records
 

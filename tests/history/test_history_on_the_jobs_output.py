@@ -66,7 +66,7 @@ def test_a_groups_timeline(written, source):
 
 
 def _iso(ms: int) -> str:
-    from rebalance_monitor.history.output import _iso as iso
+    from rebalance_monitor.history.row_formats import _iso as iso
 
     return iso(ms)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rebalance_monitor.history.output import parse_when, render
+from rebalance_monitor.history.row_formats import parse_when, render
 from rebalance_monitor.history.timeline import FLEET_COLUMNS, TIMELINE_COLUMNS, fleet_rows, timeline_rows
 
 GEN = {"kind": "generation", "group": "orders", "ts": 1_700_000_060_000, "generation": 7, "duration_ms": 1500,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 
 from rebalance_monitor.core.events import Rejected, parse_event
-from rebalance_monitor.instrument._common import Identity, PollAggregator
+from rebalance_monitor.instrument.member_events import Identity, PollAggregator
 from rebalance_monitor.instrument.confluent import decode_group_metadata
 from rebalance_monitor.instrument.emitter import Emitter, MemoryEmitter
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from rebalance_monitor.spark.kafka_source import range_reader
-from rebalance_monitor.spark.kafka_source.clients import Polled, RecordsGone
+from rebalance_monitor.spark.kafka_source.range_clients import Polled, RecordsGone
 from rebalance_monitor.spark.kafka_source.offsets import DataLossError, OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions
 

@@ -189,9 +189,9 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
                                          "exporter.enabled": False})
     job = StreamingQueryJob(cfg, spark=object(), idle_clock=False)
     with pytest.raises(RuntimeError) as err:  # not stopping: the batch fails with Spark's own error
-        job._process_batch(_CancelledFrame(), 7)
+        job.process_batch(_CancelledFrame(), 7)
     assert not isinstance(err.value, BatchInterrupted)
-    job._stopping.set()
+    job.stop()  # (no query yet: only marks the job stopping)
     # a batch under way when the stop gave up waiting for it: its collect is cancelled
     with pytest.raises(BatchInterrupted) as err:
         handle_batch(job, _CancelledFrame(), 7)
@@ -200,7 +200,7 @@ def test_a_batch_cancelled_by_stop_fails_with_a_short_interruption_text(tmp_path
     assert err.value.__cause__ is None and err.value.__suppress_context__
     # a batch starting once the job is stopping collects nothing (no task to interrupt) and ends the same way
     with pytest.raises(BatchInterrupted) as err:
-        job._process_batch(_CancelledFrame(), 8)
+        job.process_batch(_CancelledFrame(), 8)
     assert str(err.value) == text.replace("batch 7", "batch 8") and err.value.batch_id == 8
 
 
@@ -234,7 +234,7 @@ def test_a_stop_holds_the_next_batch_and_stops_there(tmp_path):
     time.sleep(0.2)
     assert q.isActive  # a batch under way is not stopped: the stop waits for the next one to start
     with pytest.raises(BatchInterrupted):  # the next batch: held, collects nothing, ends as the stop's interruption
-        job._process_batch(_CancelledFrame(), 9)
+        job.process_batch(_CancelledFrame(), 9)
     stopping.join(STOP_WAIT_S)
     assert not q.isActive and time.monotonic() - t0 < STOP_WAIT_S / 2
     # a query that is gone is stopped without waiting

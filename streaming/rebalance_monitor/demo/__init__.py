@@ -10,7 +10,7 @@ view. Ctrl-C (or --duration) stops everything and leaves no process behind.
 | --- | --- |
 | `__init__.py` | `run_demo`, what `rebalance-monitor demo` calls: preflight, start and stop order, the scenarios |
 | `java.py` | the Java group (`demo-java`): plain Java consumers seen through the broker's plugin, one stalling |
-| `output.py` | `DemoOutput`: the operator's lines, once each, in the live view or as lines when stdout is a pipe |
+| `output_routing.py` | `DemoOutput`: the operator's lines, once each, in the live view or as lines when stdout is a pipe |
 | `view.py` | `GroupBoard` (what the view shows per group), the live view's rendering, lag read from the exporter |
 """
 from __future__ import annotations
@@ -79,7 +79,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from ..testing.kafka_install import KAFKA_VERSION
     from ..testing.processes import free_port
     from . import java
-    from .output import DemoOutput
+    from .output_routing import DemoOutput
     from .view import GroupBoard, lag_by_group, render
 
     work = tempfile.mkdtemp(prefix="rebalance-monitor-demo-")

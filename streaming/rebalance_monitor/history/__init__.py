@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from .reader import Query, hadoop_settings, read_kafka, read_parquet
-from .output import parse_when, render
+from .row_formats import parse_when, render
 from .timeline import FLEET_COLUMNS, TIMELINE_COLUMNS, fleet_rows, timeline_rows
 
 __all__ = ["Query", "run_history"]

@@ -42,7 +42,7 @@ import time
 
 import confluent_kafka
 
-from ._common import (LEAVE_REASON_CLOSE, LEAVE_REASON_POLL_TIMEOUT, Identity, PollAggregator,
+from .member_events import (LEAVE_REASON_CLOSE, LEAVE_REASON_POLL_TIMEOUT, Identity, PollAggregator,
                       default_host, guarded, tp_list)
 from .emitter import Emitter, now_ms
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ._common import Identity, PollAggregator, default_host, guarded, tp_list
+from .member_events import Identity, PollAggregator, default_host, guarded, tp_list
 from .emitter import Emitter
 from .kafka_python_listener import ListenerTap
 from .kafka_python_reasons import join_reason, leave_reason

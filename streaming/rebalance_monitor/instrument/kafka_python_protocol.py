@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._common import tp_list
+from .member_events import tp_list
 
 
 def error_name(code) -> str | None:

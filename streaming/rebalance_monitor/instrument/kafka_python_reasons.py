@@ -2,7 +2,7 @@
 none on the wire): from the errors the instrumentation saw before the request and the consumer's own state."""
 from __future__ import annotations
 
-from ._common import LEAVE_REASON_CLOSE, LEAVE_REASON_OTHER, LEAVE_REASON_POLL_TIMEOUT, LEAVE_REASON_UNSUBSCRIBE
+from .member_events import LEAVE_REASON_CLOSE, LEAVE_REASON_OTHER, LEAVE_REASON_POLL_TIMEOUT, LEAVE_REASON_UNSUBSCRIBE
 
 
 def join_reason(consumer, request, join_err: str | None, hb_err: str | None) -> str | None:

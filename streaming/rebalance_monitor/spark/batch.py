@@ -1,4 +1,4 @@
-"""What the driver does with each micro-batch's output (the query's foreachBatch, `StreamingQueryJob._process_batch`).
+"""What the driver does with each micro-batch's output (the query's foreachBatch, `StreamingQueryJob.process_batch`).
 
 The batch's rows come to the driver through Arrow; the history and dead-letter records go to their sinks first (a
 sink that fails fails the batch, which Spark then runs again: nothing is lost), then the records go to the metrics
@@ -26,7 +26,7 @@ class SinkUnavailable(RuntimeError):
 
 
 class BatchInterrupted(RuntimeError):
-    """A micro-batch cancelled because the job is stopping (see `StreamingQueryJob._process_batch`)."""
+    """A micro-batch cancelled because the job is stopping (see `StreamingQueryJob.process_batch`)."""
 
     def __init__(self, text: str, batch_id: int | None = None):
         super().__init__(text)
@@ -42,7 +42,7 @@ def cancelled(batch_id: int) -> BatchInterrupted:
 
 def between_batches(query, held, timeout_s: float, poll_s: float = 0.005) -> bool:
     """Wait until stopping `query` interrupts nothing under way: its stream thread waits for its next trigger (no
-    trigger active), holds a batch that runs no task (`held()`, see `StreamingQueryJob._process_batch`), or is gone.
+    trigger active), holds a batch that runs no task (`held()`, see `StreamingQueryJob.process_batch`), or is gone.
     Stopped anywhere else (planning a batch, committing one), Spark logs the interruption at ERROR (a broadcast
     or RocksDB's commit failing). False when no such moment came within `timeout_s`."""
     deadline = time.monotonic() + timeout_s

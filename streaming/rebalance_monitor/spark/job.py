@@ -38,7 +38,7 @@ class StreamingQueryJob:
         self._stopping = threading.Event()
         self._batch = threading.Condition()  # guards _in_batch: a batch's tasks and sinks are running
         self._in_batch = False
-        self._held = self._pausing = False  # a batch held by the stop (_process_batch); new ones to be held
+        self._held = self._pausing = False  # a batch held by the stop (process_batch); new ones to be held
         # the exported counters outlive the process: a snapshot beside the query's checkpoint (metrics/state_file.py),
         # loaded by restore_metrics (it needs the session: every file goes through Hadoop's FileSystem API)
         self.metrics_state = None
@@ -108,7 +108,7 @@ class StreamingQueryJob:
         out = self.plan.build(flush_to_ms=flush_to_ms, once=once, whole_input=whole_input, drain=drain)
         self.restore_metrics()  # (nothing to do when the MonitorService already did it)
         self.sinks = self.plan.sinks(self.files())
-        self.query = self.plan.writer(out, self._process_batch, once).start()
+        self.query = self.plan.writer(out, self.process_batch, once).start()
         if not once:
             threading.Thread(target=self.wake_input, name="wake-input", daemon=True).start()
         if self.updater is not None:
@@ -220,7 +220,7 @@ class StreamingQueryJob:
         self._wait_then_stop(q, drained, timeout_s, "had read and drained its input")
 
     # --- per batch (driver) -------------------------------------------------------------------
-    def _process_batch(self, df, batch_id: int) -> None:
+    def process_batch(self, df, batch_id: int) -> None:
         """The query's foreachBatch: batch.handle_batch. Once the job or its query is stopping, a new batch runs no
         task: it waits for the query's stop to begin and ends as the stop's interruption (it stays uncommitted)."""
         with self._batch:
@@ -261,7 +261,7 @@ class StreamingQueryJob:
 
     def stop_query(self, wait_s: float = STOP_WAIT_S) -> None:
         """Stop the query between two batches (waiting up to `wait_s` for that, batch.between_batches; a batch that
-        would start meanwhile runs no task, _process_batch, until the next `start`), then its sinks."""
+        would start meanwhile runs no task, process_batch, until the next `start`), then its sinks."""
         if self.query is not None:
             self._pausing = True
             if not between_batches(self.query, lambda: self._held, wait_s) and wait_s:

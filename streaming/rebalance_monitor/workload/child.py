@@ -16,7 +16,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     payload = json.loads(argv[0])
     from rebalance_monitor.instrument.emitter import KafkaEmitter
-    from rebalance_monitor.workload.clients import make_member
+    from rebalance_monitor.workload.member_runners import make_member
     from rebalance_monitor.workload.live_members import MemberSpec
 
     spec = MemberSpec(**payload["spec"])

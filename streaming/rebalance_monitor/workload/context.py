@@ -11,7 +11,7 @@ from typing import Callable
 
 from rebalance_monitor.instrument.emitter import Emitter, now_ms
 
-from .clients import make_member
+from .member_runners import make_member
 from .live_members import Member, MemberProcess, MemberSpec
 from .topics import ScenarioError
 from .traffic import TrafficProducer

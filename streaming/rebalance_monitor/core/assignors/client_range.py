@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ._common import members_in_info_order, partition_rack_sets, use_rack_aware
+from .abstract_partition_assignor import members_in_info_order, partition_rack_sets, use_rack_aware
 
 
 class _TopicState:

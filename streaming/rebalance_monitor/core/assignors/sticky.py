@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ._common import member_hash_order, partition_rack_sets, use_rack_aware
+from .abstract_partition_assignor import member_hash_order, partition_rack_sets, use_rack_aware
 from .sticky_constrained import Constrained
 from .sticky_general import DEFAULT_GENERATION, General
 

@@ -36,7 +36,7 @@ from their earliest offset. Reads assign partitions directly and never join a co
 offsets are not committed to Kafka (Spark's checkpoint owns them).
 
 The modules: options.py (options, client choice), offsets.py (JSON offsets, rate limit, ranges; pure),
-metadata.py (partitions and offsets from the cluster), clients.py (each client's range reader), client_pool.py (the
+metadata.py (partitions and offsets from the cluster), range_clients.py (each client's range reader), client_pool.py (the
 clients kept between ranges), range_reader.py (the read loop), columns.py (the rows' schema and column buffer),
 datasource.py (what Spark calls). Import each name from its module: this package's `__init__` imports nothing, so
 that importing one module (offsets.py, without pyspark) does not import them all. The choice between Spark's

@@ -96,7 +96,7 @@ class Columns:
         n = len(self.offsets)
         ms, types = self.ts, self.ts_types
         if self.stamps:  # (a client reads them later only for the decoder: `ConfluentRangeClient.stamps_later`)
-            from .clients import stamp_columns
+            from .range_clients import stamp_columns
 
             ms, types = stamp_columns(ms)
         ts = pc.multiply(pa.array(ms, pa.int64()), 1000).cast(schema.field("timestamp").type)

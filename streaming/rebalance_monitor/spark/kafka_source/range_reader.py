@@ -1,4 +1,4 @@
-"""The read loop of the Python Kafka source: one partition's offset range, with either client (clients.py).
+"""The read loop of the Python Kafka source: one partition's offset range, with either client (range_clients.py).
 
 Records come in offset order; offsets may have gaps (compaction, transaction markers), which the client's fetch
 position skips. Records are gathered column by column (columns.py) and handed on every ``arrowBatchRows`` records,
@@ -14,7 +14,7 @@ from bisect import bisect_left
 from typing import Iterator
 
 from . import client_pool
-from .clients import open_range_client
+from .range_clients import open_range_client
 from .columns import Columns, arrow_schema
 from .offsets import DataLossError
 from .options import SourceOptions

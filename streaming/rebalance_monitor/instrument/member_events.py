@@ -1,4 +1,5 @@
-"""Pieces shared by the kafka-python and confluent-kafka instrumentations."""
+"""A member's events as both instrumentations (kafka-python, confluent-kafka) build them: its identity, polls summed
+per interval, hooks guarded so that a failure never reaches the consumer, the leave reasons."""
 from __future__ import annotations
 
 import functools

@@ -1,4 +1,4 @@
-"""Which runner runs a member: its spec's client. kafka-python (instrumented) runs in `members.Member`;
+"""Which runner runs a member: its spec's client. kafka-python (instrumented) runs in `live_members.Member`;
 confluent-kafka (instrumented librdkafka) and Java (kafka-clients, uninstrumented) in `other_clients`. All share
 `Member`'s snapshot interface. Above both modules, so neither imports the other back."""
 from __future__ import annotations

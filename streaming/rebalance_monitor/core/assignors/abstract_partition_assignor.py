@@ -1,4 +1,5 @@
-"""Shared pieces of the client-side assignors (Kafka's AbstractPartitionAssignor)."""
+"""What Kafka's AbstractPartitionAssignor gives the client-side assignors (range, round robin, sticky): the leader's member
+order and rack awareness."""
 from __future__ import annotations
 
 from typing import Sequence
