@@ -252,6 +252,25 @@ def test_cardinality_cap_and_allow_deny_counted_once_per_group():
     assert value(s, "kafka_consumergroup_generations_total", group="app-3") == 1
 
 
+def test_groups_over_the_cap_are_said_in_the_log_at_once_then_once_a_minute(caplog):
+    clock = Clock()
+    u = MetricsUpdater(max_groups=1, clock=clock)
+    with caplog.at_level("WARNING", logger="rebalance_monitor.metrics"):
+        u.apply([gen(group="kept"), gen(group="first-out")])
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 1 and "groups.max_groups (1) reached: group first-out not exported" in said[0]
+        caplog.clear()
+        u.apply([gen(group=f"out-{i}") for i in range(8)])  # within the minute: held, and said together
+        u.apply([gen(group="out-0")])                        # counted once already: not said again
+        assert caplog.records == []
+        clock.t += 61
+        u.apply([gen(group="late")])
+        said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1
+    assert "groups out-0, out-1, out-2, out-3, out-4 not exported and 4 more" in said[0]  # 8 + "late"
+    assert value(scrape(u), "rebalance_monitor_groups_dropped_total", reason="max_groups") == 10
+
+
 def test_groups_left_out_upstream_are_counted_once_with_their_batch():
     """The Spark job drops the events of groups groups.allow/deny exclude before the exporter sees them, and
     hands their names to apply_batch: counted once per group, and not again when Spark replays the batch."""

@@ -4,26 +4,65 @@
   (:class:`~rebalance_monitor.core.group_filter.GroupFilter`, the rule every driver uses) are not exported.
 * Once ``max_groups`` groups are tracked, further groups are not exported until room frees up.
 * Each group left out is counted once, by reason (``rebalance_monitor_groups_dropped_total``); the names
-  remembered for that are bounded (at least 10,000, or 4 x ``max_groups``) and kept in the snapshot.
+  remembered for that are bounded (at least 10,000, or 4 x ``max_groups``) and kept in the snapshot. The groups
+  left out by the cap are said in the log too, at once and then at most once a minute (``OverCapLog``): a
+  monitor that watches fewer groups than the cluster has is a problem of its deployment, not of the groups.
 * A group with no record for ``idle_group_ttl_s`` expires (the store drops its series), and so does an end
   offset not refreshed for as long.
 """
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections import OrderedDict
+from typing import Callable
 
 from ..core.group_filter import GroupFilter
+
+log = logging.getLogger("rebalance_monitor.metrics")
 
 DENIED = "denied"
 MAX_GROUPS = "max_groups"
 _JSON_SEP = (",", ":")
 
 
+class OverCapLog:
+    """Says in the log which groups the cap left out: the first at once, then those of each minute together."""
+
+    EVERY_S = 60.0
+    NAMED = 5  # group names a line gives (the rest counted)
+
+    def __init__(self, max_groups: int, clock: Callable[[], float] = time.time) -> None:
+        self.max_groups = max_groups
+        self.clock = clock
+        self.names: list[str] = []  # the first NAMED of those not said yet
+        self.count = 0              # all of them
+        self.said_at: float | None = None
+
+    def note(self, name: str) -> None:
+        if len(self.names) < self.NAMED:
+            self.names.append(name)
+        self.count += 1
+        now = self.clock()
+        if self.said_at is None or now - self.said_at >= self.EVERY_S:
+            self.say(now)
+
+    def say(self, now: float) -> None:
+        more = self.count - len(self.names)
+        log.warning("groups.max_groups (%d) reached: %s %s not exported%s; raise groups.max_groups or narrow "
+                    "groups.allow / groups.deny (rebalance_monitor_groups_dropped_total{reason=\"max_groups\"})",
+                    self.max_groups, "group" if self.count == 1 else "groups", ", ".join(self.names),
+                    f" and {more} more" if more > 0 else "")
+        self.names, self.count = [], 0
+        self.said_at = now
+
+
 class Admission:
     def __init__(self, max_groups: int, group_allow: str | None, group_deny: str | None,
-                 idle_group_ttl_s: float) -> None:
+                 idle_group_ttl_s: float, clock: Callable[[], float] = time.time) -> None:
         self.max_groups = max_groups
+        self.over_cap_log = OverCapLog(max_groups, clock)
         self.group_filter = GroupFilter(group_allow, group_deny)
         self.idle_group_ttl_s = idle_group_ttl_s
         self.dropped: dict[str, int] = {MAX_GROUPS: 0, DENIED: 0}
@@ -46,6 +85,8 @@ class Admission:
         self.dropped_names[name] = reason
         self._names_json = None
         self.dropped[reason] += 1
+        if reason == MAX_GROUPS:
+            self.over_cap_log.note(name)
         if len(self.dropped_names) > self.dropped_cap:
             self.dropped_names.popitem(last=False)
 

@@ -39,7 +39,7 @@ class MetricsStore:
         self.prerender = prerender
         self.clock = clock
         self._lock = threading.RLock()
-        self.admission = Admission(max_groups, group_allow, group_deny, idle_group_ttl_s)
+        self.admission = Admission(max_groups, group_allow, group_deny, idle_group_ttl_s, clock)
         self.health = JobHealth(clock, ready_max_age_s, self._lock)
         self._groups: dict[str, GroupSeries] = {}
         self._ends = EndOffsetTable(time_lag_samples)
