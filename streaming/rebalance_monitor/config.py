@@ -60,6 +60,8 @@ class KafkaConfig:
     connector: str = choice("auto", "spark", "python", default="auto")
     decode_in_source: bool = True
     max_record_bytes: int = 1 << 20
+    # events stamped further ahead of the wall clock are dead-lettered (future_ts); an event stamped further ahead of
+    # its arrival time at the broker (received_ms, the broker plugin's) takes that as its time (core/event_parsing.py)
     max_future_skew: Duration = Duration(3_600_000)
     # The brokers' Apache Kafka release, whose rules the KIP-848 server assignors' expected assignments follow:
     # auto (unknown: the newest rules, 4.4.0's) or MAJOR.MINOR.PATCH, e.g. 4.0.0 (docs/assignors.md)

@@ -14,16 +14,17 @@ from .decoding.json_parser import use_fastest_available
 from .decoding.reference import decode_record, topic_names_for
 
 
-def _records_of(source: str, lines: Iterable[str], topic_names=None):
-    """Yield (events, rejects) per input line."""
+def _records_of(source: str, lines: Iterable[str], topic_names=None, max_future_ms: int | None = None):
+    """Yield (events, rejects) per input line. `max_future_ms`: kafka.max_future_skew, as the job decodes with it
+    (an event whose own time is that far ahead of its arrival time takes the arrival time; no wall clock here)."""
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
             continue
         if source == "offsets-topic":
-            yield decode_record("offsets-dump", line, topic_names=topic_names)
+            yield decode_record("offsets-dump", line, topic_names=topic_names, max_future_ms=max_future_ms)
         else:
-            yield decode_record(source, line.encode("utf-8", "surrogateescape"))
+            yield decode_record(source, line.encode("utf-8", "surrogateescape"), max_future_ms=max_future_ms)
 
 
 def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], err: IO[str],
@@ -34,7 +35,7 @@ def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], e
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
     printer = TablePrinter(out) if fmt == "table" else JsonPrinter(out)
     topic_names = topic_names_for(cfg) if source == "offsets-topic" else None
-    for events, rejects in _records_of(source, stream, topic_names):
+    for events, rejects in _records_of(source, stream, topic_names, int(cfg.kafka.max_future_skew)):
         for rej in rejects:
             recon.feed(rej)
             _print_reject(rej, err)

@@ -121,7 +121,12 @@ def test_decode_stage_rows_match_decode_record():
     values = [json.dumps(o).encode() for o in COMMON_FORMS] + [
         b"garbage", b"[1,2]", json.dumps({"v": 1, "type": "join", "ts": 5, "group": "g", "member_id": "m",
                                           "protocols": ["range"], "topics": ["t"]}).encode(),
-        json.dumps({"v": 1, "type": "heartbeat", "ts": 5, "group": "g"}).encode(), None]
+        json.dumps({"v": 1, "type": "heartbeat", "ts": 5, "group": "g"}).encode(), None] + [
+        # the broker plugin's: the client's time two hours ahead of the push's arrival (the arrival is its time),
+        # and at its arrival (kept); neither takes the fast path
+        json.dumps({"v": 1, "type": etype, "ts": ts, "group": "g", "member_id": "m", "reason": None,
+                    "source": "kip714", "received_ms": NOW - 5000}).encode()
+        for etype, ts in (("client_metrics", NOW + 7_200_000), ("leave", NOW + 7_200_000), ("client_metrics", NOW))]
     n = len(values)
     batch = pa.RecordBatch.from_pydict({
         "topic": ["ev"] * n, "partition": pa.array([1] * n, pa.int32()), "offset": list(range(n)),
@@ -136,7 +141,7 @@ def test_decode_stage_rows_match_decode_record():
     ticks = [r for r in out if r["kind"] == "tick"]
     expected_events, expected_rejects = [], []
     for v in values:
-        evs, rejs = decode_record("events", v, None, NOW, max_bytes=MAX, now_ms=None, max_future_ms=None)
+        evs, rejs = decode_record("events", v, None, NOW, max_bytes=MAX, now_ms=None, max_future_ms=FUTURE)
         expected_events += evs
         expected_rejects += rejs
     assert len(events) == len(expected_events) and len(dead) == len(expected_rejects)
@@ -149,10 +154,11 @@ def test_decode_stage_rows_match_decode_record():
             rebuilt.append(hot_event(r["etype"], r["ts"], "g", r["member"], r["num"], r["err"], r["inst"],
                                      r["client"], r["host"], r["payload"]))
         else:
-            rebuilt.append(parse_event(r["payload"]))
+            rebuilt.append(parse_event(r["payload"]))  # as the processor parses them: without the skew
     assert rebuilt == expected_events
+    assert [e.ts for e in expected_events[-3:]] == [NOW - 5000, NOW - 5000, NOW]
     assert sum(r["etype"] is not None for r in events) == len(COMMON_FORMS)
-    assert [r["ord"] for r in events] == [(1 << 40) | o for o in [*range(k), k + 2]]  # source order
+    assert [r["ord"] for r in events] == [(1 << 40) | o for o in [*range(k), k + 2, n - 3, n - 2, n - 1]]
     assert len(ticks) == 1 and ticks[0]["ts"] == max(e.ts for e in expected_events)
     assert ticks[0]["num"] == NOW and ticks[0]["et"] is not None and ticks[0]["ord"] == n  # records read
     assert all(r["et"] is None for r in packs + dead)

@@ -44,6 +44,8 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
         for c, e in firsts.items():
             assert e["host"] == "127.0.0.1" and e["source"] == "kip714", e
             assert e["last_heartbeat_ms_ago"] >= 0 and e.get("last_poll_ms_ago", -1) >= 0, e
+            # the client's own time, and the push's arrival beside it (one machine: one clock, a push's age apart)
+            assert -1000 <= e["received_ms"] - e["ts"] < 30_000, e
         member = {c: e["member_id"] for c, e in firsts.items()}
         assert len(set(member.values())) == 2
 
@@ -75,6 +77,7 @@ def test_untouched_java_consumers_are_watched_through_the_broker(plugin_broker, 
         leaves = eventually(lambda: _member_events(bootstrap, group, "java-a", "leave"), 60, "the leave of java-a")
         assert leaves[0]["member_id"] == member["java-a"]
         assert leaves[0]["reason"] == "the consumer is being closed"
+        assert -1000 <= leaves[0]["received_ms"] - leaves[0]["ts"] < 30_000, leaves[0]
         # from the plugin's events alone (no coordinator feed), the leave is the cause of a rebalance
         alone = records_of(bootstrap, EVENTS, group, sources=("events",))
         causes = [c for r in alone if r["kind"] == "rebalance_started" for c in r["causes"]]

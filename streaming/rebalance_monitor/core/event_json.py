@@ -73,6 +73,8 @@ def json_schema() -> dict:
         obj["properties"]["type"] = {"const": etype}
         obj["properties"]["v"] = {"const": SCHEMA_VERSION}
         obj["properties"]["ts"] = {"type": "integer", "minimum": 0}
+        if "received_ms" in spec:
+            obj["properties"]["received_ms"] = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}
         variants.append(obj)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

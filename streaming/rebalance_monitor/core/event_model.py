@@ -114,6 +114,8 @@ class Leave(MemberEvent):
     # plugin's terminating push, the metrics reporter's close), not a LeaveGroup seen: whether the member also
     # left the group, the coordinator's view tells (core/group/client_events.on_leave)
     source: str | None = None
+    # extension: when the broker received the push (the broker plugin's leave); see ClientMetrics.received_ms
+    received_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +140,10 @@ class ClientMetrics(MemberEvent):
     rebalance_latency_max_ms: int | None = None
     rebalances: int | None = None  # rebalances since the client's previous snapshot
     rebalance_latency_ms: int | None = None  # their summed latency
+    # extension: when the broker received the push (the broker plugin), beside the client's own time `ts`. A `ts`
+    # more than kafka.max_future_skew ahead of it is a client clock ahead of the broker's: the event then takes
+    # this as its time (event_parsing.parse_event)
+    received_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

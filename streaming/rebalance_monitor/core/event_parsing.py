@@ -42,14 +42,14 @@ SPECS: dict[str, tuple[type, dict]] = {
                            assignment=("tp_list", True), member_state=("str?", False))),
     EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     EventType.POLL: (Poll, _member(records=("int?", False))),
-    EventType.LEAVE: (Leave, _member(reason=("str?", True), source=("str?", False))),
+    EventType.LEAVE: (Leave, _member(reason=("str?", True), source=("str?", False), received_ms=("int?", False))),
     EventType.CLIENT_METRICS: (ClientMetrics, _member(
         source=("str?", False), interval_ms=("int?", False), client_instance_id=("str?", False),
         last_heartbeat_ms_ago=("int?", False), last_poll_ms_ago=("int?", False),
         poll_interval_max_ms=("int?", False), assigned_partitions=("int?", False), poll_idle_ratio=("num?", False),
         session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
         rebalance_latency_avg_ms=("int?", False), rebalance_latency_max_ms=("int?", False),
-        rebalances=("int?", False), rebalance_latency_ms=("int?", False))),
+        rebalances=("int?", False), rebalance_latency_ms=("int?", False), received_ms=("int?", False))),
     EventType.COMMIT: (Commit, _member(False, offsets=("offset_list", True), generation=("int?", False))),
     EventType.REVOKED: (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
     EventType.LOST: (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
@@ -82,6 +82,8 @@ DESCRIBED_MEMBER_SPEC = {
     "target_assignment": ("tp_list?", False),
 }
 EVENT_TYPES = tuple(SPECS)
+# the event types that may carry `received_ms`, their arrival time (the broker plugin's: when the push came)
+ARRIVAL_TIMED = frozenset(t for t, (_, spec) in SPECS.items() if "received_ms" in spec)
 MEMBER_SPEC = {
     "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
     "host": ("str?", False), "session_timeout_ms": ("int?", False), "rebalance_timeout_ms": ("int?", False),
@@ -270,6 +272,9 @@ def parse_event(value, *, max_bytes: int = DEFAULT_MAX_BYTES, now_ms: int | None
 
     `now_ms` and `max_future_ms`, when both given, reject events stamped further than that in the future
     (`future_ts`): one such event would otherwise drag event time forward and make everything else late.
+    `max_future_ms` (kafka.max_future_skew), with or without `now_ms`: an event whose `ts` (the client's clock) is
+    more than that ahead of its `received_ms` (when the broker received it) takes `received_ms` as its time, and is
+    checked against `now_ms` with that time. Replay and the job pass the same `max_future_ms`: the same event.
     """
     raw = value
     try:
@@ -326,6 +331,14 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
             return Rejected(f"{REASON_BAD_TYPE}:ts", raw)
         if ts < 0 or ts >= 1 << 53:
             return Rejected(f"{REASON_BAD_VALUE}:ts", raw, "outside 0..2^53")
+        if etype in ARRIVAL_TIMED and value.get("received_ms") is not None:
+            received = value["received_ms"]
+            if not _is_int(received):
+                return Rejected(f"{REASON_BAD_TYPE}:received_ms", raw)
+            if received < 0 or received >= 1 << 53:
+                return Rejected(f"{REASON_BAD_VALUE}:received_ms", raw, "outside 0..2^53")
+            if max_future_ms is not None and ts > received + max_future_ms:
+                ts = received  # the client's clock is ahead of the broker's: the arrival time is the event's
         if now_ms is not None and max_future_ms is not None and ts > now_ms + max_future_ms:
             return Rejected(REASON_FUTURE_TS, raw, f"ts {ts} is more than {max_future_ms} ms ahead")
         if not isinstance(value["group"], str):

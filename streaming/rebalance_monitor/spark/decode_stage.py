@@ -242,8 +242,10 @@ def _decode_slow(out: DecodedRows, source, topic, partition, offset, order, appe
                                     now_ms=now, max_future_ms=max_future_ms, topic_names=topic_names)
     rejects = list(rejects)
     for ev in events:
-        if source == "events" and len(events) == 1:
-            # already canonical and validated: pass the record through, do not re-serialise
+        if source == "events" and len(events) == 1 and getattr(ev, "received_ms", None) != ev.ts:
+            # already canonical and validated: pass the record through, do not re-serialise. (An event at its
+            # `received_ms` may have taken it as its time, its own `ts` too far ahead, parse_event: it travels as
+            # it came out, so that the processor's parse, without the skew, gives the same event.)
             payload = value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else value
         else:
             payload = json.dumps(event_to_dict(ev), separators=(",", ":"))

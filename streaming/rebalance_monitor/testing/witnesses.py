@@ -63,7 +63,8 @@ def reconstruct(source: str, records, cfg=None, groups: set[str] | None = None, 
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
     events = []
     for key, value, ts in records:
-        evs, _rejects = decode_record(source, value, key=key, ts_ms=ts, topic_names=topic_names)
+        evs, _rejects = decode_record(source, value, key=key, ts_ms=ts, topic_names=topic_names,
+                                      max_future_ms=int(cfg.kafka.max_future_skew))
         events.extend(evs)
     events.sort(key=lambda e: e.ts)
     out: list[dict] = []
@@ -93,7 +94,8 @@ def reconstruct_together(captured: dict, sources, groups: set[str] | None = None
     for source in sources:
         for key, value, ts in captured[source]:
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts,
-                                          topic_names=topic_names if source == "offsets-topic" else None)
+                                          topic_names=topic_names if source == "offsets-topic" else None,
+                                          max_future_ms=int(cfg.kafka.max_future_skew))
             events.extend(evs)
     events.sort(key=lambda e: e.ts)
     out: list[dict] = []

@@ -62,7 +62,9 @@ public final class HotEvent {
 
     /**
      * The event in {@code value} (UTF-8 JSON), or null. {@code nowMs} and {@code maxFutureMs}: an event more than
-     * that far ahead of now goes to Python (which rejects it); a negative {@code maxFutureMs} checks nothing.
+     * that far ahead of now goes to Python (which rejects it); a negative {@code maxFutureMs} checks nothing. An
+     * event with an arrival time ({@code received_ms}, which may become its time in Python) is never read here: it
+     * is a key the fast path does not know.
      *
      * <p>The common shape (ASCII strings without escapes, plain integers) is read by {@link HotEventScanner}; a
      * record it is not sure of is read again with Jackson. Either way the same fields meet the same checks.

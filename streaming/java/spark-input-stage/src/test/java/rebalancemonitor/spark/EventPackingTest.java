@@ -53,6 +53,12 @@ class EventPackingTest {
                 hb.replace("\"ts\":5", "\"ts\":-1") + "}",
                 hb.replace("\"ts\":5", "\"ts\":9007199254740992") + "}",
                 hb.replace("\"ts\":5", "\"ts\":" + (NOW + 3_600_001L)) + "}",  // too far ahead: Python rejects it
+                hb + ",\"received_ms\":5}",  // a key of other types (the broker plugin's arrival time)
+                // the broker plugin's events, their arrival time beside: Python decides which is their time
+                "{\"v\":1,\"type\":\"client_metrics\",\"ts\":" + (NOW + 3_600_001L) + ",\"group\":\"g\","
+                        + "\"member_id\":\"m\",\"source\":\"kip714\",\"received_ms\":" + NOW + "}",
+                "{\"v\":1,\"type\":\"leave\",\"ts\":5,\"group\":\"g\",\"member_id\":\"m\",\"reason\":null,"
+                        + "\"received_ms\":5}",
                 hb.replace("\"generation\":3", "\"generation\":true") + "}",
                 hb.replace("\"generation\":3", "\"generation\":99999999999999999999") + "}",
                 hb.replace("\"v\":1", "\"v\":2") + "}",

@@ -15,6 +15,15 @@ public final class CanonicalEvents {
 
     public static String clientMetrics(long ts, Member who, MemberMetrics m, String source, Integer intervalMs,
                                        String clientInstanceId, Integer sessionTimeoutMs, Integer rebalanceTimeoutMs) {
+        return clientMetrics(ts, who, m, source, intervalMs, clientInstanceId, sessionTimeoutMs, rebalanceTimeoutMs,
+            null);
+    }
+
+    /** The same with {@code receivedMs}: when the broker received the push ({@code received_ms}; null: left out),
+     * beside the client's own time {@code ts}. Which of the two the event's time is, the core decides. */
+    public static String clientMetrics(long ts, Member who, MemberMetrics m, String source, Integer intervalMs,
+                                       String clientInstanceId, Integer sessionTimeoutMs, Integer rebalanceTimeoutMs,
+                                       Long receivedMs) {
         Json j = common("client_metrics", ts, who);
         j.put("source", source);
         j.put("interval_ms", intervalMs == null || intervalMs <= 0 ? null : Long.valueOf(intervalMs));
@@ -31,15 +40,23 @@ public final class CanonicalEvents {
         j.put("rebalance_latency_ms", MemberMetrics.msOrNull(m.rebalanceLatencyDeltaMs));
         j.put("session_timeout_ms", sessionTimeoutMs == null ? null : Long.valueOf(sessionTimeoutMs));
         j.put("rebalance_timeout_ms", rebalanceTimeoutMs == null ? null : Long.valueOf(rebalanceTimeoutMs));
+        j.put("received_ms", receivedMs);
         return j.end();
     }
 
     /** A client that closed, as its telemetry says (`source`: {@link #SOURCE_PUSH}, {@link #SOURCE_REPORTER}):
      * whether it also left the group (a LeaveGroup) is for the core to tell from the coordinator's view. */
     public static String leave(long ts, Member who, String reason, String source) {
+        return leave(ts, who, reason, source, null);
+    }
+
+    /** The same with {@code receivedMs}, as {@link #clientMetrics(long, Member, MemberMetrics, String, Integer,
+     * String, Integer, Integer, Long)} has it. */
+    public static String leave(long ts, Member who, String reason, String source, Long receivedMs) {
         Json j = common("leave", ts, who);
         j.put("reason", reason);
         j.put("source", source);
+        j.put("received_ms", receivedMs);
         return j.end();
     }
 

@@ -18,7 +18,10 @@ import rebalancemonitor.telemetry.OtlpMetrics;
  * offers it to the forwarder's bounded queue; decoding and producing happen on the forwarder's thread.
  * A push of a group member (resource attribute group_id) becomes a {@code client_metrics} event, and a push marked
  * terminating a {@code leave} as well; other clients' pushes are ignored (counted). The member id is KIP-714's
- * {@code group_member_id}, or librdkafka's {@code member_id}.
+ * {@code group_member_id}, or librdkafka's {@code member_id}. An event's {@code ts} is the client's own measurement
+ * time (its metric points' time; the push's arrival when it gave none) and {@code received_ms} the push's arrival
+ * at the broker: a client clock far ahead of the broker's is the core's to judge (kafka.max_future_skew), not the
+ * plugin's.
  */
 final class PushForwarding {
     static final String MBEAN = "kafka.server:type=rebalance-monitor-telemetry";
@@ -83,17 +86,17 @@ final class PushForwarding {
             long ts = receivedMs;
             for (OtlpMetrics.Point p : res.metrics.values()) {  // the client's own measurement time
                 long ms = p.timeUnixNano / 1_000_000L;
-                if (ms > 0 && ms <= receivedMs + 60_000L) {
+                if (ms > 0) {
                     ts = ms;
                     break;
                 }
             }
             MemberMetrics m = MemberMetrics.of(res.metrics);
             out.add(new String[] {group, CanonicalEvents.clientMetrics(ts, who, m, CanonicalEvents.SOURCE_PUSH,
-                pushIntervalMs > 0 ? pushIntervalMs : null, clientInstanceId, null, null)});
+                pushIntervalMs > 0 ? pushIntervalMs : null, clientInstanceId, null, null, receivedMs)});
             if (terminating && !who.memberId.isEmpty()) {
                 out.add(new String[] {group, CanonicalEvents.leave(ts, who, CanonicalEvents.CLOSE_REASON,
-                    CanonicalEvents.SOURCE_PUSH)});
+                    CanonicalEvents.SOURCE_PUSH, receivedMs)});
             }
         }
         return out;

@@ -31,6 +31,30 @@ class PushForwardingTest {
     }
 
     @Test
+    void aClientClockFarAheadIsForwardedAsItIsWithTheArrivalBeside() {
+        // the client's time two hours ahead of the broker's: the plugin does not judge it, the core does
+        long arrival = T / 1_000_000L - 7_200_000L;
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {
+            OtlpWriter.stringAttribute("group_id", "g"), OtlpWriter.stringAttribute("group_member_id", "m")},
+            OtlpWriter.gauge(MemberMetrics.LAST_HEARTBEAT, 1.0, T));
+        List<String[]> evs = PushForwarding.events(push, "c-1", "h", "u", true, 2000, arrival, null);
+        assertEquals(2, evs.size());
+        for (String[] ev : evs) {
+            assertTrue(ev[1].contains("\"ts\":" + T / 1_000_000L + ","), ev[1]);
+            assertTrue(ev[1].contains("\"received_ms\":" + arrival + "}"), ev[1]);
+        }
+    }
+
+    @Test
+    void aPushWithoutItsOwnTimeIsAtItsArrival() {
+        byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {
+            OtlpWriter.stringAttribute("group_id", "g"), OtlpWriter.stringAttribute("group_member_id", "m")},
+            OtlpWriter.gauge(MemberMetrics.LAST_HEARTBEAT, 1.0, 0L));
+        String ev = PushForwarding.events(push, "c-1", "h", "u", false, 2000, 1234L, null).get(0)[1];
+        assertTrue(ev.contains("\"ts\":1234,") && ev.contains("\"received_ms\":1234}"), ev);
+    }
+
+    @Test
     void aPushWithoutGroupIsIgnored() {
         byte[] push = OtlpWriter.metricsData(new OtlpWriter[] {OtlpWriter.stringAttribute("client_rack", "r")},
             OtlpWriter.gauge("org.apache.kafka.producer.record.send.rate", 1.0, T));
