@@ -1,0 +1,117 @@
+"""The fleet bench's outside world, in a process of its own (bench_fleet.py starts it with multiprocessing's spawn):
+the fleet's clients sending their events to the broker (fleet_schedule.py) and Prometheus scraping the job's
+/metrics. Apart from the job's driver, so that neither takes the driver's Python interpreter lock nor counts in its
+CPU; the job's processes are the driver JVM and Python workers (proc_tree.KINDS), and this process is none of them.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+import urllib.request
+
+GAP_FAMILIES = {"session": "kafka_consumergroup_heartbeat_gap_ratio", "poll": "kafka_consumergroup_poll_gap_ratio"}
+TIMEOUTS = "kafka_consumergroup_member_timeouts_total"
+
+
+def family(text: str, name: str) -> str:
+    """The lines of one metric family in a Prometheus text exposition ("" if absent)."""
+    start = text.find(f"# TYPE {name} ")
+    if start < 0:
+        return ""
+    end = text.find("\n# HELP", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
+class Scraper(threading.Thread):
+    """Scrapes /metrics every `every_s`; notes when each watched group's gap ratio (of its kind: "session" or
+    "poll") first reached `warn` and when its timeouts counter first showed a timeout of that kind."""
+
+    def __init__(self, url: str, watched: dict[str, str], warn: float, every_s: float):
+        super().__init__(name="scraper", daemon=True)
+        self.url, self.watched, self.warn, self.every_s = url, watched, warn, every_s  # watched: group -> kind
+        self.warned: dict[str, float] = {}
+        self.timed_out: dict[str, float] = {}
+        self.scrape_s: list[float] = []
+        self.bytes = 0
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            t0 = time.time()
+            try:
+                with urllib.request.urlopen(self.url, timeout=10) as r:
+                    text = r.read().decode()
+            except OSError:
+                text = ""
+            seen = time.time()
+            self.scrape_s.append(seen - t0)
+            self.bytes = max(self.bytes, len(text))
+            timeouts = family(text, TIMEOUTS)
+            gaps = {kind: family(text, name) for kind, name in GAP_FAMILIES.items()}
+            for group, kind in self.watched.items():
+                g = re.escape(group)
+                if group not in self.warned:
+                    m = re.search(rf'^{GAP_FAMILIES[kind]}{{group="{g}"}} (\S+)$', gaps[kind], re.M)
+                    if m and float(m.group(1)) >= self.warn:
+                        self.warned[group] = seen
+                if group not in self.timed_out:
+                    m = re.search(rf'^{TIMEOUTS}{{[^}}]*group="{g}"[^}}]*timeout="{kind}"[^}}]*}} (\S+)$', timeouts,
+                                  re.M)
+                    if m and float(m.group(1)) > 0:
+                        self.timed_out[group] = seen
+            self.halt.wait(max(0.0, self.every_s - (time.time() - t0)))
+
+
+def send(bootstrap: str, topic: str, fleet, seconds: float) -> dict:
+    """The fleet's due events every 100 ms for `seconds`, keyed by group (the instrumentation's emitter's key)."""
+    import orjson
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "log_level": 3,
+                  "queue.buffering.max.messages": 1_000_000})
+    sent, behind, dumps = 0, 0.0, orjson.dumps
+    end = fleet.start_ms / 1000.0 + seconds
+    while time.time() < end:
+        now = int(time.time() * 1000)
+        for e in fleet.due(now):
+            while True:
+                try:
+                    p.produce(topic, dumps(e), key=e["group"].encode())
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            sent += 1
+        p.poll(0)
+        behind = max(behind, time.time() - now / 1000.0)
+        time.sleep(max(0.0, 0.1 - (time.time() - now / 1000.0)))
+    p.flush(30)
+    return {"sent": sent, "behind_s": behind}
+
+
+def main(conn, bootstrap: str, topic: str, url: str, fleet_args: dict, seconds: float, warn: float,
+         every_s: float) -> None:
+    """The child's work: sends ("started", start_ms), runs the fleet for `seconds`, sends ("sent", figures), scrapes
+    on until `conn` says "stop", then sends ("done", everything the report needs)."""
+    from fleet_schedule import Fleet
+
+    fleet = Fleet(start_ms=int(time.time() * 1000), **fleet_args)
+    scraper = Scraper(url, {w.group: w.kind for w in fleet.watched.values()}, warn, every_s)
+    scraper.start()
+    conn.send(("started", fleet.start_ms))
+    try:
+        figures = send(bootstrap, topic, fleet, seconds)
+        figures["cpu_s"] = time.process_time()
+        error = None
+    except Exception as exc:  # noqa: BLE001 - said in the report: the fleet stopped sending
+        figures, error = {"sent": 0, "behind_s": float("nan"), "cpu_s": time.process_time()}, repr(exc)
+    conn.send(("sent", figures))
+    conn.recv()
+    scraper.halt.set()
+    scraper.join()
+    conn.send(("done", {
+        **figures, "error": error, "members": fleet.members, "churned": fleet.churned, "start_ms": fleet.start_ms,
+        "generations": dict(fleet.generations), "churn_groups": [g.name for g in fleet.groups.values() if g.churn],
+        "watched": [(w.group, w.member_id, w.kind, w.stop_ms, w.deadline_ms) for w in fleet.watched.values()],
+        "warned": scraper.warned, "timed_out": scraper.timed_out, "scrape_s": scraper.scrape_s,
+        "scrape_bytes": scraper.bytes, "cpu_all_s": time.process_time()}))
