@@ -228,7 +228,7 @@ def main() -> None:
     ap.add_argument("--session", type=int, default=45, help="session.timeout.ms, s")
     ap.add_argument("--max-poll", type=int, default=60, help="max.poll.interval.ms, s")
     ap.add_argument("--scrape-every", type=float, default=1.0)
-    ap.add_argument("--quiet", type=int, default=4, help="triggers to wait after the fleet stops (quiet batches)")
+    ap.add_argument("--quiet", type=int, default=6, help="triggers to wait after the fleet stops (quiet batches)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     report(args, run(args))
