@@ -64,10 +64,10 @@ def on_join(g, ev: Join, out: list) -> None:
         return
     if existing is None and own_host is not None:
         m.take_client_host(own_host)
+    m.protocols = ev.protocols  # (before the session: a share member's is its family's)
     if ev.group_protocol in BROKER_ASSIGNED:
         m.kip848 = True
         GC.apply_session(g, m)
-    m.protocols = ev.protocols
     m.topics = ev.topics
     if ev.owned or m.owned == ():
         m.owned = ev.owned

@@ -217,7 +217,7 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     (cause, who, reason) for the rebalance."""
     who = gone.describe()
     if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
-        session = gone.session_timeout_ms or (GC.kip848_session(g)[0] if gone.kip848 else None)
+        session = gone.session_timeout_ms or (GC.member_session(g, gone)[0] if gone.kip848 else None)
         found = C.cause_of_closed_departure(gone.closed_ms, ts, session)
         if found.cause == C.SESSION_TIMEOUT:
             rec = records.member_timeout(
