@@ -128,8 +128,14 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
 
         killed_at_ms = int(time.time() * 1000)
         kill_hard(a)
-        after_kill = eventually(lambda: (m := _members(bootstrap)) and list(m) == [ids["share-b"]] and m,
-                                60, lambda: f"share-a removed: {_members(bootstrap)}")
+
+        def b_alone():  # share-a removed, and share-b at the group's new epoch (its partitions of that epoch)
+            members, state = _members(bootstrap), _state(bootstrap)
+            ok = list(members) == [ids["share-b"]] and state[0] == "Stable" and state[1] == state[2] \
+                and members[ids["share-b"]][1] == state[1]
+            return (members, state) if ok else None
+
+        alone, state_alone = eventually(b_alone, 60, lambda: f"share-a removed: {_members(bootstrap)}")
         stop_gracefully(b)
         final = eventually(lambda: (s := _state(bootstrap))[0] == "Empty" and s, 60, "the group empty")
     finally:
@@ -170,7 +176,8 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
                for g in gens for c in g["causes"]), [g["causes"] for g in gens]
     # share-a's removal: the first epoch without it, after its session ran out
     gone = next(g for g in gens if g["generation"] > state_both[1] and ids["share-a"] not in g["members"])
-    assert gone["members"] == [ids["share-b"]] and gone["generation"] <= after_kill[ids["share-b"]][1], gone
+    assert gone["members"] == [ids["share-b"]] and gone["generation"] <= state_alone[1], gone
+    assert {tuple(tp) for tp in by_epoch[state_alone[1]]["assignment"][ids["share-b"]]} == alone[ids["share-b"]][2]
     assert [c.get("member_id") for c in gone["causes"]] == [ids["share-a"]], gone["causes"]
     assert SESSION_MS - 1500 <= gone["started_ms"] - killed_at_ms <= SESSION_MS + 15000, \
         (gone["started_ms"] - killed_at_ms)
