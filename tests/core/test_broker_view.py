@@ -70,3 +70,16 @@ def test_the_described_assignor_judges_later_generations():
     assert gens[-1]["mismatched_partitions"] == 0, gens[-1]
     before = [r for r in gens if r["generation"] == 2]
     assert before and before[0]["protocol"] is None
+
+
+def test_a_share_groups_description_is_not_compared_as_a_classic_groups():
+    """A share group (from __consumer_offsets: members of group_protocol `share`) that a classic describe answered
+    with no members: not a disagreement, a view that says it did not compare."""
+    share = [ev("join", 1000, "g", member_id="a", topics=["t"], protocols=["simple"], group_protocol="share",
+                client_id="c-a", host="/127.0.0.1"),
+             ev("rebalance_started", 1000, "g", generation=0, reason="share group epoch bumped to 1"),
+             ev("generation_completed", 1000, "g", generation=1, protocol="simple", leader=None, protocol_type="share"),
+             _sync(1000, "a", 1, [0])]
+    desc = ev("group_described", 5000, "g", group_type="share", state="Empty", protocol="", members=[])
+    (view,) = views(run(share + [desc]))
+    assert (view["agrees"], view["reason"]) == (None, "a share group's description is not compared"), view

@@ -257,3 +257,31 @@ def test_a_group_known_by_its_override_alone_keeps_it_until_its_members_come():
     recon.feed(parse_event(_kip848_member(ts=t0 + 61_000)))
     m = recon.runners["g"].monitor.members["m1"]
     assert (m.session_timeout_ms, m.timeout_source) == (25_000, "group")
+
+
+def _share_member(ts=1000, mid="s1"):
+    return {"v": 1, "type": "join", "ts": ts, "group": "g", "member_id": mid, "protocols": ["simple"],
+            "topics": ["t"], "group_protocol": "share", "client_id": "c-s", "host": "127.0.0.1"}
+
+
+def test_a_share_member_takes_the_share_familys_session_not_the_consumer_familys():
+    """A share group's members (KIP-932) are timed by `group.share.session.timeout.ms` (and a group's own
+    `share.session.timeout.ms`), a KIP-848 member of the same monitor by the consumer family's."""
+    g = GroupMonitor("g", CoreSettings())
+    g.process(parse_event(_share_member()))
+    g.process(parse_event(_kip848_member()))
+    share, consumer = g.members["s1"], g.members["m1"]
+    assert (share.session_timeout_ms, share.timeout_source) == (45_000, "config")
+    g.process(parse_event(broker(1500, session_timeout_ms=15_000)))
+    assert (share.session_timeout_ms, share.timeout_source) == (45_000, "config")
+    assert (consumer.session_timeout_ms, consumer.timeout_source) == (15_000, "broker")
+    g.process(parse_event(broker(1600, group_type="share", session_timeout_ms=6_000, heartbeat_interval_ms=1_000)))
+    assert (share.session_timeout_ms, share.timeout_source, share.heartbeat_interval_ms) == (6_000, "broker", 1_000)
+    assert (consumer.session_timeout_ms, consumer.timeout_source) == (15_000, "broker")
+    g.process(parse_event(group_override(1700, "g", group_type="share", session_timeout_ms=8_000)))
+    assert (share.session_timeout_ms, share.timeout_source) == (8_000, "group")
+    assert g.counters.get("group_config_share") == 2
+    again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
+    assert (again.members["s1"].session_timeout_ms, again.members["s1"].timeout_source) == (8_000, "group")
+    g.process(parse_event(_share_member(ts=1800, mid="s2")))  # a member coming later takes the group's at once
+    assert (g.members["s2"].session_timeout_ms, g.members["s2"].timeout_source) == (8_000, "group")

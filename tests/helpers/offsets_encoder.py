@@ -267,3 +267,57 @@ def cg_current_assignment_value(member_epoch: int, previous_epoch: int, state: i
     _uuid_partitions(w, assigned)
     _uuid_partitions(w, pending)
     return w.tags().done()
+
+
+# --- share group records (KIP-932; Apache Kafka 4.4's layouts unless `kafka40`) ------------------------
+def sg_metadata_value(epoch: int, metadata_hash: int = 0, kafka40: bool = False) -> bytes:
+    w = Writer(True).int16(0).int32(epoch)
+    if not kafka40:
+        w.int64(metadata_hash)
+    return w.tags().done()
+
+
+def sg_member_metadata_value(client_id: str, client_host: str, topics, rack_id: str | None = None) -> bytes:
+    w = Writer(True).int16(0).string(rack_id).string(client_id).string(client_host)
+    w.count(len(topics))
+    for t in topics:
+        w.string(t)
+    return w.tags().done()
+
+
+def sg_target_metadata_value(epoch: int, assignment_ts: int | None = None) -> bytes:
+    tags = {} if assignment_ts is None else {0: struct.pack(">q", assignment_ts)}
+    return Writer(True).int16(0).int32(epoch).tags(tags).done()
+
+
+def sg_target_member_value(pairs) -> bytes:
+    w = Writer(True).int16(0)
+    _uuid_partitions(w, pairs)
+    return w.tags().done()
+
+
+def sg_current_assignment_value(member_epoch: int, previous_epoch: int, state: int, assigned) -> bytes:
+    w = Writer(True).int16(0).int32(member_epoch).int32(previous_epoch).int8(state)
+    _uuid_partitions(w, assigned)
+    return w.tags().done()
+
+
+def sg_state_partition_metadata_value(initialized, initializing=(), deleting=(), kafka40: bool = False) -> bytes:
+    """initialized / initializing: (topic_id, topic_name, [partitions]); deleting: (topic_id, topic_name)."""
+    w = Writer(True).int16(0)
+
+    def infos(items):
+        w.count(len(items))
+        for tid, name, parts in items:
+            w.uuid(tid).string(name).count(len(parts))
+            for p in parts:
+                w.int32(p)
+            w.tags()
+
+    if not kafka40:
+        infos(list(initializing))
+    infos(list(initialized))
+    w.count(len(deleting))
+    for tid, name in deleting:
+        w.uuid(tid).string(name).tags()
+    return w.tags().done()

@@ -6,9 +6,11 @@ from . import assignment_checks as checks
 from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
                         UnknownAssignor, assign, server_rules_release)
 from .assignors.server import coordinator_fill_order
+from .vocabulary import SHARE_ASSIGNOR
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
+SHARE_REASON = "share group: the simple assignor is not recomputed yet"
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
@@ -122,7 +124,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         current = {}
         for mid, tps in assignment.items():
             current.setdefault(key_of.get(mid, mid), []).extend(tuple(tp) for tp in tps)
-        out["partitions_moved"] = checks.partitions_moved(previous, current) if previous else 0
+        # a share group's members share partitions: one more holder of a partition moves nothing
+        out["partitions_moved"] = None if protocol == SHARE_ASSIGNOR else (
+            checks.partitions_moved(previous, current) if previous else 0)
     counts, inferred = partition_counts(group, ids, assignment)
     subscribed = {}
     for mid in ids:
@@ -139,6 +143,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         return out
     if protocol is None:
         out["expected_reason"] = protocol_reason or "protocol unknown"
+        return out
+    if protocol == SHARE_ASSIGNOR:  # a share group's members share partitions: no consumer assignor judges it
+        out["expected_reason"] = SHARE_REASON
         return out
     missing = [mid for mid, t in subscribed.items() if t is None]
     if missing:

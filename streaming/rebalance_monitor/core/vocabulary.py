@@ -92,6 +92,20 @@ class TimeoutSource(StrEnum):
     CONFIG = "config"  # the monitor's fallback, core.kip848_session_timeout(s): the broker did not say
 
 
+class GroupProtocol(StrEnum):
+    """A `join`'s `group_protocol`: the rebalance protocol of the member's group (null: classic)."""
+
+    CLASSIC = "classic"
+    CONSUMER = "consumer"  # KIP-848: the broker assigns; a member never rejoins, its syncs carry its member epoch
+    SHARE = "share"  # KIP-932 share group: as `consumer`, and members share partitions (no revocation)
+
+
+# the group protocols whose coordinator assigns (a member stays in every group epoch until it goes)
+BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE})
+# a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`), which the monitor does not recompute
+SHARE_ASSIGNOR = "simple"
+
+
 class ConfigSource(StrEnum):
     """Which resource a `group_config` event describes."""
 

@@ -7,7 +7,7 @@ topic); from 4.1 the coordinator tracks subscriptions by a metadata hash (KIP-11
 gives every topic's id.
 
 `TopicNames` is the map the decoder resolves ids with (`decode_offsets_record(..., topic_names=...)`): ids
-learned from ConsumerGroupPartitionMetadata records, ids given up front (a file), and, when an id is not known,
+learned from ConsumerGroupPartitionMetadata records (and a share group's ShareGroupStatePartitionMetadata), ids given up front (a file), and, when an id is not known,
 the cluster's own topics (`lookup`), asked again when a new unknown id appears, at most every `retry_s`
 seconds (an id of a deleted topic stays unknown and must not make every record ask the cluster). An id still
 unknown stays its UUID string in the events and is counted in `unresolved` (reason `unresolved_topic_id`).

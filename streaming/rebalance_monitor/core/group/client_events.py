@@ -12,7 +12,7 @@ from dataclasses import replace
 from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
-from ..vocabulary import TimeoutKind
+from ..vocabulary import BROKER_ASSIGNED, TimeoutKind
 from . import coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R, timers
 from .states import COMPLETING, STABLE
 
@@ -46,7 +46,7 @@ def on_join(g, ev: Join, out: list) -> None:
         if found is not None:
             cause = found.cause
             reason = reason or found.reason
-    elif ev.group_protocol == "consumer" and (existing.topics is None or set(existing.topics) == set(ev.topics)):
+    elif ev.group_protocol in BROKER_ASSIGNED and (existing.topics is None or set(existing.topics) == set(ev.topics)):
         # a KIP-848 member already in, told again (its record in `__consumer_offsets` after the log's line or
         # its client's event): the same join; KIP-848 members do not rejoin (a changed subscription is a cause)
         pass
@@ -64,10 +64,10 @@ def on_join(g, ev: Join, out: list) -> None:
         return
     if existing is None and own_host is not None:
         m.take_client_host(own_host)
-    if ev.group_protocol == "consumer":
+    m.protocols = ev.protocols  # (before the session: a share member's is its family's)
+    if ev.group_protocol in BROKER_ASSIGNED:
         m.kip848 = True
         GC.apply_session(g, m)
-    m.protocols = ev.protocols
     m.topics = ev.topics
     if ev.owned or m.owned == ():
         m.owned = ev.owned

@@ -14,7 +14,7 @@ from ..events import (
     RebalanceStarted, TopicPartitions,
 )
 from ..members import Member
-from ..vocabulary import TimeoutKind
+from ..vocabulary import BROKER_ASSIGNED, TimeoutKind
 from . import deadlines, group_config as GC, membership as M, rebalance as R, timers
 from .states import COMPLETING, DEAD, STABLE
 
@@ -41,7 +41,7 @@ def on_join(g, ev: Join, out: list) -> None:
         return
     twin = M.static_twin(g, ev)
     # its client's id-less join, read before: what it declared is this member's
-    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id, ev.group_protocol == "consumer") \
+    answered = M.match_coordinator_join(g, ev.member_id, ev.group_instance_id, ev.group_protocol in BROKER_ASSIGNED) \
         if g.client_feed and twin is None else None
     client_id, host = (ev.client_id or answered[0], ev.host or answered[1]) if answered else (ev.client_id, ev.host)
     who = {"member_id": ev.member_id}
@@ -60,7 +60,7 @@ def on_join(g, ev: Join, out: list) -> None:
         m.host = m.host or host
         m.take_client_host(answered[1])
         M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
-    if ev.group_protocol == "consumer":
+    if ev.group_protocol in BROKER_ASSIGNED:
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
         GC.apply_session(g, m)
     m.joined_ms = ev.ts
@@ -217,7 +217,7 @@ def _departure(g, gone: Member, cause: str, reason: str | None, ts: int, gen: in
     (cause, who, reason) for the rebalance."""
     who = gone.describe()
     if gone.closed_ms is not None and cause in (C.UNKNOWN, C.MEMBER_LEFT):
-        session = gone.session_timeout_ms or (GC.kip848_session(g)[0] if gone.kip848 else None)
+        session = gone.session_timeout_ms or (GC.member_session(g, gone)[0] if gone.kip848 else None)
         found = C.cause_of_closed_departure(gone.closed_ms, ts, session)
         if found.cause == C.SESSION_TIMEOUT:
             rec = records.member_timeout(

@@ -10,16 +10,19 @@ DescribeConfigs, published by `broker_facts/`): `source` "broker" (group "", fan
 configuration's fallback (`core.kip848_session_timeout(s)`) applies. Each member keeps where its timeout came
 from (`Member.timeout_source`): its timeouts, warnings and inferred causes say it.
 
-Only the `consumer` family is applied here (streams and share groups are kept for when the core watches them).
+The `share` family (KIP-932 share groups: `group.share.session.timeout.ms`, `group.share.heartbeat.interval.ms`,
+a group's `share.session.timeout.ms`) is applied alike to share members (`is_share`), kept apart from the consumer
+family's; the `streams` family is counted only (kept for when the core watches streams groups).
 """
 from __future__ import annotations
 
 from ..events import GroupConfig
 from ..members import Member
-from ..vocabulary import ConfigSource, TimeoutSource
+from ..vocabulary import SHARE_ASSIGNOR, ConfigSource, GroupProtocol, TimeoutSource
 from . import broker_view, deadlines
 
 FAMILY = "consumer"
+SHARE = GroupProtocol.SHARE.value
 BROKER_SOURCES = (TimeoutSource.GROUP, TimeoutSource.BROKER)
 # the keys of a source's entry in `g.configs`
 SESSION, HEARTBEAT, ASSIGNORS = "st", "hb", "as"
@@ -30,7 +33,8 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
     KIP-848 member the session timeout that now applies."""
     if ev.group_type != FAMILY:
         g.count(f"group_config_{ev.group_type}")
-        return
+        if ev.group_type != SHARE:
+            return
     entry = {}
     if ev.session_timeout_ms is not None:
         entry[SESSION] = ev.session_timeout_ms
@@ -38,31 +42,47 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
         entry[HEARTBEAT] = ev.heartbeat_interval_ms
     if ev.assignors:
         entry[ASSIGNORS] = list(ev.assignors)
-    key = ConfigSource.GROUP if ev.source == ConfigSource.GROUP else ConfigSource.BROKER
+    key = _key(ev.group_type, ConfigSource.GROUP if ev.source == ConfigSource.GROUP else ConfigSource.BROKER)
     if g.configs.get(key) == entry:
         return
     g.configs[key] = entry
     changed = False
     for m in g.members.values():
-        if m.kip848:
+        if m.kip848 and is_share(m) == (ev.group_type == SHARE):
             changed = apply_session(g, m) or changed
     if changed:
         deadlines.recompute(g)
 
 
-def kip848_session(g) -> tuple[int, str]:
-    """(the session timeout the coordinator applies to the group's KIP-848 members, where it came from)."""
+def _key(family: str, source: str) -> str:
+    """The key of `g.configs` for a family's settings from `source` (the consumer family's: the source alone)."""
+    return source if family == FAMILY else f"{family}.{source}"
+
+
+def is_share(m: Member) -> bool:
+    """A member of a share group (KIP-932): a broker-assigned member whose assignor is the share groups' own."""
+    return m.kip848 and tuple(m.protocols or ()) == (SHARE_ASSIGNOR,)
+
+
+def kip848_session(g, family: str = FAMILY) -> tuple[int, str]:
+    """(the session timeout the coordinator applies to the group's KIP-848 members, or of `family` `share` its
+    share members, where it came from)."""
     for key, source in ((ConfigSource.GROUP, TimeoutSource.GROUP), (ConfigSource.BROKER, TimeoutSource.BROKER)):
-        ms = (g.configs.get(key) or {}).get(SESSION)
+        ms = (g.configs.get(_key(family, key)) or {}).get(SESSION)
         if ms is not None:
             return ms, source
     return g.settings.kip848_session_ms(g.group), TimeoutSource.CONFIG
 
 
-def heartbeat_interval(g) -> int | None:
-    """The heartbeat interval the coordinator gives the group's KIP-848 members, when the broker said."""
+def member_session(g, m: Member) -> tuple[int, str]:
+    """`kip848_session` of KIP-848 (or share) member `m`'s family."""
+    return kip848_session(g, SHARE if is_share(m) else FAMILY)
+
+
+def heartbeat_interval(g, family: str = FAMILY) -> int | None:
+    """The heartbeat interval the coordinator gives the group's KIP-848 (or share) members, when the broker said."""
     for key in (ConfigSource.GROUP, ConfigSource.BROKER):
-        ms = (g.configs.get(key) or {}).get(HEARTBEAT)
+        ms = (g.configs.get(_key(family, key)) or {}).get(HEARTBEAT)
         if ms is not None:
             return ms
     return None
@@ -91,11 +111,12 @@ def apply_session(g, m: Member) -> bool:
     """Give KIP-848 member `m` the group's session timeout (a KIP-848 client's own session.timeout.ms is not
     used by the coordinator): the broker's word first; where the broker did not say, what the member's own
     instrumentation stated (`client`), else the configuration's fallback. True when it changed."""
-    ms, source = kip848_session(g)
+    family = SHARE if is_share(m) else FAMILY
+    ms, source = member_session(g, m)
     if source == TimeoutSource.CONFIG and m.session_timeout_ms is not None \
             and m.timeout_source in (None, TimeoutSource.CLIENT):
         return False
-    hb = heartbeat_interval(g)
+    hb = heartbeat_interval(g, family)
     changed = m.session_timeout_ms != ms or m.timeout_source != source
     m.session_timeout_ms = ms
     m.timeout_source = source

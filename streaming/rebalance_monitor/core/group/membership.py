@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import causes as C
 from ..members import Member
-from ..vocabulary import TimeoutSource
+from ..vocabulary import BROKER_ASSIGNED, TimeoutSource
 from . import group_config as GC
 
 
@@ -253,7 +253,7 @@ def adopt_anonymous_join(g, m: Member, details: dict) -> None:
         m.owned_generation = details.get("og")
     if details.get("rack") is not None:
         m.rack = details["rack"]
-    if details.get("gp") == "consumer":
+    if details.get("gp") in BROKER_ASSIGNED:
         m.kip848 = True
         GC.apply_session(g, m)
     set_timeouts(m, details.get("st"), details.get("rt"), details.get("hi"))

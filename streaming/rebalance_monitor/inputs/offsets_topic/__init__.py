@@ -15,12 +15,19 @@ group-coordinator/src/main/resources/common/message/ after), every version:
 | 6 | ConsumerGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch) |
 | 7 | ConsumerGroupTargetAssignmentMember | 0 | none (decoded, counted) |
 | 8 | ConsumerGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation) |
-| 9-15 | ShareGroup* records (KIP-932) | - | counted; ShareGroupMetadata tombstone -> `group_deleted` |
+| 9 | ShareGroupPartitionMetadata (Kafka 4.0 only) | 0 | none (learns topic id -> name) |
+| 10 | ShareGroupMemberMetadata (KIP-932) | 0 | `join` (`group_protocol` `share`); tombstone -> `member_removed` |
+| 11 | ShareGroupMetadata | 0 | `rebalance_started` (epoch bump); tombstone -> `group_deleted` |
+| 12 | ShareGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch, protocol `simple`) |
+| 13 | ShareGroupTargetAssignmentMember | 0 | none (decoded, counted) |
+| 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation) |
+| 15 | ShareGroupStatePartitionMetadata | 0 | none (learns topic id -> name) |
 | 16 | ConsumerGroupRegularExpression | - | counted |
 | 17-23 | StreamsGroup* records (KIP-1071) | - | counted; StreamsGroupMetadata tombstone -> `group_deleted` |
 
-Tombstones: a GroupMetadata / ConsumerGroupMetadata tombstone gives `group_deleted`; an OffsetCommit tombstone
-(offset deletion or expiry) is only counted.
+Tombstones: a GroupMetadata / ConsumerGroupMetadata / ShareGroupMetadata tombstone gives `group_deleted`, a
+ConsumerGroupMemberMetadata / ShareGroupMemberMetadata one `member_removed`; an OffsetCommit tombstone (offset
+deletion or expiry) is only counted.
 
 Within GroupMetadataValue the members' `subscription` and `assignment` bytes are decoded when the protocol
 type is `consumer` (ConsumerProtocolSubscription v0-v3: topics, user data, owned partitions, generation id,
@@ -28,8 +35,8 @@ rack; ConsumerProtocolAssignment v0-v3), plus the sticky assignors' user data (S
 for `sticky`, the bare generation of `cooperative-sticky`). Like Kafka, a newer consumer-protocol version is
 read with the newest known layout, and unreadable sticky user data is ignored (Kafka's assignor ignores it too).
 
-KIP-848 records name topics by topic id. The ids are resolved to names with the ConsumerGroupPartitionMetadata
-records seen so far when a `topic_names` map is passed (`OffsetsTopicDecoder` keeps one); an unknown id is
+KIP-848 and share group records name topics by topic id. The ids are resolved to names with the
+ConsumerGroupPartitionMetadata, ShareGroupPartitionMetadata and ShareGroupStatePartitionMetadata records seen so far when a `topic_names` map is passed (`OffsetsTopicDecoder` keeps one); an unknown id is
 written as its canonical UUID string.
 
 Malformed input never raises: the result carries a `rejected_reason` naming the field that failed, e.g.
@@ -38,7 +45,7 @@ Malformed input never raises: the result carries a `rejected_reason` naming the 
 `bad_timestamp`, and for `decode_dump_line` also `not_json`, `bad_dump_line`, `bad_base64`.
 
 The package: `wire.py` (the Reader and shared shapes), `consumer_protocol.py` (the consumer's embedded
-protocol), `classic_values.py` (OffsetCommit, GroupMetadata), `consumer_group_values.py` (KIP-848 records),
+protocol), `classic_values.py` (OffsetCommit, GroupMetadata), `consumer_group_values.py` (KIP-848 records), `share_group_values.py` (KIP-932 share group records),
 `record_types.py` (the record type table and the events of each record); this module: the entry points.
 """
 from __future__ import annotations
@@ -82,7 +89,8 @@ def decode_offsets_record(key: bytes | None, value: bytes | None, ts_ms: int,
 
 
 class OffsetsTopicDecoder:
-    """Stateful wrapper: remembers topic id -> name from ConsumerGroupPartitionMetadata records."""
+    """Stateful wrapper: remembers topic id -> name from the records that name topics (ConsumerGroupPartitionMetadata,
+    ShareGroupPartitionMetadata, ShareGroupStatePartitionMetadata)."""
 
     def __init__(self):
         self.topic_names: dict[str, str] = {}

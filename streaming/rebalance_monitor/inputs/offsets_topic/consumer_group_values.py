@@ -13,8 +13,7 @@ def cg_metadata_value(r: Reader) -> dict:
     return {"epoch": epoch, **tags}
 
 
-def cg_partition_metadata_value(r: Reader) -> dict:
-    p = "ConsumerGroupPartitionMetadataValue"
+def cg_partition_metadata_value(r: Reader, p: str = "ConsumerGroupPartitionMetadataValue") -> dict:
 
     def racks(rr: Reader, pp: str):
         part = partition_index(rr, f"{pp}.partition")
@@ -66,7 +65,7 @@ def cg_member_metadata_value(r: Reader) -> dict:
     return out
 
 
-def _uuid_partitions(r: Reader, path: str) -> list:
+def uuid_partitions(r: Reader, path: str) -> list:
     def entry(rr: Reader, p: str):
         tid = rr.uuid(f"{p}.topic_id")
         parts = rr.array(f"{p}.partitions", partition_index, compact=True, min_item_bytes=4)
@@ -77,7 +76,7 @@ def _uuid_partitions(r: Reader, path: str) -> list:
 
 def cg_target_member_value(r: Reader) -> dict:
     p = "ConsumerGroupTargetAssignmentMemberValue"
-    out = {"topic_partitions": _uuid_partitions(r, f"{p}.topic_partitions")}
+    out = {"topic_partitions": uuid_partitions(r, f"{p}.topic_partitions")}
     r.tagged_fields(p)
     return out
 
@@ -98,8 +97,8 @@ def cg_current_assignment_value(r: Reader) -> dict:
     out = {"member_epoch": r.int32(f"{p}.member_epoch"),
            "previous_member_epoch": r.int32(f"{p}.previous_member_epoch"),
            "state": r.int8(f"{p}.state"),
-           "assigned_partitions": _uuid_partitions(r, f"{p}.assigned_partitions"),
-           "partitions_pending_revocation": _uuid_partitions(r, f"{p}.partitions_pending_revocation")}
+           "assigned_partitions": uuid_partitions(r, f"{p}.assigned_partitions"),
+           "partitions_pending_revocation": uuid_partitions(r, f"{p}.partitions_pending_revocation")}
     r.tagged_fields(p)
     return out
 

@@ -2,13 +2,20 @@
 key's int16) and, per record type, the value decoded and turned into events (`decode_record`)."""
 from __future__ import annotations
 
+from rebalance_monitor.core.vocabulary import SHARE_ASSIGNOR, GroupProtocol
 from rebalance_monitor.decoding.decoded import Decoded
 
 from .classic_values import group_metadata_value, member_info, offset_commit_key, offset_commit_value
 from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_value, cg_member_metadata_value,
                                     cg_metadata_value, cg_partition_metadata_value, cg_target_member_value,
                                     cg_target_metadata_value, resolve_topic_ids)
+from .share_group_values import (learn_topic_names, sg_current_assignment_value, sg_member_metadata_value,
+                                 sg_metadata_value, sg_state_partition_metadata_value, sg_target_member_value,
+                                 sg_target_metadata_value)
 from .wire import MAX_TS, DecodeError, Reader, host_of
+
+SHARE = GroupProtocol.SHARE.value  # a share group's members' group_protocol and its generations' protocol_type
+
 
 def event(etype: str, ts: int, group: str, **fields) -> dict:
     ev = {"v": 1, "type": etype, "ts": ts, "group": group}
@@ -28,13 +35,13 @@ RECORD_TYPES: dict[int, tuple[str, str | None, int | None]] = {
     6: ("ConsumerGroupTargetAssignmentMetadata", None, 0),
     7: ("ConsumerGroupTargetAssignmentMember", "member", 0),
     8: ("ConsumerGroupCurrentMemberAssignment", "member", 0),
-    9: ("ShareGroupPartitionMetadata", None, None),
-    10: ("ShareGroupMemberMetadata", "member", None),
-    11: ("ShareGroupMetadata", None, None),
-    12: ("ShareGroupTargetAssignmentMetadata", None, None),
-    13: ("ShareGroupTargetAssignmentMember", "member", None),
-    14: ("ShareGroupCurrentMemberAssignment", "member", None),
-    15: ("ShareGroupStatePartitionMetadata", None, None),
+    9: ("ShareGroupPartitionMetadata", None, 0),  # Kafka 4.0 only
+    10: ("ShareGroupMemberMetadata", "member", 0),
+    11: ("ShareGroupMetadata", None, 0),
+    12: ("ShareGroupTargetAssignmentMetadata", None, 0),
+    13: ("ShareGroupTargetAssignmentMember", "member", 0),
+    14: ("ShareGroupCurrentMemberAssignment", "member", 0),
+    15: ("ShareGroupStatePartitionMetadata", None, 0),
     16: ("ConsumerGroupRegularExpression", "regex", None),
     17: ("StreamsGroupMetadata", None, None),
     18: ("StreamsGroupPartitionMetadata", None, None),
@@ -86,6 +93,9 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         elif name == "ConsumerGroupMemberMetadata":
             events.append(event("member_removed", pick_ts(ts_ms), group, member_id=k["member_id"],
                                  cause="unknown", reason="member metadata deleted (consumer group protocol)"))
+        elif name == "ShareGroupMemberMetadata":
+            events.append(event("member_removed", pick_ts(ts_ms), group, member_id=k["member_id"],
+                                 cause="unknown", reason="member metadata deleted (share group protocol)"))
         return Decoded(events, record_type=rtype)
 
     vr = Reader(value)
@@ -121,6 +131,9 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         ev = event("rebalance_started", pick_ts(ts_ms), group, generation=max(epoch - 1, 0),
                     reason=f"group epoch bumped to {epoch}")
         return Decoded([ev], record_type=rtype)
+
+    if name.startswith("ShareGroup"):
+        return Decoded(share_group_events(name, k, vr, ts_ms, topic_names), record_type=rtype)
 
     if name == "ConsumerGroupPartitionMetadata":
         v = cg_partition_metadata_value(vr)
@@ -163,3 +176,45 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         return Decoded([ev], record_type=rtype)
 
     return Decoded([], record_type=rtype)  # pragma: no cover - every table entry is handled above
+
+
+def share_group_events(name: str, k: dict, vr: Reader, ts_ms: int, topic_names: dict | None) -> list[dict]:
+    """The events of a share group's record (KIP-932), as its consumer-group (KIP-848) twin gives them: the group
+    epoch's bump starts a rebalance, a member's metadata is its join, the target assignment's epoch completes the
+    generation, a member's current assignment is its sync. Members carry `group_protocol` `share` and the
+    assignor `simple`; partitions are shared, nothing is revoked."""
+    group = k["group"]
+    if name == "ShareGroupMetadata":
+        epoch = sg_metadata_value(vr)["epoch"]
+        return [event("rebalance_started", pick_ts(ts_ms), group, generation=max(epoch - 1, 0),
+                      reason=f"share group epoch bumped to {epoch}")]
+    if name == "ShareGroupMemberMetadata":
+        v = sg_member_metadata_value(vr)
+        ev = event("join", pick_ts(ts_ms), group, member_id=k["member_id"], group_instance_id=None,
+                   client_id=v["client_id"], host=host_of(v["client_host"]), protocols=[SHARE_ASSIGNOR],
+                   topics=v["subscribed_topic_names"], group_protocol=SHARE)
+        if v["rack_id"] is not None:
+            ev["rack"] = v["rack_id"]
+        return [ev]
+    if name == "ShareGroupTargetAssignmentMetadata":
+        v = sg_target_metadata_value(vr)
+        return [event("generation_completed", pick_ts(ts_ms), group, generation=v["assignment_epoch"],
+                      protocol=SHARE_ASSIGNOR, leader=None, protocol_type=SHARE)]
+    if name == "ShareGroupTargetAssignmentMember":
+        sg_target_member_value(vr)
+        return []
+    if name == "ShareGroupCurrentMemberAssignment":
+        v = sg_current_assignment_value(vr)
+        return [event("sync", pick_ts(ts_ms), group, member_id=k["member_id"], generation=v["member_epoch"],
+                      protocol=SHARE_ASSIGNOR, leader=None,
+                      assignment=resolve_topic_ids(v["assigned_partitions"], topic_names),
+                      member_state=KIP848_MEMBER_STATES.get(v["state"], "unknown"))]
+    if name == "ShareGroupStatePartitionMetadata":
+        learn_topic_names(sg_state_partition_metadata_value(vr), topic_names)
+        return []
+    # ShareGroupPartitionMetadata (Kafka 4.0): ConsumerGroupPartitionMetadataValue's layout
+    v = cg_partition_metadata_value(vr, "ShareGroupPartitionMetadataValue")
+    if topic_names is not None:
+        for t in v["topics"]:
+            topic_names[t["topic_id"]] = t["topic_name"]
+    return []

@@ -1,0 +1,185 @@
+"""A share group (KIP-932) on a real Apache Kafka 4.4 broker, from `__consumer_offsets` alone: two members of
+Kafka's own console share consumer (`kafka-console-share-consumer`, ConsoleShareConsumer) join, one is killed
+with `kill -9` and removed by the coordinator after its session (`group.share.session.timeout.ms`, 6 s on this
+test's broker of its own), the other stops gracefully. The project's decoder reads every ShareGroup* record the
+broker wrote, and the core's generations are held against what the broker's own share group tool
+(`kafka-share-groups --describe`, ShareGroupCommand) said at each step: the group epochs, the members' ids, client
+ids and partitions; no generation is judged by a consumer assignor."""
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import pytest
+
+from helpers.eventually import eventually
+from helpers.java_telemetry import kill_hard, stop_gracefully
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.core.expected import SHARE_REASON
+from rebalance_monitor.core.reconstruct import Reconstructor
+from rebalance_monitor.decoding.reference import decode_record
+from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
+from rebalance_monitor.testing.broker import Broker
+from rebalance_monitor.testing.kafka_install import classpath, java_binary
+from rebalance_monitor.testing.witnesses import read_topic
+
+pytestmark = pytest.mark.integration
+
+SESSION_MS = 6000
+# share groups are on by default in 4.4 (the `share.version` feature is finalised at format); the share-group
+# state topic must fit one broker, and members may have short sessions
+SHARE_BROKER_SETTINGS = {
+    "group.share.session.timeout.ms": str(SESSION_MS), "group.share.min.session.timeout.ms": "1000",
+    "group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "500",
+    "share.coordinator.state.topic.replication.factor": "1", "share.coordinator.state.topic.min.isr": "1",
+}
+TOPIC, GROUP = "share-orders", "share-group-1"
+
+
+@pytest.fixture(scope="module")
+def share_broker():
+    """A broker of its own: the shared one keeps Kafka's 45 s share session."""
+    b = Broker(settings=SHARE_BROKER_SETTINGS).start()
+    try:
+        b.create_topics({TOPIC: 2})
+        yield b
+    finally:
+        b.stop()
+
+
+def _java(*args: str) -> list[str]:
+    return [java_binary(), "-Xmx256m", "-cp", classpath(), *args]
+
+
+def _member(bootstrap: str, client_id: str, log_path) -> subprocess.Popen:
+    cmd = _java("org.apache.kafka.tools.consumer.ConsoleShareConsumer", "--bootstrap-server", bootstrap,
+                "--topic", TOPIC, "--group", GROUP, "--command-property", f"client.id={client_id}")
+    return subprocess.Popen(cmd, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _describe(bootstrap: str, what: str) -> list[list[str]]:
+    """ShareGroupCommand's table (`--members` or `--state`, verbose) as rows of cells, the header left out."""
+    done = subprocess.run(_java("org.apache.kafka.tools.consumer.group.ShareGroupCommand", "--bootstrap-server",
+                                bootstrap, "--describe", "--group", GROUP, what, "--verbose"),
+                          capture_output=True, text=True, timeout=120)
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(GROUP + " ")]
+    return rows
+
+
+def _members(bootstrap: str) -> dict:
+    """member id -> (client id, member epoch, partitions) as the broker describes them."""
+    out = {}
+    for row in _describe(bootstrap, "--members"):
+        parts = set()
+        if len(row) > 6:
+            for chunk in re.findall(r"([^,:]+):([\d,]+)", row[6]):
+                parts.update((chunk[0], int(p)) for p in chunk[1].split(","))
+        out[row[1]] = (row[3], int(row[5]), parts)
+    return out
+
+
+def _state(bootstrap: str) -> tuple[str, int, int, int]:
+    """(state, group epoch, assignment epoch, members) as the broker describes the group."""
+    row = _describe(bootstrap, "--state")[0]
+    return row[-4], int(row[-3]), int(row[-2]), int(row[-1])
+
+
+def _replay(bootstrap: str) -> list[dict]:
+    """The core's records of the group from `__consumer_offsets` (replay, no Spark), topic ids named from the
+    topic's own records as the job's decoder names them."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    topic_names: dict = {}
+    events = []
+    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
+        evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names=topic_names)
+        events.extend(e for e in evs if e.group in (GROUP, ""))
+    events.sort(key=lambda e: e.ts)
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
+                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
+    out = []
+    for ev in events:
+        out.extend(recon.feed(ev))
+    out.extend(recon.finish())
+    return [r for r in out if r.get("group") == GROUP]
+
+
+def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_broker, tmp_path):
+    bootstrap = share_broker.bootstrap
+    procs = []
+    try:
+        a = _member(bootstrap, "share-a", tmp_path / "a.log")
+        procs.append(a)
+        eventually(lambda: len(_members(bootstrap)) == 1, 90, "the first share member in the group")
+        b = _member(bootstrap, "share-b", tmp_path / "b.log")
+        procs.append(b)
+
+        def both_stable():  # both members hold their partitions of the group's epoch
+            members, state = _members(bootstrap), _state(bootstrap)
+            ok = len(members) == 2 and state[0] == "Stable" and state[1] == state[2] \
+                and all(m[1] == state[1] and m[2] for m in members.values())
+            return (members, state) if ok else None
+
+        both, state_both = eventually(both_stable, 90, lambda: f"two stable members: {_members(bootstrap)}")
+        ids = {client: mid for mid, (client, _e, _p) in both.items()}
+        # the simple assignor gives each of the two members one of the two partitions; together, all of them
+        assert set().union(*(p for _c, _e, p in both.values())) == {(TOPIC, 0), (TOPIC, 1)}
+
+        killed_at_ms = int(time.time() * 1000)
+        kill_hard(a)
+
+        def b_alone():  # share-a removed, and share-b at the group's new epoch (its partitions of that epoch)
+            members, state = _members(bootstrap), _state(bootstrap)
+            ok = list(members) == [ids["share-b"]] and state[0] == "Stable" and state[1] == state[2] \
+                and members[ids["share-b"]][1] == state[1]
+            return (members, state) if ok else None
+
+        alone, state_alone = eventually(b_alone, 60, lambda: f"share-a removed: {_members(bootstrap)}")
+        stop_gracefully(b)
+        final = eventually(lambda: (s := _state(bootstrap))[0] == "Empty" and s, 60, "the group empty")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                kill_hard(p)
+
+    # every record the coordinator wrote of the group decodes, none rejected
+    decoder = OffsetsTopicDecoder()
+    kinds_seen = set()
+    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
+        d = decoder.decode(key, value, ts)
+        assert d.rejected_reason is None, (d.rejected_reason, d.detail)
+        kinds_seen.add(d.record_type)
+    assert {"ShareGroupMetadata v0", "ShareGroupMemberMetadata v0", "ShareGroupTargetAssignmentMetadata v0",
+            "ShareGroupTargetAssignmentMember v0", "ShareGroupCurrentMemberAssignment v0",
+            "ShareGroupStatePartitionMetadata v0", "ShareGroupMemberMetadata tombstone"} <= kinds_seen, kinds_seen
+    assert decoder.topic_names and set(decoder.topic_names.values()) == {TOPIC}
+
+    records = _replay(bootstrap)
+    gens = [r for r in records if r["kind"] == "generation"]
+    by_epoch = {g["generation"]: g for g in gens}
+    # one generation per group epoch the broker went through, the last its final epoch, with no member
+    assert gens[-1]["generation"] == final[1] == final[2] and gens[-1]["members"] == [], gens[-1]
+    assert sorted(by_epoch) == [g["generation"] for g in gens] and len(by_epoch) == len(gens)
+    for g in gens[:-1]:  # (the last, empty, has nothing to assign: the core's rule for an empty group)
+        assert (g["protocol"], g["expected_assignment"], g["mismatched_partitions"], g["expected_reason"]) == \
+            ("simple", None, None, SHARE_REASON), g
+    # the epoch where both were in: the broker's members, client ids and partitions
+    two = by_epoch[state_both[1]]
+    assert sorted(two["members"]) == sorted(both), two
+    assert {mid: {tuple(tp) for tp in tps} for mid, tps in two["assignment"].items()} == \
+        {mid: parts for mid, (_c, _e, parts) in both.items()}
+    joined = {c["member_id"]: c.get("client_id") for g in gens for c in g["causes"] if c["cause"] == "member_joined"}
+    assert joined == {ids["share-a"]: "share-a", ids["share-b"]: "share-b"}, joined
+    # an epoch without a member's coming or going: the topic's partitions initialised for the group
+    assert any(c.get("reason", "").startswith("share group epoch bumped to") and "member_id" not in c
+               for g in gens for c in g["causes"]), [g["causes"] for g in gens]
+    # share-a's removal: the first epoch without it, after its session ran out
+    gone = next(g for g in gens if g["generation"] > state_both[1] and ids["share-a"] not in g["members"])
+    assert gone["members"] == [ids["share-b"]] and gone["generation"] <= state_alone[1], gone
+    assert {tuple(tp) for tp in by_epoch[state_alone[1]]["assignment"][ids["share-b"]]} == alone[ids["share-b"]][2]
+    assert [c.get("member_id") for c in gone["causes"]] == [ids["share-a"]], gone["causes"]
+    assert SESSION_MS - 1500 <= gone["started_ms"] - killed_at_ms <= SESSION_MS + 15000, \
+        (gone["started_ms"] - killed_at_ms)
+    # share-b's graceful stop: the last epoch, b named as its cause
+    assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["share-b"]], gens[-1]["causes"]
