@@ -29,7 +29,7 @@ import orjson
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-from ..core.events import REASON_LATE, event_to_dict, loads_json, parse_event
+from ..core.events import REASON_LATE, event_from_checked_text, event_to_dict, loads_json
 from ..core.group_clock import LiveClock
 from ..core.runner import ClusterLog, GroupRunner
 from ..core import records
@@ -68,7 +68,9 @@ def _record_rows(records: list[dict]) -> list[tuple]:
 
 class JobItems:
     """The job's pending items (core/runner.py, codec): canonical JSON text, or the columns of a heartbeat /
-    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets)."""
+    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets). Every item
+    comes from the decode stage's rows (a group's events, or a cluster-wide event), which hold only events it
+    accepted: the text is rebuilt as that event, not checked again (core/checked_events.py)."""
 
     @staticmethod
     def beat(monitor, item, ts: int) -> bool:
@@ -78,7 +80,7 @@ class JobItems:
     @staticmethod
     def event(item, ts: int, group: str):
         if type(item) is str:
-            return parse_event(item)
+            return event_from_checked_text(item)
         return hot_event(item[0], ts, group, *item[1:])
 
     @staticmethod
@@ -106,8 +108,8 @@ class _NewRows:
 
     def event(self, i: int, ts: int, group: str):
         etype = self.etype[i]
-        if etype is None:
-            return parse_event(self.payload[i])
+        if etype is None:  # an event the decode stage accepted, as its canonical text
+            return event_from_checked_text(self.payload[i])
         return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
                          self.host[i], self.payload[i])
 
