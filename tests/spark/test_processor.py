@@ -18,7 +18,7 @@ from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, shard_of, unpack_events
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 
@@ -348,7 +348,8 @@ def test_the_processor_does_not_check_again_what_the_decode_stage_checked(monkey
 
     checked = []
     check = event_parsing._from_object
-    monkeypatch.setattr(event_parsing, "_from_object", lambda value, *rest: checked.append(value) or check(value, *rest))
+    monkeypatch.setattr(event_parsing, "_from_object",
+                        lambda value, *rest: checked.append(value) or check(value, *rest))
     evs = _events(seconds=5)
     t0, end = evs[0]["ts"], evs[-1]["ts"]
     evs.insert(0, {"v": 1, "type": "topic_partitions", "ts": t0 - 10, "group": "", "topics": {"t": 2}})

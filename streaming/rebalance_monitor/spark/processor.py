@@ -14,8 +14,8 @@ event less the release delay; it follows the wall clock only once that has stood
 keeps one timer, at the earliest wake-up of its groups; it is replaced only when an earlier one is needed (a
 timer earlier than needed fires, runs nothing due, and sets the next one).
 
-Rows in: see `decode_stage` (heartbeats and polls as columns, other events as JSON text; `cluster` rows carry a
-cluster-wide event to each shard it concerns). Rows out: `kind` (a record kind, or `dead_letter`), `group`,
+Rows in: see decoding/decoded_rows.py (heartbeats and polls as columns, other events as JSON text; `cluster` rows
+carry a cluster-wide event to each shard it concerns). Rows out: `kind` (a record kind, or `dead_letter`), `group`,
 `ts`, `payload` (the record as JSON). Shard `CLUSTER_SHARD` carries what concerns no group's state: a decoded
 batch's clock row (its highest event time and the records it read, for the driver's figures), `end_offsets`
 records and the decoder's dead letters, all passed through.
@@ -38,7 +38,7 @@ from ..core.vocabulary import RecordKind
 from ..decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from ..decoding.event_columns import BEATS, HEARTBEAT, hot_event
 from ..decoding.json_parser import use_fastest_available
-from .gc_pause import gc_paused
+from ..gc_pause import gc_paused
 from .output_commits import last_commits
 from .runner_cache import RunnerCache, new_token, process_cache
 from .start_marks import StartMarks
