@@ -14,7 +14,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import helpers.offsets_encoder as enc  # noqa: E402
 
-from rebalance_monitor.spark import decode_stage  # noqa: E402
+from rebalance_monitor.decoding import record_decoder  # noqa: E402
 
 T0 = 1_700_000_000_000
 
@@ -31,18 +31,18 @@ def commit_records(groups: int, partitions: int, commits: int) -> list[tuple]:
 
 
 def decode_cpu_s(recs: list[tuple], chunk: int, compact: bool) -> float:
-    held = decode_stage.is_live_commit
+    held = record_decoder.is_live_commit
     if not compact:
-        decode_stage.is_live_commit = lambda key, value: False  # every commit decoded, as before compaction
+        record_decoder.is_live_commit = lambda key, value: False  # every commit decoded, as before compaction
     try:
-        decode = decode_stage.make_record_decoder({"__consumer_offsets": "offsets-topic"}, 1 << 20, 10 ** 12,
-                                                  shards=50)
+        decode = record_decoder.make_record_decoder({"__consumer_offsets": "offsets-topic"}, 1 << 20, 10 ** 12,
+                                                    shards=50)
         t = time.process_time()
         for _ in decode(recs[i:i + chunk] for i in range(0, len(recs), chunk)):
             pass
         return time.process_time() - t
     finally:
-        decode_stage.is_live_commit = held
+        record_decoder.is_live_commit = held
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ that stop at a later piece each time, every query one batch from the earliest of
 into Spark's no-op sink:
 
   read     Kafka to the no-op sink (the reader alone: Kafka's bytes into Spark rows);
-  decode   + the job's decode stage (mapInArrow: records to packed events keyed by shard, spark/decode_stage.py);
+  decode   + the job's decode stage (mapInArrow: records to packed events keyed by shard, decoding/row_batches.py);
            with Spark's connector, the JVM stages run before it (on `__consumer_offsets` the offset commits are
            compacted, spark/jvm_compaction.py; on the events the heartbeats, polls and commits are packed per
            group, spark/jvm_packing.py), and "python decode" is the same piece with all of it in Python;
@@ -40,7 +40,7 @@ from bench_offsets_topic import commit_load, job_drain
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 from rebalance_monitor.spark.query_plan import source_options, topic_sources
 from rebalance_monitor.spark.jvm import jvm_class_available
 from rebalance_monitor.spark.jvm_compaction import CLASS, KAFKA_COLUMNS, decode_input

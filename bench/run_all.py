@@ -19,6 +19,8 @@ BENCHES = [
     ("standalone cluster vs local mode vs plain consumer, both Kafka readers", ["bench_cluster.py"]),
     ("__consumer_offsets under a commit load, job vs plain consumer", ["bench_offsets_topic.py"]),
     ("__consumer_offsets decode, commits compacted or not", ["bench_decode_offsets.py"]),
+    ("events carried as text: parsed and checked (decode stage) or rebuilt once checked (processor)",
+     ["bench_checked_events.py"]),
     ("history: a year of a fleet's history, one group and the top 20", ["bench_history.py"]),
     ("KIP-714 broker plugin: a broker's cost under 2,000 clients' pushes, with and without it",
      ["bench_telemetry_plugin.py"]),

@@ -185,3 +185,40 @@ def test_the_file_service_sits_below_the_rooms_that_keep_files():
                 assert not wrong, f"{name} imports {sorted(wrong)}"
     users = {name for name, path in modules.items() if f"{PACKAGE}.files" in _imports_anywhere(path, PACKAGE)}
     assert {f"{PACKAGE}.metrics.state_file", f"{PACKAGE}.spark.sinks", f"{PACKAGE}.spark.job"} <= users
+
+
+def _room_imports(modules: dict[str, Path], room: str) -> dict[str, set[str]]:
+    """{module of `room` (a package, dotted): the package's modules it imports, wherever the import runs}."""
+    return {name: _imports_anywhere(path, PACKAGE) for name, path in modules.items()
+            if name == room or name.startswith(room + ".")}
+
+
+def _inside(target: str, room: str) -> bool:
+    return target == room or target.startswith(room + ".")
+
+
+def test_the_decode_room_sits_below_spark():
+    """decoding/ (the decode stage among it) is called by the job's plan and by its Python source, and imports
+    nothing of spark/."""
+    modules = module_names(ROOT, PACKAGE)
+    spark = f"{PACKAGE}.spark"
+    for name, targets in _room_imports(modules, f"{PACKAGE}.decoding").items():
+        wrong = {t for t in targets if _inside(t, spark)}
+        assert not wrong, f"{name} imports {sorted(wrong)}"
+    users = {name for name, path in modules.items() if f"{PACKAGE}.decoding.record_decoder" in
+             _imports_anywhere(path, PACKAGE) or f"{PACKAGE}.decoding.row_batches" in _imports_anywhere(path, PACKAGE)}
+    assert {f"{PACKAGE}.spark.query_plan", f"{PACKAGE}.spark.kafka_source.datasource"} <= users
+
+
+def test_a_sub_room_of_spark_imports_no_module_of_spark_above_it():
+    """spark/kafka_source/ (the Python source, run in Spark's workers too) reaches what it needs downward (the decode
+    room, the Kafka connection), never a module of spark/ outside itself: the decode stage's decoder was once
+    imported from there, an arrow running up."""
+    modules = module_names(ROOT, PACKAGE)
+    spark = f"{PACKAGE}.spark"
+    sub_rooms = {name for name, path in modules.items() if path.name == "__init__.py" and name.startswith(spark + ".")}
+    assert f"{spark}.kafka_source" in sub_rooms
+    for room in sub_rooms:
+        for name, targets in _room_imports(modules, room).items():
+            wrong = {t for t in targets if _inside(t, spark) and not _inside(t, room)}
+            assert not wrong, f"{name} imports {sorted(wrong)}"

@@ -17,7 +17,7 @@ from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.decoding.event_columns import hot_event, hot_fields
 from rebalance_monitor.decoding.decoded_rows import PACK_COLUMNS, unpack_events
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 
 NOW = 1_700_000_100_000
 FUTURE = 3_600_000

@@ -8,7 +8,8 @@ import sys
 
 ROOM = ("rebalance_monitor.decoding", "rebalance_monitor.decoding.reference",
         "rebalance_monitor.decoding.event_columns", "rebalance_monitor.decoding.decoded_rows", "rebalance_monitor.decoding.json_parser",
-        "rebalance_monitor.spark.decode_stage", "rebalance_monitor.spark.processor")
+        "rebalance_monitor.decoding.record_decoder", "rebalance_monitor.decoding.row_batches",
+        "rebalance_monitor.decoding.wake_records", "rebalance_monitor.spark.processor")
 
 
 def _run(code: str) -> list[str]:

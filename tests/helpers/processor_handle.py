@@ -8,7 +8,7 @@ import pyarrow as pa
 from pyspark.sql import Row
 
 from rebalance_monitor.core.settings import CoreSettings
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 from rebalance_monitor.spark.processor import GroupProcessor
 
 

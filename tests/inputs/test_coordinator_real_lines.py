@@ -83,11 +83,11 @@ def test_an_undecodable_coordinator_line_is_a_dead_letter_with_its_reason_never_
 
 
 def test_the_job_s_decode_stage_dead_letters_each_undecodable_line_with_its_reason_and_origin():
-    """Through the Spark job's own decode stage (`spark/decode_stage.decode_records`, run here without Spark): each
+    """Through the Spark job's own decode stage (`decoding/record_decoder.decode_records`, run here without Spark): each
     real line a decoder cannot read becomes one dead-letter record naming its reason and its Kafka origin; the
     others give events or counted nothing, never a dead letter."""
     from rebalance_monitor.decoding.decoded_rows import DecodedRows
-    from rebalance_monitor.spark.decode_stage import decode_records
+    from rebalance_monitor.decoding.record_decoder import decode_records
 
     out = DecodedRows()
     recs = [("broker-logs", 0, i, 1_700_000_000_000 + i, None, c["line"].encode()) for i, c in enumerate(CASES)]

@@ -12,7 +12,7 @@ from helpers.processor_handle import TimerValues, new_processor
 
 from rebalance_monitor.decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 
 KNOWN, GONE = "5f0e7c1e-8a3b-4c1d-9e2f-0a1b2c3d4e5f", "00000000-0000-0000-0000-0000000000aa"
 TS = 1_700_000_000_000

@@ -1,4 +1,4 @@
-"""The collector pause of the Python workers (spark/gc_pause.py) gives the collector back as it found it."""
+"""The collector pause of the Python workers (gc_pause.py) gives the collector back as it found it."""
 from __future__ import annotations
 
 import gc
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rebalance_monitor.spark.gc_pause import gc_paused
+from rebalance_monitor.gc_pause import gc_paused
 
 
 def test_the_pause_nests_and_resumes_once_at_the_outermost_end_even_after_an_error():
@@ -34,7 +34,7 @@ def test_a_collector_already_off_stays_off():
 
 
 def test_a_decoding_task_pauses_the_collector_for_its_length_and_gives_it_back_when_stopped_early():
-    from rebalance_monitor.spark.decode_stage import make_record_decoder
+    from rebalance_monitor.decoding.record_decoder import make_record_decoder
 
     def chunks():
         for i in range(3):
@@ -55,10 +55,10 @@ def test_a_decoding_task_lets_its_rows_go_before_the_collector_resumes(monkeypat
     """The decoded rows of a pack (a tuple per event) are garbage once packed. Still referenced when the pause
     ends, they were walked by the young collection that follows, for nothing: a tenth of the decode's time
     with a whole read task in one pack (measured on the job's benchmark)."""
-    import rebalance_monitor.spark.decode_stage as decode_stage
+    import rebalance_monitor.decoding.record_decoder as record_decoder
     from contextlib import contextmanager
 
-    from rebalance_monitor.spark.decode_stage import make_record_decoder
+    from rebalance_monitor.decoding.record_decoder import make_record_decoder
     from rebalance_monitor.decoding.decoded_rows import PACK_COLUMNS
 
     left: list[int] = []
@@ -69,7 +69,7 @@ def test_a_decoding_task_lets_its_rows_go_before_the_collector_resumes(monkeypat
             yield
             left.append(sum(type(o) is tuple and len(o) == len(PACK_COLUMNS) for o in gc.get_objects(generation=0)))
 
-    monkeypatch.setattr(decode_stage, "gc_paused", paused_and_counted)
+    monkeypatch.setattr(record_decoder, "gc_paused", paused_and_counted)
     records = [("ev", 0, i, None, None, json.dumps({"v": 1, "type": "heartbeat", "ts": 1_700_000_000_000 + i,
                                                     "group": f"g{i % 7}", "member_id": f"m{i % 5}",
                                                     "generation": 1, "error": None}).encode())

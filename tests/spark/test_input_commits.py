@@ -10,7 +10,7 @@ import helpers.offsets_encoder as enc
 from helpers.replay import replay_records
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark.decode_stage import make_record_decoder
+from rebalance_monitor.decoding.record_decoder import make_record_decoder
 from rebalance_monitor.decoding.decoded_rows import unpack_events
 
 TOPIC = "__consumer_offsets"
@@ -129,7 +129,7 @@ def test_the_jvm_stage_keeps_what_the_python_stage_keeps(spark):
 
     from helpers.fixtures_spark import INPUT_STAGE_JAR, kafka_rows
 
-    from rebalance_monitor.spark.decode_stage import make_decoder
+    from rebalance_monitor.decoding.row_batches import make_decoder
     from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA
     from rebalance_monitor.spark.jvm_compaction import decode_input
 

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
+from rebalance_monitor.decoding.wake_records import WAKE_KEY
 from rebalance_monitor.decoding.decoded_rows import DECODED_SCHEMA, unpack_events
 
 pytestmark = [pytest.mark.spark]

@@ -18,7 +18,7 @@ from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, shard_of, unpack_events
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 
@@ -338,3 +338,41 @@ def test_a_groups_run_hands_on_each_partitions_last_commit():
         return out
 
     assert latest(got) == latest(want)
+
+
+def test_the_processor_does_not_check_again_what_the_decode_stage_checked(monkeypatch):
+    """Each event is checked once, in the decode stage (the parser's checks, for the events that travel as text):
+    the processor rebuilds them unchecked (core/checked_events.py) as new events, as pending ones in a later batch,
+    as cluster-wide events and as a late group setting taken as standing; its records are replay's."""
+    from rebalance_monitor.core import event_parsing
+
+    checked = []
+    check = event_parsing._from_object
+    monkeypatch.setattr(event_parsing, "_from_object",
+                        lambda value, *rest: checked.append(value) or check(value, *rest))
+    evs = _events(seconds=5)
+    t0, end = evs[0]["ts"], evs[-1]["ts"]
+    evs.insert(0, {"v": 1, "type": "topic_partitions", "ts": t0 - 10, "group": "", "topics": {"t": 2}})
+    evs.append({"v": 1, "type": "leave", "ts": end + 1, "group": "g", "member_id": "b", "reason": "closed"})
+    late = [{"v": 1, "type": "group_config", "ts": t0, "group": "g", "source": "group", "session_timeout_ms": 20_000},
+            {"v": 1, "type": "leave", "ts": t0, "group": "g", "member_id": "a", "reason": None}]
+    rows = [Row(**r) for r in _decoded(evs) if r["shard"] == SHARD]
+    late_rows = [Row(**r) for r in _decoded(late) if r["shard"] == SHARD]
+    as_text = [e for e in evs + late if e["type"] not in ("heartbeat", "poll")]
+    assert [c["type"] for c in checked] == [e["type"] for e in as_text]  # the decode stage's checks
+    checked.clear()
+    p = new_processor()
+    got = _records(p.handleInputRows((SHARD,), iter(rows), TimerValues(0)))  # the newest 2 s stay pending
+    assert _snap_has_text(_group_snap(p))
+    got += _records(p.handleInputRows((SHARD,), iter([]), TimerValues(end + 1)))
+    out = list(p.handleInputRows((SHARD,), iter(late_rows), TimerValues(end + 1)))
+    assert checked == []
+    assert [json.loads(r.payload)["reason"] for r in out if r.kind == "dead_letter"] == ["late_event"]  # the leave
+    monkeypatch.undo()
+    assert [r for r in got if r["kind"] != "group_status"] == \
+        [r for r in _replay(evs, finish=True) if r["kind"] != "group_status"]
+
+
+def _snap_has_text(snap) -> bool:
+    """Whether a group's pending events (its runner snapshot) hold one carried as text."""
+    return any(type(entry[2]) is str for entry in snap["p"])

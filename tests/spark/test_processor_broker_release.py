@@ -14,7 +14,7 @@ from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
 from rebalance_monitor.decoding.decoded_rows import shard_of
-from rebalance_monitor.spark.decode_stage import make_decoder
+from rebalance_monitor.decoding.row_batches import make_decoder
 
 from helpers.processor_handle import TimerValues, new_processor
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rebalance_monitor.decoding.append_time import append_ms
-from rebalance_monitor.spark.decode_stage import make_record_decoder
+from rebalance_monitor.decoding.record_decoder import make_record_decoder
 from rebalance_monitor.spark.kafka_source.range_clients import stamp_columns
 from rebalance_monitor.spark.kafka_source.offsets import OffsetRange
 from rebalance_monitor.spark.kafka_source.options import SourceOptions

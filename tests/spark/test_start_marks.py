@@ -11,7 +11,8 @@ from pyspark.sql import Row
 
 from rebalance_monitor.decoding.decoded_rows import shard_of
 
-from rebalance_monitor.spark.decode_stage import WAKE_KEY, make_decoder, wake_marker
+from rebalance_monitor.decoding.row_batches import make_decoder
+from rebalance_monitor.decoding.wake_records import WAKE_KEY, wake_marker
 
 from helpers.processor_handle import MemoryHandle, TimerValues, decoded_rows, new_processor
 

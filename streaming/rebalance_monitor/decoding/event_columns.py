@@ -3,8 +3,9 @@
 Heartbeats, polls and offset commits are most of a busy events topic (all of the benchmark mix but the joins
 and syncs of a rebalance). The decode stage checks them once, exactly as `parse_event` would, and carries their
 fields as typed columns (a commit's offsets as a list), so that the processor builds the event without parsing
-JSON a second time. Every other event, and any of these that is not plainly valid in its common form, travels
-as canonical JSON text and takes `parse_event`.
+JSON a second time. Every other event, and any of these that is not plainly valid in its common form, takes
+`parse_event` in the decode stage and travels as canonical JSON text, which the processor rebuilds as that event
+without checking it again (core/checked_events.py).
 
 `hot_fields` never decides a rejection: it returns None ("take the full parser") whenever it is not sure,
 so the events and the rejects of the job are those of `parse_event`

@@ -11,9 +11,9 @@ import time
 
 from ..config import MonitorConfig
 from ..decoding.json_parser import use_fastest_available
+from ..decoding.wake_records import WAKE_KEY
 from ..files import HadoopFiles, join, scheme_of
 from .batch import CancelledBatchIsNoError, JobStats, between_batches, cancelled, handle_batch
-from .decode_stage import WAKE_KEY
 from .query_plan import QueryPlan
 
 log = logging.getLogger("rebalance_monitor.job")

@@ -5,8 +5,9 @@ Kafka connector's rows, before the Python decode stage sees them (streaming/java
 The decode stage then receives one row per group and chunk for those events, already in its own pack format
 (decoded_rows.PACK_COLUMNS), instead of a row per event it would parse; every other record reaches it as it came.
 Pack rows carry `rm_group`, `rm_pack`, `rm_ts` (the pack's newest event time; its record's Kafka timestamp is the
-row's `timestamp`) and `rm_records` (the records a row stands for). Without the jar on the class path the
-decode stage reads every event itself, as before: the same events, more rows moved.
+row's `timestamp`; decoding/row_batches.py, which reads them) and `rm_records` (the records a row stands for,
+decoding/input_commits.py). Without the jar on the class path the decode stage reads every event itself, as
+before: the same events, more rows moved.
 """
 from __future__ import annotations
 
@@ -17,9 +18,6 @@ from .jvm import jvm_class_available
 log = logging.getLogger(__name__)
 
 CLASS = "rebalancemonitor.spark.EventPacking"
-GROUP_COLUMN = "rm_group"
-PACK_COLUMN = "rm_pack"
-TS_COLUMN = "rm_ts"
 # packed records a task holds before it hands its packs on (the Python decode stage's own chunk is its source's)
 PACK_RECORDS = 100_000
 

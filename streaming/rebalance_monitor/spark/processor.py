@@ -14,8 +14,8 @@ event less the release delay; it follows the wall clock only once that has stood
 keeps one timer, at the earliest wake-up of its groups; it is replaced only when an earlier one is needed (a
 timer earlier than needed fires, runs nothing due, and sets the next one).
 
-Rows in: see `decode_stage` (heartbeats and polls as columns, other events as JSON text; `cluster` rows carry a
-cluster-wide event to each shard it concerns). Rows out: `kind` (a record kind, or `dead_letter`), `group`,
+Rows in: see decoding/decoded_rows.py (heartbeats and polls as columns, other events as JSON text; `cluster` rows
+carry a cluster-wide event to each shard it concerns). Rows out: `kind` (a record kind, or `dead_letter`), `group`,
 `ts`, `payload` (the record as JSON). Shard `CLUSTER_SHARD` carries what concerns no group's state: a decoded
 batch's clock row (its highest event time and the records it read, for the driver's figures), `end_offsets`
 records and the decoder's dead letters, all passed through.
@@ -29,7 +29,7 @@ import orjson
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-from ..core.events import REASON_LATE, event_to_dict, loads_json, parse_event
+from ..core.events import REASON_LATE, event_from_checked_text, event_to_dict, loads_json
 from ..core.group_clock import LiveClock
 from ..core.runner import ClusterLog, GroupRunner
 from ..core import records
@@ -38,7 +38,7 @@ from ..core.vocabulary import RecordKind
 from ..decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
 from ..decoding.event_columns import BEATS, HEARTBEAT, hot_event
 from ..decoding.json_parser import use_fastest_available
-from .gc_pause import gc_paused
+from ..gc_pause import gc_paused
 from .output_commits import last_commits
 from .runner_cache import RunnerCache, new_token, process_cache
 from .start_marks import StartMarks
@@ -68,7 +68,9 @@ def _record_rows(records: list[dict]) -> list[tuple]:
 
 class JobItems:
     """The job's pending items (core/runner.py, codec): canonical JSON text, or the columns of a heartbeat /
-    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets)."""
+    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets). Every item
+    comes from the decode stage's rows (a group's events, or a cluster-wide event), which hold only events it
+    accepted: the text is rebuilt as that event, not checked again (core/checked_events.py)."""
 
     @staticmethod
     def beat(monitor, item, ts: int) -> bool:
@@ -78,7 +80,7 @@ class JobItems:
     @staticmethod
     def event(item, ts: int, group: str):
         if type(item) is str:
-            return parse_event(item)
+            return event_from_checked_text(item)
         return hot_event(item[0], ts, group, *item[1:])
 
     @staticmethod
@@ -106,8 +108,8 @@ class _NewRows:
 
     def event(self, i: int, ts: int, group: str):
         etype = self.etype[i]
-        if etype is None:
-            return parse_event(self.payload[i])
+        if etype is None:  # an event the decode stage accepted, as its canonical text
+            return event_from_checked_text(self.payload[i])
         return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
                          self.host[i], self.payload[i])
 

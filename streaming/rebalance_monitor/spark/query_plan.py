@@ -16,8 +16,8 @@ import logging
 
 from ..config import MonitorConfig, jar_files
 from ..decoding.decoded_rows import DECODED_SCHEMA
+from ..decoding.row_batches import make_decoder
 from ..files import join
-from .decode_stage import make_decoder
 from .jvm_compaction import decode_input
 from .processor import OUTPUT_SCHEMA, GroupProcessor
 from .sources import is_decoded, kafka_stream

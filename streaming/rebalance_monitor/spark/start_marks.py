@@ -28,8 +28,8 @@ class StartMarks:
         self.seen = seen if seen is not None else []
 
     def note(self, marker: str, started_ms: int) -> None:
-        """Count a marker (`decode_stage.wake_marker`'s text); those of another start than `started_ms` (an older
-        run's, read in a backlog) do not count."""
+        """Count a marker (`decoding.wake_records.wake_marker`'s text); those of another start than `started_ms`
+        (an older run's, read in a backlog) do not count."""
         m = json.loads(marker)
         if m["start"] != started_ms:
             return

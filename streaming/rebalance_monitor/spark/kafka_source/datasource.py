@@ -2,8 +2,8 @@
 
 The reader plans each micro-batch on the driver (the offsets to read up to, with Spark's admission control: a
 ``maxOffsetsPerTrigger`` limit is honoured by ``Trigger.AvailableNow`` too) and reads each planned range in a task
-(range_reader.py), or decodes it there with the option "decode" (decode_stage.py): the JVM then carries a row per group,
-not a row per record.
+(range_reader.py), or decodes it there with the option "decode" (decoding/record_decoder.py): the JVM then carries a
+row per group, not a row per record.
 """
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql.types import StructType
 
 from ...decoding.decoded_rows import DECODED_SCHEMA
-
-from ..decode_stage import make_record_decoder
+from ...decoding.record_decoder import make_record_decoder
 from .columns import output_schema
 from .metadata import Metadata, open_meta
 from .offsets import EARLIEST, LATEST, TP, DataLossError, from_json_offsets, plan_ranges, rate_limit, to_json_offsets

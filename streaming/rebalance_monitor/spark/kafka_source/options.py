@@ -69,7 +69,7 @@ class SourceOptions:
     include_headers: bool = False
     arrow_batch_rows: int = 20_000
     reuse_clients: bool = True  # keep each partition's client for its next range (client_pool.py)
-    decode: dict | None = None  # option "decode": emit decoded rows (see decode_stage) instead of records
+    decode: dict | None = None  # option "decode": emit decoded rows (decoding/record_decoder.py) instead of records
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "SourceOptions":

@@ -17,8 +17,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The frequent events of the canonical events topic (heartbeats, polls, offset commits) read and packed per group
  * in the JVM, before the job's Python decode stage (spark/jvm_packing.py): Python then receives one row per group
- * and chunk, in the pack format of its own decode stage (decode_stage.py, {@code PACK_COLUMNS}: a JSON list per
- * column), instead of a row per event it would parse itself.
+ * and chunk, in the pack format of its own decode stage (decoding/decoded_rows.py, {@code PACK_COLUMNS}: a JSON list
+ * per column), instead of a row per event it would parse itself.
  *
  * <p>Which records are packed is {@link HotEvent}'s call, the Python fast path's checks; every other record (other
  * topics, other event types, anything in doubt, the job's wake-up records) passes as it came. Nothing is decided

@@ -4,9 +4,9 @@ import java.util.Arrays;
 
 /**
  * The JSON text of a pack, written straight into a byte array: lists, integers, strings and nulls, which is all a
- * pack holds (decode_stage.py's {@code PACK_COLUMNS}: a list per column). Strings are written with an escape for a
- * quote, a backslash, a control character and every character above 127 ({@code \\uXXXX}, one per UTF-16 unit), so
- * the text is ASCII and any JSON reader gives back the very same string.
+ * pack holds (decoding/decoded_rows.py's {@code PACK_COLUMNS}: a list per column). Strings are written with an
+ * escape for a quote, a backslash, a control character and every character above 127 ({@code \\uXXXX}, one per
+ * UTF-16 unit), so the text is ASCII and any JSON reader gives back the very same string.
  */
 final class PackWriter {
     private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);

@@ -1,12 +1,12 @@
-"""The decoding stage of the job: raw Kafka rows to canonical events (or dead letters), in mapInArrow, or in the
-Python source as it reads. What it hands on, and how, is decoding/decoded_rows.py's (`DecodedRows`).
+"""The decode stage's decoder: Kafka records to canonical events (or dead letters), gathered as the rows it hands
+on (decoded_rows.py, `DecodedRows`). It runs in Spark's workers: in mapInArrow (row_batches.py, over the rows of
+Spark's Kafka connector) or in the Python source as it reads (spark/kafka_source/, option "decode").
 
-An adapter of the decode room (decoding/): heartbeats, polls and commits take the fast path
-(`decoding.event_columns.hot_fields`) and travel as columns; other events take the reference decoder
-(`decoding.reference.decode_record`). `__consumer_offsets`' live commits are compacted over a chunk
-(decoding/input_commits.py). Rows that went through the JVM stages first (Spark's connector: jvm_compaction.py,
-jvm_packing.py) carry what those stages did: the records each row stands for, and events already packed per group,
-which are taken as they are.
+Heartbeats, polls and commits take the fast path (`event_columns.hot_fields`) and travel as columns; other events
+take the reference decoder (`reference.decode_record`). `__consumer_offsets`' live commits are compacted over a
+chunk (input_commits.py). The job's wake-up records are read by their key and dropped (wake_records.py). Chunks
+that went through the JVM stages first (`Compacted`) carry the commits compacted there and the events packed
+there, which are taken as they are.
 """
 from __future__ import annotations
 
@@ -16,46 +16,20 @@ from typing import Iterable, Iterator
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..core import records
 from ..core.coordinator_placement import DEFAULT_OFFSETS_PARTITIONS
 from ..core.events import Rejected, event_to_dict
 from ..core.group_filter import GroupFilter
 from ..core.runner import REASON_NO_GROUP, cluster_route, end_offsets_record
-from ..decoding.append_time import append_ms as append_ms_of
-from ..decoding.decoded_rows import CLUSTER_SHARD, DecodedRows
-from ..decoding.event_columns import hot_fields
-from ..decoding.input_commits import RECORDS_COLUMN, CommitCompactor, is_live_commit
-from ..decoding.json_parser import use_fastest_available
-from ..decoding.reference import decode_record
-from .gc_pause import gc_paused
-from .jvm_packing import GROUP_COLUMN, PACK_COLUMN, TS_COLUMN
-
-# The key of the record the job writes to its input at start (see `job.wake_input`): it makes Spark run a
-# batch after a restart on a quiet input (from then on it runs one at every trigger). Read and dropped here.
-WAKE_KEY = b"rebalance-monitor/wake"
-
-
-def wake_marker(value, topic: str, partition: int) -> str | None:
-    """The marker a wake-up record carries ({"start", "n"}: the job's start and how many it wrote, see
-    `job.wake_input`) with the record's topic and partition, as JSON text; None for a bare wake-up."""
-    try:
-        note = orjson.loads(value) if value else None
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(note, dict) or type(note.get("start")) is not int or type(note.get("n")) is not int:
-        return None
-    return orjson.dumps({"start": note["start"], "n": note["n"], "tp": f"{topic}:{partition}"}).decode()
-
-
-def _kafka_ts_ms(column: pa.Array) -> list[int | None]:
-    """Record timestamps in epoch ms (None where a record has none)."""
-    if pa.types.is_timestamp(column.type):
-        mul, div = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}[column.type.unit]
-        raw = pc.cast(column, pa.int64()).to_pylist()
-        return [None if x is None or x < 0 else x * mul // div for x in raw]
-    return [None if x is None or x < 0 else int(x) for x in column.to_pylist()]
+from ..gc_pause import gc_paused
+from .append_time import append_ms as append_ms_of
+from .decoded_rows import CLUSTER_SHARD, DecodedRows
+from .event_columns import hot_fields
+from .input_commits import CommitCompactor, is_live_commit
+from .json_parser import use_fastest_available
+from .reference import decode_record
+from .wake_records import WAKE_KEY, wake_marker
 
 
 def _cluster_event(out: DecodedRows, ev, order: int, payload: str) -> str | None:
@@ -182,7 +156,7 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
         out = DecodedRows(keep, shards)
         names = topic_names_of(topic_ids) if "offsets-topic" in topic_sources.values() else None
         # the rows of up to pack_records records stay alive until packed: a collector running meanwhile would
-        # walk them again and again (spark/gc_pause.py). They are let go before each batch is handed on, so
+        # walk them again and again (gc_pause.py). They are let go before each batch is handed on, so
         # that they are freed, not walked by the collection that follows the pause.
         with gc_paused():
             for records in chunks:
@@ -198,38 +172,6 @@ def make_record_decoder(topic_sources: dict[str, str], max_bytes: int, max_futur
             out = batch = None
             if last is not None:
                 yield last
-
-    return decode
-
-
-def make_decoder(topic_sources: dict[str, str], max_bytes: int, max_future_ms: int, pack_records: int = 0,
-                 groups: dict | None = None, shards: int = DEFAULT_OFFSETS_PARTITIONS,
-                 topic_ids: tuple | None = None):
-    """The same decoder as a mapInArrow function over Kafka rows (Spark's connector, or the Python source
-    without `decode`)."""
-    decode_chunks = make_record_decoder(topic_sources, max_bytes, max_future_ms, pack_records, groups, shards,
-                                        topic_ids)
-
-    def records(batch: pa.RecordBatch):
-        packs = None
-        if PACK_COLUMN in batch.schema.names:  # events packed in the JVM (spark/jvm_packing.py)
-            is_pack = pc.is_valid(batch.column(PACK_COLUMN))
-            packed = batch.filter(is_pack)
-            batch = batch.filter(pc.invert(is_pack))
-            packs = zip(packed.column(GROUP_COLUMN).to_pylist(), packed.column(TS_COLUMN).to_pylist(),
-                        _kafka_ts_ms(packed.column("timestamp")), packed.column(PACK_COLUMN).to_pylist(),
-                        packed.column(RECORDS_COLUMN).to_pylist())
-        rows = zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
-                   batch.column("offset").to_pylist(), _kafka_ts_ms(batch.column("timestamp")),
-                   batch.column("key").to_pylist(), batch.column("value").to_pylist())
-        if RECORDS_COLUMN not in batch.schema.names:
-            return rows
-        # through the JVM stages: the commits compacted there count as read
-        superseded = (pc.sum(batch.column(RECORDS_COLUMN)).as_py() or 0) - batch.num_rows
-        return Compacted(rows, superseded, packs)
-
-    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return decode_chunks(records(b) for b in batches)
 
     return decode
 

@@ -1,4 +1,5 @@
-"""Python's cyclic garbage collector paused while a Spark task does its per-record work.
+"""Python's cyclic garbage collector paused while a Spark task does its per-record work: the decode stage's
+decoder (decoding/record_decoder.py) and the stateful processor (spark/processor.py). It sits below both rooms.
 
 A read task builds a tuple per record and a stateful task a few objects per event; the collector's young
 generation then runs every few hundred allocations, and its full collections walk every object the worker
