@@ -51,7 +51,7 @@ class OverCapLog:
     def say(self, now: float) -> None:
         more = self.count - len(self.names)
         log.warning("groups.max_groups (%d) reached: %s %s not exported%s; raise groups.max_groups or narrow "
-                    "groups.allow / groups.deny (rebalance_monitor_groups_dropped_total{reason=\"max_groups\"})",
+                    "groups.allow / groups.deny",
                     self.max_groups, "group" if self.count == 1 else "groups", ", ".join(self.names),
                     f" and {more} more" if more > 0 else "")
         self.names, self.count = [], 0
