@@ -31,7 +31,7 @@ import threading
 import time
 
 import fleet_process
-from bench_job import tree_cpu_s
+from bench_job import count_batch_reads, tree_cpu_s
 from fleet_schedule import TOPIC as ORDERS
 from proc_tree import PeakRss
 
@@ -99,15 +99,7 @@ def live(args, cfg, bootstrap: str, url: str) -> dict:
     monitor = MonitorService(cfg)
     monitor.start_exporter()
     job = monitor.job
-    read: dict[int, int] = {}
-    counted = job.process_batch
-
-    def process_batch(df, batch_id):
-        before = job.stats.records_read
-        counted(df, batch_id)
-        read[batch_id] = job.stats.records_read - before
-
-    job.process_batch = process_batch
+    read = count_batch_reads(job)  # Kafka records per batch (numInputRows counts the decoded, packed rows)
     job.session()  # in this (the main) thread: PySpark's context installs a signal handler
     serving = threading.Thread(target=monitor.serve, name="serve", daemon=True)
     t_start = time.time()

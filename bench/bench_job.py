@@ -75,6 +75,21 @@ def cfg_for(bootstrap, topic, work, trigger="5s", **extra):
         "sinks.dead_letter.path": os.path.join(work, f"d-{topic}"), "spark.trigger_interval": trigger, **extra})
 
 
+def count_batch_reads(job) -> dict[int, int]:
+    """The Kafka records each batch of `job` read ({batch id: records}, filled as batches run): the job's
+    foreachBatch wrapped, before `job.start()`."""
+    read: dict[int, int] = {}
+    counted = job.process_batch
+
+    def process_batch(df, batch_id):
+        before = job.stats.records_read
+        counted(df, batch_id)
+        read[batch_id] = job.stats.records_read - before
+
+    job.process_batch = process_batch
+    return read
+
+
 def tree_cpu_s() -> dict[str, float]:
     """CPU seconds used so far by this process's live descendants of a Spark job, by kind (proc_tree.KINDS: in
     local mode the driver JVM, where the tasks run, and the Python workers); the broker is none."""
@@ -90,7 +105,6 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     """The job as it runs in production (5 s processing-time trigger) on a backlog of `n` events, at most
     `per_trigger` per micro-batch. Sustained rate: rows / trigger-execution time over the batches after the
     first (which also starts Python workers and opens state)."""
-    per_batch_read: list[tuple[int, int]] = []
     # the driver's whole path, as `rebalance-monitor run` has it: the metrics updater behind the exporter
     # (its HTTP server not started: nobody scrapes) and its snapshot written after every batch
     from rebalance_monitor.metrics.exporter import ExporterSettings, MetricsExporter
@@ -99,14 +113,7 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     job = StreamingQueryJob(cfg_for(bootstrap, topic, work, **{"kafka.max_offsets_per_trigger": per_trigger,
                                                          "kafka.connector": connector}),
                      spark=spark, updater=exporter.updater, idle_clock=False)
-    counted = job.process_batch
-
-    def process_batch(df, batch_id):
-        before = job.stats.records_read
-        counted(df, batch_id)
-        per_batch_read.append((batch_id, job.stats.records_read - before))
-
-    job.process_batch = process_batch
+    read = count_batch_reads(job)
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
     with PeakRss() as peak:
@@ -123,14 +130,13 @@ def job_throughput(spark, bootstrap, topic, work, n: int, per_trigger: int, conn
     while time.time() < wait_until:
         for p in q.recentProgress:
             batches[p["batchId"]] = p
-        if all(b in batches for b, _ in per_batch_read) and sum(r for _, r in per_batch_read) >= read_all:
+        if all(b in batches for b in read) and sum(read.values()) >= read_all:
             break
         time.sleep(0.2)
     job.stop()
     # Kafka records per batch: what the batch's decoded rows say (numInputRows counts packed rows)
-    read = dict(per_batch_read)
     data = [(batches[b], read[b]) for b in sorted(batches) if read.get(b)]
-    steady = data[1:] or data
+    steady = data[1:]  # the first batch starts the Python workers: a drain of one batch has no steady rate (nan)
     rows = sum(r for _, r in steady)
     secs = sum(p["durationMs"]["triggerExecution"] for p, _ in steady) / 1000.0
     return {"rows": sum(r for _, r in data), "batches": len(data), "wall_s": wall, "cpu_s": cpu, "read": read_all,

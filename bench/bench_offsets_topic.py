@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import time
 
-from bench_job import connector_jars, tree_cpu_s
+from bench_job import connector_jars, count_batch_reads, tree_cpu_s
 from proc_tree import PeakRss
 
 from rebalance_monitor.config import load_config
@@ -83,15 +83,7 @@ def job_drain(spark, bootstrap: str, work: str, want: int, connector: str = "pyt
         "state.checkpoint_location": os.path.join(work, "ck"), "sinks.history.parquet_path": os.path.join(work, "h"),
         "sinks.dead_letter.path": os.path.join(work, "d"), "spark.trigger_interval": "5s", "exporter.enabled": False})
     job = StreamingQueryJob(cfg, spark=spark, idle_clock=False)
-    read: dict[int, int] = {}  # Kafka records per batch (numInputRows counts the decoded, packed rows)
-    counted = job.process_batch
-
-    def process_batch(df, batch_id):
-        before = job.stats.records_read
-        counted(df, batch_id)
-        read[batch_id] = job.stats.records_read - before
-
-    job.process_batch = process_batch
+    read = count_batch_reads(job)  # Kafka records per batch (numInputRows counts the decoded, packed rows)
     t0 = time.perf_counter()
     cpu0 = tree_cpu_s()
     with PeakRss() as peak:

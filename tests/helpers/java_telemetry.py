@@ -26,7 +26,7 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
     the `sources` given ("coordinator-log": the lines of the broker's `coordinator_log` file); of the events before
     `until_ms` only, when given (what the monitor knew then)."""
     from rebalance_monitor.config import load_config
-    from rebalance_monitor.core.reconstruct import Reconstructor
+    from helpers.replay import group_records
     from rebalance_monitor.decoding.reference import decode_record
     from rebalance_monitor.testing.witnesses import read_topic
 
@@ -41,14 +41,7 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
         for key, value, ts in records:
             evs, _rejects = decode_record(source, value, key=key, ts_ms=ts)
             events.extend(e for e in evs if e.group in (group, "") and (until_ms is None or e.ts < until_ms))
-    events.sort(key=lambda e: e.ts)
-    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay), emit_status=status,
-                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
-    out = []
-    for ev in events:
-        out.extend(recon.feed(ev))
-    out.extend(recon.finish())
-    return [r for r in out if r.get("group") == group]
+    return group_records(events, cfg, group, status)
 
 
 def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, max_poll_interval_ms: int,

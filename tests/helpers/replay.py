@@ -18,3 +18,13 @@ def replay_records(events, cfg):
     out.extend(recon.finish())
     return out
 
+
+def group_records(events, cfg, group: str, status: bool = False) -> list[dict]:
+    """The core's records of `group` from decoded events (any order: sorted by time first), as replay gives them."""
+    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay), emit_status=status,
+                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
+    out = []
+    for ev in sorted(events, key=lambda e: e.ts):
+        out.extend(recon.feed(ev))
+    out.extend(recon.finish())
+    return [r for r in out if r.get("group") == group]

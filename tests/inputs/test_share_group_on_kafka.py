@@ -15,10 +15,10 @@ import pytest
 
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
+from helpers.replay import group_records
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.expected import SHARE_REASON
-from rebalance_monitor.core.reconstruct import Reconstructor
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
 from rebalance_monitor.testing.broker import Broker
@@ -95,14 +95,7 @@ def _replay(bootstrap: str) -> list[dict]:
     for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
         evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names=topic_names)
         events.extend(e for e in evs if e.group in (GROUP, ""))
-    events.sort(key=lambda e: e.ts)
-    recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
-                          offsets_partitions=cfg.kafka.offsets_topic_partitions)
-    out = []
-    for ev in events:
-        out.extend(recon.feed(ev))
-    out.extend(recon.finish())
-    return [r for r in out if r.get("group") == GROUP]
+    return group_records(events, cfg, GROUP)
 
 
 def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_broker, tmp_path):

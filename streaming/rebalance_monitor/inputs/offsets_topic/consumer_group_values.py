@@ -74,11 +74,13 @@ def uuid_partitions(r: Reader, path: str) -> list:
     return r.array(path, entry, compact=True, min_item_bytes=18)
 
 
-def cg_target_member_value(r: Reader) -> dict:
-    p = "ConsumerGroupTargetAssignmentMemberValue"
+def target_member_value(r: Reader, p: str = "ConsumerGroupTargetAssignmentMemberValue") -> dict:
+    """A member's target assignment (topic ids and partitions): the consumer group's record, and the share
+    group's of the same layout (`p`, the record's name in the reasons)."""
     out = {"topic_partitions": uuid_partitions(r, f"{p}.topic_partitions")}
     r.tagged_fields(p)
     return out
+
 
 
 def cg_target_metadata_value(r: Reader) -> dict:

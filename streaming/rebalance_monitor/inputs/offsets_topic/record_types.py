@@ -7,7 +7,7 @@ from rebalance_monitor.decoding.decoded import Decoded
 
 from .classic_values import group_metadata_value, member_info, offset_commit_key, offset_commit_value
 from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_value, cg_member_metadata_value,
-                                    cg_metadata_value, cg_partition_metadata_value, cg_target_member_value,
+                                    cg_metadata_value, cg_partition_metadata_value, target_member_value,
                                     cg_target_metadata_value, resolve_topic_ids)
 from .share_group_values import (learn_topic_names, sg_current_assignment_value, sg_member_metadata_value,
                                  sg_metadata_value, sg_state_partition_metadata_value, sg_target_member_value,
@@ -165,7 +165,7 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         return Decoded([ev], record_type=rtype)
 
     if name == "ConsumerGroupTargetAssignmentMember":
-        cg_target_member_value(vr)
+        target_member_value(vr)
         return Decoded([], record_type=rtype)
 
     if name == "ConsumerGroupCurrentMemberAssignment":

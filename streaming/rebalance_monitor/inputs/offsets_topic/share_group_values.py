@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .consumer_group_values import uuid_partitions
+from .consumer_group_values import target_member_value, uuid_partitions
 from .wire import DecodeError, Reader, partition_index
 
 
@@ -72,10 +72,7 @@ def sg_target_metadata_value(r: Reader) -> dict:
 
 
 def sg_target_member_value(r: Reader) -> dict:
-    p = "ShareGroupTargetAssignmentMemberValue"
-    out = {"topic_partitions": uuid_partitions(r, f"{p}.topic_partitions")}
-    r.tagged_fields(p)
-    return out
+    return target_member_value(r, "ShareGroupTargetAssignmentMemberValue")  # the consumer group's layout
 
 
 def sg_current_assignment_value(r: Reader) -> dict:
