@@ -17,6 +17,8 @@ from rebalance_monitor.core.events import Rejected, parse_event
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import UNPARSED, decode_log_record
 
+# real lines of a broker of the project's own tests, its coordinator log as the test left it
+CAPTURED = "captured from Apache Kafka "
 DATA = os.path.join(os.path.dirname(__file__), "data", "coordinator_real_lines.jsonl")
 with open(DATA, encoding="utf-8") as fh:
     CASES = [json.loads(line) for line in fh if line.strip()]
@@ -51,7 +53,8 @@ def mismatches(case: dict) -> list[str]:
 def test_every_case_names_its_source_and_most_are_real():
     assert len(CASES) >= 50
     for case in CASES:
-        assert case["source"].startswith("https://" if case["real"] else "synthesised from "), case["source"]
+        assert case["source"].startswith(("https://", CAPTURED) if case["real"] else "synthesised from "), \
+            case["source"]
     assert sum(c["real"] for c in CASES) >= 40
 
 
@@ -156,3 +159,25 @@ def score() -> str:
 if __name__ == "__main__":
     print(score())
     sys.exit(0)
+
+
+SHARE_RUN = next(c["source"] for c in CASES if c["source"].startswith(CAPTURED + "4.4.0"))
+
+
+def test_a_4_4_share_group_from_its_coordinator_log_alone():
+    """KIP-932 on a 4.4 broker (tests/inputs/test_share_group_on_kafka.py): one share member, the topic's
+    partitions initialised for the group (an epoch no member caused), a second member, the first fenced on its
+    session's expiry; every generation is the share assignor's, never judged by a consumer assignor."""
+    from rebalance_monitor.core.expected import SHARE_REASON
+
+    a, b = "XYF4b2s8R0e_XC7m_AL81A", "T8X9n6N7R6GE8MPCC0crGw"
+    tid = "d2e087d8-bdbd-4942-af28-2c470c53b420"  # 0uCH2L29SUKvKCxHDFO0IA, as the log prints it
+    gens = [r for r in _replay(SHARE_RUN) if r["kind"] == "generation"]
+    assert [(g["generation"], sorted(g["members"])) for g in gens] == \
+        [(2, [a]), (3, [a]), (4, sorted([a, b])), (5, [b])], gens
+    assert all((g["protocol"], g["expected_assignment"], g["expected_reason"]) == ("simple", None, SHARE_REASON)
+               for g in gens), gens
+    assert [[(c["cause"], c.get("member_id")) for c in g["causes"]] for g in gens] == \
+        [[("member_joined", a)], [("unknown", None)], [("member_joined", b)], [("session_timeout", a)]]
+    assert gens[2]["assignment"] == {a: [[tid, 0]], b: [[tid, 1]]}
+    assert gens[3]["assignment"] == {b: [[tid, 0], [tid, 1]]}

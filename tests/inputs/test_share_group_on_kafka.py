@@ -4,7 +4,10 @@ with `kill -9` and removed by the coordinator after its session (`group.share.se
 test's broker of its own), the other stops gracefully. The project's decoder reads every ShareGroup* record the
 broker wrote, and the core's generations are held against what the broker's own share group tool
 (`kafka-share-groups --describe`, ShareGroupCommand) said at each step: the group epochs, the members' ids, client
-ids and partitions; no generation is judged by a consumer assignor."""
+ids and partitions; no generation is judged by a consumer assignor. The same group is then reconstructed from
+the broker's coordinator log alone (its INFO lines of the share group: a member joining, the epoch's bump and
+target assignment, each member's new assignment, the fence on session expiry, the leave) and held against
+`__consumer_offsets`."""
 from __future__ import annotations
 
 import re
@@ -20,6 +23,7 @@ from helpers.replay import group_records
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.expected import SHARE_REASON
 from rebalance_monitor.decoding.reference import decode_record
+from rebalance_monitor.inputs.coordinator_log import decode_log_record
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
 from rebalance_monitor.testing.broker import Broker
 from rebalance_monitor.testing.kafka_install import classpath, java_binary
@@ -98,7 +102,10 @@ def _replay(bootstrap: str) -> list[dict]:
     return group_records(events, cfg, GROUP)
 
 
-def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_broker, tmp_path):
+@pytest.fixture(scope="module")
+def share_run(share_broker, tmp_path_factory):
+    """The scenario, once for the module's tests: what the broker's share group tool said at each step."""
+    tmp_path = tmp_path_factory.mktemp("share-members")
     bootstrap = share_broker.bootstrap
     procs = []
     try:
@@ -136,6 +143,14 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
             if p.poll() is None:
                 kill_hard(p)
 
+    return {"both": both, "state_both": state_both, "ids": ids, "killed_at_ms": killed_at_ms, "alone": alone,
+            "state_alone": state_alone, "final": final}
+
+
+def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_broker, share_run):
+    bootstrap = share_broker.bootstrap
+    both, state_both, ids, killed_at_ms, alone, state_alone, final = (share_run[k] for k in (
+        "both", "state_both", "ids", "killed_at_ms", "alone", "state_alone", "final"))
     # every record the coordinator wrote of the group decodes, none rejected
     decoder = OffsetsTopicDecoder()
     kinds_seen = set()
@@ -176,3 +191,61 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
         (gone["started_ms"] - killed_at_ms)
     # share-b's graceful stop: the last epoch, b named as its cause
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["share-b"]], gens[-1]["causes"]
+
+
+def _log_replay(broker) -> tuple[list[dict], list[dict]]:
+    """(the group's decoded events, the core's records of the group) from the broker's coordinator log alone."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    events, group_lines = [], []
+    for line in broker.coordinator_log.read_text(errors="replace").splitlines():
+        d = decode_log_record(line)
+        assert d.rejected_reason is None, (d.rejected_reason, d.detail, line)
+        if f"[GroupId {GROUP}]" in line:
+            assert d.events or d.record_type, line  # every line of the group read: events, or a counted kind
+            group_lines.extend({k: v for k, v in e.items() if k != "v"} for e in d.events)
+        parsed, rejects = decode_record("coordinator-log", line)
+        assert not rejects, rejects
+        events.extend(e for e in parsed if e.group in (GROUP, ""))
+    return group_lines, group_records(events, cfg, GROUP)
+
+
+def test_a_share_groups_rebalances_from_the_coordinator_log_alone_match_consumer_offsets(share_broker, share_run):
+    """The same group from the coordinator's INFO lines only: each group epoch the coordinator logged, its members
+    and partitions, as `__consumer_offsets` and the share group tool give them; the killed member fenced on its
+    session's expiry, the stopped one leaving. The log prints no epoch for the last member's leave (a share
+    group's leave bumps the epoch without a line): its last generation is the one before."""
+    ids, state_both, state_alone = share_run["ids"], share_run["state_both"], share_run["state_alone"]
+    names = OffsetsTopicDecoder()
+    for key, value, ts in read_topic(share_broker.bootstrap, "__consumer_offsets"):
+        names.decode(key, value, ts)
+    lines, records = _log_replay(share_broker)
+    joins = [e for e in lines if e["type"] == "join"]
+    assert {e["member_id"] for e in joins} == set(ids.values()) and \
+        all((e["group_protocol"], e["protocols"]) == ("share", ["simple"]) for e in joins), joins
+    gens = [r for r in records if r["kind"] == "generation"]
+    from_offsets = [g for g in _replay(share_broker.bootstrap) if g["kind"] == "generation"]
+    # every epoch up to share-b's last one alone: the same generations, members, causes' members and partitions
+    assert [g["generation"] for g in gens] == [g["generation"] for g in from_offsets[:-1]], \
+        ([g["generation"] for g in gens], [g["generation"] for g in from_offsets])
+    assert gens[-1]["generation"] == state_alone[1]
+    for log_gen, off_gen in zip(gens, from_offsets):
+        assert sorted(log_gen["members"]) == sorted(off_gen["members"]), (log_gen, off_gen)
+        assert (log_gen["protocol"], log_gen["expected_assignment"], log_gen["expected_reason"]) == \
+            ("simple", None, SHARE_REASON), log_gen
+        assert [c.get("member_id") for c in log_gen["causes"]] == [c.get("member_id") for c in off_gen["causes"]]
+        named = {mid: sorted((names.topic_names.get(t, t), p) for t, p in tps)
+                 for mid, tps in (log_gen["assignment"] or {}).items()}
+        assert named == {mid: sorted(map(tuple, tps)) for mid, tps in off_gen["assignment"].items()}, \
+            (log_gen, off_gen)
+    two = next(g for g in gens if g["generation"] == state_both[1])
+    assert {mid: {(names.topic_names[t], p) for t, p in tps} for mid, tps in two["assignment"].items()} == \
+        {mid: parts for mid, (_c, _e, parts) in share_run["both"].items()}
+    gone = gens[-1]
+    assert gone["members"] == [ids["share-b"]], gone
+    assert [(c["cause"], c.get("member_id")) for c in gone["causes"]] == [("session_timeout", ids["share-a"])]
+    assert SESSION_MS - 1500 <= gone["started_ms"] - share_run["killed_at_ms"] <= SESSION_MS + 15000
+    timeouts = [r for r in records if r["kind"] == "member_timeout"]
+    assert [r["member_id"] for r in timeouts] == [ids["share-a"]], timeouts
+    # share-b's graceful stop: the group's last line, a leave
+    assert (lines[-1]["type"], lines[-1]["member_id"], lines[-1]["cause"]) == \
+        ("member_removed", ids["share-b"], "member_left"), lines[-1]

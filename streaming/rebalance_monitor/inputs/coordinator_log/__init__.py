@@ -56,6 +56,14 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
   `group_protocol` `consumer` unless the line says `using the classic protocol`). An epoch bumped `with
   metadata hash 0` -> `group_empty` (no subscribed topic has metadata: usually the last member left; the core
   takes it for a rebalance while a KIP-848 member is still in, whose topic does not exist yet).
+* KIP-932 (share groups, 4.x): `Member M joins the share group using the share protocol` -> `join` with
+  `group_protocol` `share` and `protocols` `["simple"]` (a share member, as `__consumer_offsets` gives it);
+  `Member M new assignment state: epoch=E, ..., assignedPartitions=[T-p, ...]` (a share member's: a consumer
+  member's also names revoked partitions, and is only counted) -> `sync` of epoch E, the partitions by topic id
+  (in the offsets topic's form);
+  `Member M left the share group` -> `member_left`. The epoch bump, the fence on session expiry and the target
+  assignment are the consumer group's lines (events above: the core knows the group's type from its members);
+  the target assignment names the share groups' assignor by its object (`...SimpleAssignor@h`): protocol `simple`.
 
 The package: `line.py` (a line's anatomy, JSON wrappers), `fields.py` (what the messages print: optionals,
 member sets, causes), `messages.py` (the catalogue of messages), `message_events.py` (the events of each message);

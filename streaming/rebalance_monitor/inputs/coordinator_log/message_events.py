@@ -1,10 +1,12 @@
 """The events each catalogued coordinator message means (`events_for(handler, match, ...)`)."""
 from __future__ import annotations
 
+import base64
 import re
+import uuid
 
 from rebalance_monitor.core import causes as C
-from rebalance_monitor.core.vocabulary import EventType
+from rebalance_monitor.core.vocabulary import SHARE_ASSIGNOR, EventType, GroupProtocol
 
 from .fields import MEMBER_METADATA_RE, added_member, fence_cause, host_of, id_set, leave_cause, opt, reason_member
 
@@ -26,6 +28,25 @@ def _epoch_of(m: re.Match) -> int | None:
         return None
     e = opt(e)
     return int(e) if e and re.fullmatch(r"-?\d+", e) else None
+
+
+# a share group's target assignment names its assignor by the object's `toString` (4.x:
+# `org.apache.kafka.coordinator.group.assignor.SimpleAssignor@593a38a1`), a consumer group's by its name (`uniform`)
+_SIMPLE_ASSIGNOR_RE = re.compile(r"(?:[\w$]+\.)*SimpleAssignor@[0-9a-f]+")
+
+
+def assignor_name(printed: str) -> str:
+    """The assignor's name (`ConsumerGroupPartitionAssignor.name()`) of a printed assignor: Kafka's SimpleAssignor,
+    the share groups' own, is `simple` (the name the offsets topic's share records give it)."""
+    return SHARE_ASSIGNOR if _SIMPLE_ASSIGNOR_RE.fullmatch(printed) else printed
+
+
+def topic_id(printed: str) -> str:
+    """A topic id as the offsets topic's records give it (`str(uuid.UUID)`), from the log's `Uuid.toString()`
+    (22 characters of URL-safe base64); anything else as printed."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{22}", printed):
+        return str(uuid.UUID(bytes=base64.urlsafe_b64decode(printed + "==")))
+    return printed
 
 
 def events_for(handler: str, m: re.Match, ts: int, broker: int | None,
@@ -111,19 +132,32 @@ def events_for(handler: str, m: re.Match, ts: int, broker: int | None,
         return [_ev(EventType.REBALANCE_STARTED, ts, group, generation=max(epoch - 1, 0),
                     reason=f"group epoch bumped to {epoch}")]
     if handler == "target":
-        return [_ev(EventType.GENERATION_COMPLETED, ts, group, generation=int(d["epoch"]), protocol=d["assignor"],
-                    leader=None)]
+        return [_ev(EventType.GENERATION_COMPLETED, ts, group, generation=int(d["epoch"]),
+                    protocol=assignor_name(d["assignor"]), leader=None)]
     if handler == "fenced":
         reason = d["reason"]
         return [_ev(EventType.MEMBER_REMOVED, ts, group, member_id=d["member"], cause=fence_cause(reason), reason=reason)]
+    if handler == "share_assignment":
+        # `Uuid-partition`: the log names no topic, only its id (as the offsets topic's records whose topic's name
+        # is not known yet give it)
+        parts = [p.rsplit("-", 1) for p in d["parts"].split(", ") if p]
+        return [_ev(EventType.SYNC, ts, group, member_id=d["member"], generation=int(d["epoch"]),
+                    protocol=SHARE_ASSIGNOR, leader=None, assignment=[[topic_id(t), int(p)] for t, p in parts],
+                    member_state=d["state"].lower())]
     if handler == "joined":
         reason = f"joined using the {d['proto']} protocol" if d.get("proto") else "joined"
         ev = _ev(EventType.JOIN, ts, group, member_id=d["member"], group_instance_id=opt(d.get("inst")),
                  protocols=[], topics=[], reason=reason)
-        if d.get("proto") != "classic":
+        if d.get("kind") == "share":
+            # a share group's member (KIP-932, 4.x `joins the share group using the share protocol`): as the
+            # offsets topic gives it, `group_protocol` share and the share groups' assignor, so that the core
+            # never judges its generations with a consumer assignor
+            ev["group_protocol"] = GroupProtocol.SHARE.value
+            ev["protocols"] = [SHARE_ASSIGNOR]
+        elif d.get("proto") != "classic":
             # a member of the broker-managed protocol (4.x says `using the consumer protocol`, 3.7-3.9 nothing):
             # it never rejoins, and stays in every new group epoch (one bumped by a metadata change alone
             # names no member) until it leaves or is fenced
-            ev["group_protocol"] = "consumer"
+            ev["group_protocol"] = GroupProtocol.CONSUMER.value
         return [ev]
     raise AssertionError(handler)

@@ -99,12 +99,17 @@ RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h in
                           r"with '(?P<assignor>[^']*)' assignor in (?P<ms>\d+) ?ms(?::.*)?" + END, "target"),
     ("member_fenced", r"\[GroupId (?P<group>.+?)\] Member (?P<member>\S+) fenced from the group because "
                       rf"(?P<reason>.*?){END}", "fenced"),
+    # KIP-932: a share member's new assignment (GroupMetadataManager.maybeReconcile of a share group: no revoked
+    # partitions, a consumer member's line names them) -> its sync at that epoch
+    ("share_member_assignment", r"\[GroupId (?P<group>.+?)\] Member (?P<member>\S+) new assignment state: "
+                                r"epoch=(?P<epoch>-?\d+), previousEpoch=-?\d+, state=(?P<state>\w+), "
+                                rf"assignedPartitions=\[(?P<parts>[^\]]*)\]{END}", "share_assignment"),
     ("member_left", r"\[GroupId (?P<group>.+?)\] Member (?P<member>\S+) left the (?:consumer|share|streams) group"
                     + END, "left"),
     ("member_left", r"\[GroupId (?P<group>.+?)\] Static [Mm]ember (?P<member>\S+) with instance id (?P<inst>\S+) "
                     rf"left the (?:consumer|streams) group{END}", "left"),
     ("member_joined", r"\[GroupId (?P<group>.+?)\] (?:Static )?[Mm]ember (?P<member>\S+)(?: with instance id "
-                      r"(?P<inst>\S+))? joins the (?:consumer|share|streams) group(?: using the (?P<proto>\w+) "
+                      r"(?P<inst>\S+))? joins the (?P<kind>consumer|share|streams) group(?: using the (?P<proto>\w+) "
                       rf"protocol)?{END}", "joined"),
 ]]
 
@@ -130,7 +135,8 @@ KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"Member .+ has already been removed from the group",
     r"Group leader \[memberId: .*\] failed to join before the rebalance timeout",
     r"Group .* is dead, skipping rebalance stage",
-    r"\[GroupId .*\] (?:Computed new subscription metadata|Member \S+ updated its subscribed topics"
+    r"\[GroupId .*\] (?:Computed new subscription metadata|Computed new metadata hash: -?\d+"
+    r"|Member \S+ updated its subscribed topics"
     r"|Member \S+ new assignment state|Member \S+ transitioned from|Dynamic member with unknown member id"
     r"|Static member \S+ with instance id \S+ (?:cannot join|is fenced)"
     r"|Static Member \S+ with instance id \S+ temporarily left|Creating a simple consumer group"
