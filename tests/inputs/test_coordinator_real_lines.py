@@ -1,4 +1,5 @@
-"""Real broker GroupCoordinator lines from public reports (Kafka 2.2 to 4.x), each held against its full decoding:
+"""Real broker GroupCoordinator lines from public reports (Kafka 2.2 to 4.x) and of a 4.4 broker the project's own
+share group test ran (source `captured from Apache Kafka 4.4.0: ...`), each held against its full decoding:
 the event types in order and, for every event, group, generation, member id, client id, host, leader, protocol,
 cause and reason as the line states them (`data/coordinator_real_lines.jsonl`, each with its source; lines marked
 `"real": false` are synthesised from a release's format string with a member id a client really prints).

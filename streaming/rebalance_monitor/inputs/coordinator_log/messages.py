@@ -154,4 +154,7 @@ KNOWN_NO_EVENT = [re.compile(p) for p in [
     r"Group coordinator is already ",
     r"Static member .* loaded with member id .+ at generation -?\d+",
     r"Loading group metadata for .* with generation|Group .* is over capacity",
+    # a share group's share-partition state (KIP-932): its topics initialised or deleted, not its membership
+    r"Existing deleting entries found in share group |Initializing topic .+ for share group .+ found in deleting "
+    r"state|Some topics for share group id .+ were not found in the metadata image",
 ]]
