@@ -47,12 +47,18 @@ def family(sample: str) -> str:
     return sample
 
 
+SENTINEL_GROUP = ("group", sentinel([{"ts": 0}])["group"])
+
+
 def counted(text: str, gauges: bool = False) -> dict:
     """The samples a run that never stopped must export alike (output records of kind group_status are one
-    per group and micro-batch, so they follow the batching too)."""
+    per group and micro-batch, so they follow the batching too). The sentinel's group is left out: it has no
+    record but its group_status, so whether its series exist yet when a run is scraped follows the batching
+    as well (a run that read everything in one batch has them; the killed run, scraped as soon as its last
+    expected record is counted, may not: seen in a fresh-clone run of this test)."""
     keep = COMPARED | (COMPARED_GAUGES if gauges else set())
     return {k: v for k, v in parse(text).items()
-            if family(k[0]) in keep and ("kind", "group_status") not in k[1]}
+            if family(k[0]) in keep and ("kind", "group_status") not in k[1] and SENTINEL_GROUP not in k[1]}
 
 
 def total(samples: dict, name: str) -> float:
