@@ -88,7 +88,8 @@ def sel(name: str, *matchers: str) -> str:
     return name + "{" + ", ".join(('cluster=~"$cluster"',) + matchers) + "}"
 
 
-FLEET = 'group=~"$group"'      # fleet overview: multi-value group variable (regex)
+FLEET = 'group_type=~"$group_type", group=~"$group"'   # fleet overview: multi-value type and group variables
+FLEET_GROUP = 'group=~"$group"'   # the recorded series (by cluster and group: no type; see typed())
 ONE = 'group="$group"'         # drill-down: exactly one group
 INST = 'instance=~"$instance"'  # monitor health
 
@@ -110,12 +111,28 @@ def cluster_var() -> db.QueryVariable:
 
 def group_var(multi: bool) -> db.QueryVariable:
     v = (db.QueryVariable("group").label("Consumer group").datasource(DS)
-         .query(f'label_values({metric("kafka_consumergroup_generation")}{{cluster=~"$cluster"}}, group)')
+         .query(f'label_values({metric("kafka_consumergroup_generation")}'
+                f'{{cluster=~"$cluster", group_type=~"$group_type"}}, group)')
          .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_CASE_INSENSITIVE_ASC))
     if multi:
         v = (v.multi(True).include_all(True).all_value(".*")
              .current(dm.VariableOption(selected=True, text="All", value="$__all")))
     return v
+
+
+def group_type_var() -> db.QueryVariable:
+    # classic, consumer, streams, share (unknown: a group known by its commits alone), as the monitor labels them
+    return (db.QueryVariable("group_type").label("Group type").datasource(DS)
+            .query(f'label_values({metric("kafka_consumergroup_generation")}{{cluster=~"$cluster"}}, group_type)')
+            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_ASC)
+            .multi(True).include_all(True).all_value(".*")
+            .current(dm.VariableOption(selected=True, text="All", value="$__all")))
+
+
+def typed(recorded_selector: str) -> str:
+    """A recorded series (kept by cluster and group) narrowed to the groups of the selected types."""
+    generation = sel("kafka_consumergroup_generation", FLEET)
+    return f"({recorded_selector} and on (cluster, group) {generation})"
 
 
 def instance_var() -> db.QueryVariable:

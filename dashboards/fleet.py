@@ -1,8 +1,8 @@
 """Fleet overview: which consumer groups rebalance, storm, time out and lag, across the selected clusters."""
 from __future__ import annotations
 
-from .common import (FLEET, UID_FLEET, bargauge_panel, base_dashboard, cluster_var, datasource_var, group_var,
-                     help_of, pie_panel, prometheus_annotation, q, recorded, render, row, sel, stat_panel,
+from .common import (FLEET, FLEET_GROUP, UID_FLEET, bargauge_panel, base_dashboard, cluster_var, datasource_var,
+                     group_type_var, group_var, help_of, typed, pie_panel, prometheus_annotation, q, recorded, render, row, sel, stat_panel,
                      table_panel, ts_panel)
 
 TITLE = "Kafka rebalances: fleet overview"
@@ -11,6 +11,8 @@ TITLE = "Kafka rebalances: fleet overview"
 def build() -> str:
     rate5m = recorded("cluster_group:kafka_consumergroup_generations:rate5m")
     causes1h = recorded("cluster_group_cause:kafka_consumergroup_rebalances:increase1h")
+    rate5m_typed = typed(f'{rate5m}{{cluster=~"$cluster", {FLEET_GROUP}}}')
+    causes1h_typed = typed(f'{causes1h}{{cluster=~"$cluster", {FLEET_GROUP}}}')
     storm = sel("kafka_consumergroup_storm", FLEET)
     gens = sel("kafka_consumergroup_generations_total", FLEET)
     rebalances = sel("kafka_consumergroup_rebalances_total", FLEET)
@@ -37,7 +39,8 @@ def build() -> str:
                         "Consumer groups by rebalance rate, storms, causes, member timeouts and lag. "
                         "Click a group in a table to open its drill-down. Annotations mark rebalances and storms "
                         "(with what each storm looks like).")
-         .with_variable(datasource_var()).with_variable(cluster_var()).with_variable(group_var(multi=True))
+         .with_variable(datasource_var()).with_variable(cluster_var())
+         .with_variable(group_type_var()).with_variable(group_var(multi=True))
          .annotation(rebal_ann).annotation(storm_ann))
 
     d = d.with_row(row("Now"))
@@ -64,11 +67,17 @@ def build() -> str:
         "Total lag", help_of("kafka_consumergroup_lag_sum"),
         [q(f"sum(max by (cluster, group) ({lag_sum}))")], graph=True))
 
+    d = d.with_panel(pie_panel(
+        "Groups by type", "The selected groups by type: classic, consumer (KIP-848), streams (KIP-1071), share "
+        "(KIP-932); unknown while nothing has said it.",
+        [q(f"count by (group_type) (max by (cluster, group, group_type) ({generation}))", "{{group_type}}",
+           instant=True)], w=6, h=6))
+
     d = d.with_row(row("Rebalances"))
     d = d.with_panel(table_panel(
         "Groups by rebalance rate",
         "Rebalances per hour (rate over 5 minutes), storm flag and members, busiest first.",
-        [q(f"topk(25, sum by (cluster, group) ({rate5m}{{cluster=~\"$cluster\", {FLEET}}}) * 3600)",
+        [q(f"topk(25, sum by (cluster, group) {rate5m_typed} * 3600)",
            instant=True, fmt="table"),
          q(f"max by (cluster, group) ({storm})", instant=True, fmt="table"),
          q(f"max by (cluster, group) ({sel('kafka_consumergroup_members', FLEET)})", instant=True, fmt="table")],
@@ -76,7 +85,7 @@ def build() -> str:
         rename={"Value #A": "rebalances/h", "Value #B": "storm", "Value #C": "members"}))
     d = d.with_panel(ts_panel(
         "Rebalance rate, top 10 groups", "Completed generations per minute (rate over 5 minutes).",
-        [q(f"topk(10, sum by (cluster, group) ({rate5m}{{cluster=~\"$cluster\", {FLEET}}}) * 60)",
+        [q(f"topk(10, sum by (cluster, group) {rate5m_typed} * 60)",
            "{{group}} ({{cluster}})")],
         unit="short", w=12, h=9))
     d = d.with_panel(table_panel(
@@ -91,7 +100,7 @@ def build() -> str:
         unit="short", w=8, h=8, step=True))
     d = d.with_panel(pie_panel(
         "Top causes, last hour", help_of("kafka_consumergroup_rebalances_total"),
-        [q(f"topk(10, sum by (cause) ({causes1h}{{cluster=~\"$cluster\", {FLEET}}}))", "{{cause}}",
+        [q(f"topk(10, sum by (cause) {causes1h_typed})", "{{cause}}",
            instant=True)],
         w=8, h=8))
     d = d.with_panel(ts_panel(

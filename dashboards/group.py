@@ -89,6 +89,11 @@ def build() -> str:
         [q(f"max by (state) ({state}) == 1", "{{state}}", instant=True)],
         text_mode=cm.BigValueTextMode.NAME, w=3))
     d = d.with_panel(stat_panel(
+        "Type", "The group's type: classic, consumer (KIP-848), streams (KIP-1071) or share (KIP-932), from its "
+        "members (the group_type label of every group series).",
+        [q(f"max by (group_type) ({generation})", "{{group_type}}", instant=True)],
+        text_mode=cm.BigValueTextMode.NAME, w=3))
+    d = d.with_panel(stat_panel(
         "Generation", help_of("kafka_consumergroup_generation"), [q(f"max({generation})")], w=3, graph=True))
     d = d.with_panel(stat_panel(
         "Members", help_of("kafka_consumergroup_members"), [q(f"max({members})")], w=3, graph=True))

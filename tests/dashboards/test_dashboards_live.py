@@ -18,10 +18,11 @@ from dashboards.promql import label_values_selector, substitute
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LABEL_VALUES = {"group": "g", "cause": "session_timeout", "timeout": "session", "client_id": "c1", "host": "h1",
-                "topic": "t", "partition": "0", "protocol": "range", "broker": "1", "source": "events",
+LABEL_VALUES = {"group": "g", "group_type": "consumer", "cause": "session_timeout", "timeout": "session",
+                "client_id": "c1", "host": "h1", "topic": "t", "partition": "0", "protocol": "range", "broker": "1", "source": "events",
                 "reason": "invalid_json", "kind": "generation", "sink": "history", "state": "Stable"}
-LIVE_SUBSTITUTIONS = {"$cluster": ".*", "$group": "g", "$instance": ".*", "$__rate_interval": "10s",
+LIVE_SUBSTITUTIONS = {"$cluster": ".*", "$group_type": ".*", "$group": "g", "$instance": ".*",
+                      "$__rate_interval": "10s",
                       "$__range": "1m", "${__range}": "1m", "$__range_s": "60", "$__interval": "2s"}
 
 

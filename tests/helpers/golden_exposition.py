@@ -58,7 +58,7 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
     b0 = sample_records() + [
         # a group whose state is only inferred (no group_status): Empty generation, then a rebalance start
         _gen("billing", 1, t - 50_000, causes=(), members=(), duration_ms=None, min_moves=None,
-             mismatched_partitions=None),
+             mismatched_partitions=None, group_type="consumer"),
         {"kind": "rebalance_started", "group": "billing", "generation": 1, "started_ms": t - 45_000,
          "causes": [{"cause": "member_joined"}]},
         {"kind": "offsets_committed", "group": "billing", "ts": t - 44_000, "source": "broker",
@@ -66,7 +66,7 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
         {"kind": "end_offsets", "group": "", "offsets": [["invoices", 0, 8], ["invoices", 1, 9], None]},
         # label values that need escaping; a timeout without client id or host
         _gen(WEIRD, 4, t - 30_000, causes=("member_left", "member_left", "heartbeat_expired"),
-             protocol='we"ird'),
+             protocol='we"ird', group_type="share"),
         {"kind": "member_timeout", "group": WEIRD, "member_id": "w1", "timeout": "session", "detected_ms": t - 29_000},
         {"kind": "storm", "group": WEIRD, "started_ms": t - 28_000, "ended_ms": None, "pattern": 'fl"ap\n'},
         {"kind": "coordinator", "group": WEIRD, "ts": t - 27_000, "partition": 4, "broker": 'b"1', "action": "elected"},

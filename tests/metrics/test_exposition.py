@@ -6,11 +6,12 @@ import math
 from rebalance_monitor.metrics.catalogue import END_OFFSET, EVENTS_READ, GENERATION, LAG, MEMBER_TIMEOUTS, STATE, UP
 from rebalance_monitor.metrics.exposition import Family, Histogram, escape_label, fmt_value, group_label
 
-G = group_label('a"b\\c\nd')
+G = group_label('a"b\\c\nd', "share")
 
 
 def test_escaping_and_values():
-    assert G == 'group="a\\"b\\\\c\\nd"'
+    assert G == 'group="a\\"b\\\\c\\nd",group_type="share"'
+    assert group_label("g") == 'group="g",group_type="unknown"'
     assert escape_label(7) == "7" and escape_label(None) == "None"
     assert [fmt_value(v) for v in (True, 3, 2.0, 0.25, math.inf, -math.inf, math.nan)] == \
         ["1", "3", "2.0", "0.25", "+Inf", "-Inf", "NaN"]

@@ -327,3 +327,13 @@ def test_on_s3_the_snapshot_is_tied_to_the_query_checkpoint_spark_wrote(spark, s
     files.write_bytes(f"{query}/metadata", (json.dumps({"id": "22222222-bbbb"}) + "\n").encode())
     assert not MetricsStateFile(path, query, files=files).load(updater(Clock()))
     assert files.list(f"{uri}/ck") == ["metrics-state.json", "query"]   # one object, no temporary beside it
+
+
+def test_a_groups_type_outlives_a_restart_and_an_older_snapshot_reads_as_unknown():
+    from rebalance_monitor.metrics.series import GroupSeries
+    s = GroupSeries("g", 1)
+    s.set_group_type("streams")
+    state = s.to_state()
+    assert GroupSeries.from_state("g", state).label == 'group="g",group_type="streams"'
+    del state["group_type"]               # written before the type was kept
+    assert GroupSeries.from_state("g", state).group_type == "unknown"

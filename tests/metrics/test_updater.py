@@ -378,3 +378,39 @@ def test_broker_path_for_groups_without_stream_commits():
     assert value(s, "kafka_consumergroup_lag", group="chatty", topic="s", partition="0") == 2
     # broker-sourced commits keep a group on the broker path
     assert u.groups_without_commits() == ["other", "quiet"]
+
+
+@pytest.mark.parametrize("granularity", ["partition", "topic", "group"])
+def test_every_series_of_a_group_carries_its_type_and_follows_a_change(granularity):
+    """The group's type (group_type label) comes from its generation and group_status records; until one says it
+    the group is "unknown"; a change (a classic group upgraded to KIP-848) writes every line again under the new
+    label, counters whole, and leaves no line under the old one."""
+    from rebalance_monitor.metrics.catalogue import GROUP_KEY
+    u = MetricsUpdater(clock=Clock(100.0), lag_granularity=granularity)
+    u.apply([{"kind": "offsets_committed", "group": "g", "ts": 90_000, "offsets": [["t", 0, 40]]},
+             {"kind": "end_offsets", "group": "", "ts": 90_000, "offsets": [["t", 0, 50]]}], now_ms=90_000)
+    assert value(scrape(u), "kafka_consumergroup_lag_sum", group="g", group_type="unknown") == 10
+
+    def types_of_group_lines():
+        seen = {}
+        for (name, labels), _v in scrape(u).items():
+            d = dict(labels)
+            if "group" in d:
+                assert tuple(k for k, _ in sorted(labels) if k in GROUP_KEY) == tuple(sorted(GROUP_KEY)), name
+                seen.setdefault(d["group_type"], set()).add(name)
+        return seen
+
+    u.apply([gen(group_type="classic")], now_ms=95_000)
+    assert set(types_of_group_lines()) == {"classic"}
+    assert value(scrape(u), "kafka_consumergroup_generations_total", group="g", group_type="classic") == 1
+    u.apply([{"kind": "group_status", "group": "g", "ts": 96_000, "group_type": "consumer", "state": "Stable",
+              "generation": 1, "members": 2}], now_ms=96_000)
+    seen = types_of_group_lines()
+    assert set(seen) == {"consumer"}
+    assert {"kafka_consumergroup_lag_sum", "kafka_consumergroup_generations_total"} <= seen["consumer"]
+    s = scrape(u)
+    assert value(s, "kafka_consumergroup_generations_total", group="g", group_type="consumer") == 1
+    assert value(s, "kafka_consumergroup_lag_sum", group="g", group_type="consumer") == 10
+    # a record without a type (an older producer) leaves the label as it is
+    u.apply([gen(generation=2, completed_ms=1_700_000_100_000)], now_ms=97_000)
+    assert set(types_of_group_lines()) == {"consumer"}

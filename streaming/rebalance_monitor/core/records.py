@@ -14,9 +14,10 @@ from .vocabulary import RecordKind
 
 def generation(group: str, ts: int, *, generation: int | None, protocol: str | None, leader: str | None,
                started_ms: int | None, completed_ms: int, duration_ms: int | None, causes: list[dict],
-               members: list[str], assignment: dict | None) -> dict:
-    """A generation that completed (the expected-assignment fields are added by `core/expected.py`)."""
-    return {"kind": RecordKind.GENERATION, "group": group, "ts": ts, "generation": generation,
+               members: list[str], assignment: dict | None, group_type: str = "unknown") -> dict:
+    """A generation that completed (the expected-assignment fields are added by `core/expected.py`);
+    `group_type`: classic, consumer, streams, share or unknown (`group/group_type.py`)."""
+    return {"kind": RecordKind.GENERATION, "group": group, "ts": ts, "group_type": group_type, "generation": generation,
             "protocol": protocol, "leader": leader, "started_ms": started_ms, "completed_ms": completed_ms,
             "duration_ms": duration_ms, "causes": causes, "members": members, "assignment": assignment}
 
@@ -63,8 +64,10 @@ def storm(*, started_ms: int, ended_ms: int | None, rebalances: int, window_ms: 
 def group_status(group: str, ts: int, *, state: str, generation: int | None, protocol: str | None,
                  leader: str | None, members: int, heartbeat_gap_ratios: dict, in_storm: bool,
                  rebalancing_since_ms: int | None, coordinator_partition: int,
-                 poll_gap_ratios: dict | None = None, client_standard_metrics: list | None = None) -> dict:
-    return {"kind": RecordKind.GROUP_STATUS, "group": group, "ts": ts, "state": state, "generation": generation,
+                 poll_gap_ratios: dict | None = None, client_standard_metrics: list | None = None,
+                 group_type: str = "unknown") -> dict:
+    return {"kind": RecordKind.GROUP_STATUS, "group": group, "ts": ts, "group_type": group_type, "state": state,
+            "generation": generation,
             "protocol": protocol, "leader": leader, "members": members,
             "max_heartbeat_gap_ratio": max(heartbeat_gap_ratios.values()) if heartbeat_gap_ratios else None,
             "heartbeat_gap_ratios": heartbeat_gap_ratios, "in_storm": in_storm,

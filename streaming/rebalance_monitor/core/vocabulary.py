@@ -106,6 +106,16 @@ BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE})
 SHARE_ASSIGNOR = "simple"
 
 
+class GroupType(StrEnum):
+    """A group's type as the broker runs it (the `group_type` of its records and the label of its metrics)."""
+
+    CLASSIC = "classic"  # members join with JoinGroup/SyncGroup; a client leader assigns
+    CONSUMER = "consumer"  # KIP-848 (a group being upgraded from classic, with members of both, is one already)
+    STREAMS = "streams"  # KIP-1071: Kafka Streams on group.protocol=streams; the broker assigns tasks
+    SHARE = "share"  # KIP-932: members share partitions
+    UNKNOWN = "unknown"  # no member, description or record has said yet (a group known by its commits alone)
+
+
 class ConfigSource(StrEnum):
     """Which resource a `group_config` event describes."""
 

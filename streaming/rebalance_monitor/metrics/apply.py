@@ -9,6 +9,9 @@ Replayed records do not count twice: generations are deduplicated on ``(generati
 starts on ``(generation, started_ms)``, member timeouts on ``(member_id, timeout, detected_ms)``, storms on
 ``started_ms``.
 
+A group's type (its ``group_type`` label) is the one its latest ``generation`` or ``group_status`` record says; a
+change writes all of its lines again under the new label (unknown until then).
+
 The group state is the one the ``group_status`` records say. Until a group's first ``group_status`` it is inferred
 (docs/metrics.md, "Group state"): a ``rebalance_started`` record -> PreparingRebalance, a ``generation`` record ->
 Stable (Empty when it has no member).
@@ -34,6 +37,7 @@ def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     if not s.seen_generations.first_time((gen, completed)):
         return
     s.stale_meta = True
+    s.set_group_type(r.get("group_type"))
     s.generations_total += 1
     causes = {c.get("cause") or "unknown" for c in (r.get("causes") or []) if isinstance(c, dict)} or {"unknown"}
     for c in causes:
@@ -123,6 +127,7 @@ def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     """The group as the core sees it now: state, generation, members, heartbeat gaps, storm, coordinator."""
     s.stale_meta = True
     s.has_status = True
+    s.set_group_type(r.get("group_type"))
     state = r.get("state")
     was_rebalancing = s.in_progress == 1
     if state in STATES:

@@ -27,8 +27,12 @@ BATCH_DURATION_BUCKETS: tuple[float, ...] = (
 
 METRIC_TYPES = ("counter", "gauge", "histogram", "info")
 
-# The label of every series that belongs to a consumer group (first in the labels of those families).
+# The labels of every series that belongs to a consumer group, first in the labels of those families, in this
+# order: the group's name, and its type (classic, consumer, streams, share, or unknown until something says it:
+# core/group/group_type.py). The exporter writes them once per group and reuses the text.
 GROUP_LABEL = "group"
+GROUP_TYPE_LABEL = "group_type"
+GROUP_KEY = (GROUP_LABEL, GROUP_TYPE_LABEL)
 
 # lag.granularity: how finely the per-partition offset families are exported (like KMinion's `granularity`).
 # "partition": a series per group, topic and partition; "topic": summed over each topic's partitions; "group":
@@ -65,6 +69,8 @@ class MetricSpec:
             raise ValueError(f"{self.name}: a histogram needs buckets")
         if self.type != "histogram" and self.buckets is not None:
             raise ValueError(f"{self.name}: only histograms have buckets")
+        if GROUP_LABEL in self.labels and self.labels[:len(GROUP_KEY)] != GROUP_KEY:
+            raise ValueError(f"{self.name}: a group's family starts with the labels {', '.join(GROUP_KEY)}")
         if self.rollup and (self.type != "gauge" or self.labels[-len(self.rollup):] != self.rollup):
             raise ValueError(f"{self.name}: only a gauge's last labels can be summed away")
 
@@ -108,71 +114,71 @@ REBALANCES = _g(
     "kafka_consumergroup_rebalances_total", "counter",
     "Completed rebalances by cause. A generation with several causes counts once per cause; "
     "a generation whose cause is not known counts under cause=\"unknown\".",
-    ("group", "cause"))
+    (*GROUP_KEY, "cause"))
 GENERATIONS = _g(
     "kafka_consumergroup_generations_total", "counter",
     "Completed generations (each counted once, whatever the number of causes).",
-    ("group",))
+    GROUP_KEY)
 REBALANCE_DURATION = _g(
     "kafka_consumergroup_rebalance_duration_seconds", "histogram",
     "Time from the first trigger of a rebalance to the completion of the new generation "
     "(generations whose start is unknown are not observed).",
-    ("group",), "seconds", REBALANCE_DURATION_BUCKETS)
+    GROUP_KEY, "seconds", REBALANCE_DURATION_BUCKETS)
 GENERATION = _g(
     "kafka_consumergroup_generation", "gauge",
-    "Current generation id of the group.", ("group",))
+    "Current generation id of the group.", GROUP_KEY)
 STATE = _g(
     "kafka_consumergroup_state", "gauge",
     "Group state: 1 for the current state, 0 for the others "
     "(Empty, PreparingRebalance, CompletingRebalance, Stable, Dead).",
-    ("group", "state"))
+    (*GROUP_KEY, "state"))
 MEMBERS = _g(
     "kafka_consumergroup_members", "gauge",
-    "Number of members of the group.", ("group",), "members")
+    "Number of members of the group.", GROUP_KEY, "members")
 PROTOCOL_INFO = _g(
     "kafka_consumergroup_protocol_info", "info",
-    "The assignor (protocol) the group chose; value is always 1.", ("group", "protocol"))
+    "The assignor (protocol) the group chose; value is always 1.", (*GROUP_KEY, "protocol"))
 REBALANCE_IN_PROGRESS = _g(
     "kafka_consumergroup_rebalance_in_progress", "gauge",
-    "1 while the group is rebalancing (PreparingRebalance or CompletingRebalance), else 0.", ("group",))
+    "1 while the group is rebalancing (PreparingRebalance or CompletingRebalance), else 0.", GROUP_KEY)
 LAST_REBALANCE_TS = _g(
     "kafka_consumergroup_last_rebalance_timestamp_seconds", "gauge",
-    "Epoch time the latest generation completed.", ("group",), "seconds")
+    "Epoch time the latest generation completed.", GROUP_KEY, "seconds")
 PARTITIONS_MOVED = _g(
     "kafka_consumergroup_partitions_moved_total", "counter",
-    "Partitions whose owner changed between consecutive generations.", ("group",), "partitions")
+    "Partitions whose owner changed between consecutive generations.", GROUP_KEY, "partitions")
 MISMATCHED_PARTITIONS = _g(
     "kafka_consumergroup_assignment_mismatched_partitions", "gauge",
     "Partitions of the latest generation assigned differently from what the group's assignor would "
-    "compute (absent when it cannot be computed).", ("group",), "partitions")
+    "compute (absent when it cannot be computed).", GROUP_KEY, "partitions")
 UNASSIGNED_PARTITIONS = _g(
     "kafka_consumergroup_unassigned_partitions", "gauge",
-    "Subscribed partitions no member owns in the latest generation.", ("group",), "partitions")
+    "Subscribed partitions no member owns in the latest generation.", GROUP_KEY, "partitions")
 ASSIGNMENT_IMBALANCE = _g(
     "kafka_consumergroup_assignment_imbalance", "gauge",
-    "Max minus min partitions per member in the latest generation.", ("group",), "partitions")
+    "Max minus min partitions per member in the latest generation.", GROUP_KEY, "partitions")
 NEEDLESS_MOVES = _g(
     "kafka_consumergroup_needless_moves", "gauge",
     "Partitions moved in the latest generation beyond the minimum needed (partitions_moved - min_moves).",
-    ("group",), "partitions")
+    GROUP_KEY, "partitions")
 # ---- members and liveness --------------------------------------------------------------------------------
 MEMBER_TIMEOUTS = _g(
     "kafka_consumergroup_member_timeouts_total", "counter",
     "Members detected past their session timeout (timeout=\"session\") or max.poll.interval.ms "
     "(timeout=\"poll\").",
-    ("group", "timeout", "client_id", "host"))
+    (*GROUP_KEY, "timeout", "client_id", "host"))
 HEARTBEAT_GAP_RATIO = _g(
     "kafka_consumergroup_heartbeat_gap_ratio", "gauge",
     "Largest ratio, over the members, of time since the last heartbeat to the session timeout "
-    "(1 means the member is about to be expired).", ("group",))
+    "(1 means the member is about to be expired).", GROUP_KEY)
 POLL_GAP_RATIO = _g(
     "kafka_consumergroup_poll_gap_ratio", "gauge",
     "Largest ratio, over the members whose polls are known, of time since the last poll to max.poll.interval.ms "
-    "(1 means the member is about to be removed for not polling).", ("group",))
+    "(1 means the member is about to be removed for not polling).", GROUP_KEY)
 # ---- the clients' own standard metrics (KIP-714's standard consumer set, as each client pushes it) -----------
 # Per client instance, as the client reports itself: not evidence of a member's heartbeats or polls (librdkafka
 # pushes only these, naming no member). From group_status records' client_standard_metrics.
-_PER_CLIENT = ("group", "client_id", "client_instance_id")
+_PER_CLIENT = (*GROUP_KEY, "client_id", "client_instance_id")
 CLIENT_POLL_IDLE_RATIO = _g(
     "kafka_consumergroup_client_poll_idle_ratio", "gauge",
     "The client's own standard metric (KIP-714, consumer.poll.idle.ratio.avg): the share of its time spent waiting "
@@ -196,45 +202,45 @@ CLIENT_REBALANCE_LATENCY_TOTAL = _g(
 STORM = _g(
     "kafka_consumergroup_storm", "gauge",
     "1 while the group is in a rebalance storm (storm.min_rebalances generations inside storm.window).",
-    ("group",))
+    GROUP_KEY)
 STORMS = _g(
     "kafka_consumergroup_storms_total", "counter",
-    "Rebalance storms that started.", ("group",))
+    "Rebalance storms that started.", GROUP_KEY)
 STORM_PATTERN = _g(
     "kafka_consumergroup_storm_pattern", "gauge",
     "What the group's running (or last) storm looks like, as the label pattern: rolling_restart, scaling, "
-    "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", ("group", "pattern"))
+    "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", (*GROUP_KEY, "pattern"))
 BROKER_VIEW_DISAGREEMENTS = _g(
     "kafka_consumergroup_broker_view_disagreements_total", "counter",
     "Times the group's coordinator, asked to describe it (ConsumerGroupDescribe, DescribeGroups), named other "
     "members or partitions than the monitor reconstructed at the same epoch (a broker_view record says what "
-    "differed).", ("group",))
+    "differed).", GROUP_KEY)
 # ---- lag -------------------------------------------------------------------------------------------------
 LAG = _g(
     "kafka_consumergroup_lag", "gauge",
     "Offset lag: log-end offset minus committed offset, never negative; per partition, or summed per topic "
     "(lag.granularity topic) or per group (group).",
-    ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION)
+    (*GROUP_KEY, "topic", "partition"), "offsets", rollup=_PER_PARTITION)
 LAG_SUM = _g(
     "kafka_consumergroup_lag_sum", "gauge",
-    "Offset lag summed over the group's partitions.", ("group",), "offsets")
+    "Offset lag summed over the group's partitions.", GROUP_KEY, "offsets")
 LAG_SECONDS = _g(
     "kafka_consumergroup_lag_seconds", "gauge",
     "Time lag, max over the group's partitions: now minus the estimated time the committed offset "
-    "was the log end (see docs/metrics.md, time lag).", ("group",), "seconds")
+    "was the log end (see docs/metrics.md, time lag).", GROUP_KEY, "seconds")
 COMMITTED_OFFSET = _g(
     "kafka_consumergroup_committed_offset", "gauge",
     "Latest committed offset of the group on the partition, or their sum over a topic's (lag.granularity "
     "topic) or all the group's partitions (group): its rate is the group's consumption rate.",
-    ("group", "topic", "partition"), "offsets", rollup=_PER_PARTITION)
+    (*GROUP_KEY, "topic", "partition"), "offsets", rollup=_PER_PARTITION)
 LAG_SUM_AT_REBALANCE_START = _g(
     "kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",
     "kafka_consumergroup_lag_sum when the latest rebalance started (snapshot taken on the rebalance_started "
     "record, or when the group entered PreparingRebalance); lag growth since = lag_sum minus this.",
-    ("group",), "offsets")
+    GROUP_KEY, "offsets")
 LAST_REBALANCE_START_TS = _g(
     "kafka_consumergroup_last_rebalance_start_timestamp_seconds", "gauge",
-    "Epoch time the latest rebalance started (first trigger seen).", ("group",), "seconds")
+    "Epoch time the latest rebalance started (first trigger seen).", GROUP_KEY, "seconds")
 END_OFFSET = _g(
     "kafka_topic_partition_end_offset", "gauge",
     "Log-end offset (high watermark) of the partition, or the sum over the topic's partitions some group "
@@ -243,7 +249,7 @@ END_OFFSET = _g(
 COORDINATOR_INFO = _g(
     "kafka_consumergroup_coordinator_info", "info",
     "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
-    ("group", "partition", "broker"))
+    (*GROUP_KEY, "partition", "broker"))
 # ---- the monitor itself ----------------------------------------------------------------------------------
 UP = _g(
     "rebalance_monitor_up", "gauge",

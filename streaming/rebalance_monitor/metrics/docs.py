@@ -105,7 +105,11 @@ INTRO = """# Metrics reference
      streaming/rebalance_monitor/metrics/catalogue.py; do not edit by hand. -->
 
 The rebalance monitor serves these metrics on `/metrics` (Prometheus text format 0.0.4) of its exporter,
-default `http://127.0.0.1:9308`. Every series with a `group` label belongs to one consumer group. The
+default `http://127.0.0.1:9308`. Every series with a `group` label belongs to one consumer group, and
+carries the group's type next to it: `group_type` is `classic`, `consumer` (KIP-848), `streams` (KIP-1071),
+`share` (KIP-932), or `unknown` until a record of the group says it (a group known by its commits alone). When a
+group's type changes (a classic group upgraded to KIP-848), all its series continue under the new label, counters
+whole: aggregate with `sum by (group)` or `sum without (group_type)` across such a change. The
 definitions live in one module, `rebalance_monitor.metrics.catalogue`; the exporter, this page and the
 Grafana dashboards are generated from it.
 

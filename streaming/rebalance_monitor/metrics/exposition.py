@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .catalogue import GROUP_LABEL, MetricSpec
+from .catalogue import GROUP_KEY, GROUP_LABEL, GROUP_TYPE_LABEL, MetricSpec
 
 
 def escape_label(value) -> str:
@@ -48,16 +48,17 @@ def header(spec: MetricSpec) -> str:
     return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
 
 
-def group_label(group: str) -> str:
-    """``group="<name>"``: the first label of every family of a group, written once per group and reused."""
-    return f'{GROUP_LABEL}="{escape_label(group)}"'
+def group_label(group: str, group_type: str = "unknown") -> str:
+    """``group="<name>",group_type="<type>"``: the first labels of every family of a group (the catalogue's
+    ``GROUP_KEY``), written once per group and reused."""
+    return f'{GROUP_LABEL}="{escape_label(group)}",{GROUP_TYPE_LABEL}="{escape_label(group_type)}"'
 
 
 class Family:
     """Writes the sample lines of one family: ``name{label="value",...} value``, with the spec's name and labels.
 
     Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`) standing
-    for the spec's first label. Values are formatted with :func:`fmt_value`. The renderers write hundreds of
+    for the spec's first labels (a group's family: the catalogue's ``GROUP_KEY``; else the first). Values are formatted with :func:`fmt_value`. The renderers write hundreds of
     thousands of lines: the text between the values is made once from the spec (:meth:`pieces`).
     """
 
@@ -69,16 +70,17 @@ class Family:
         self._open = spec.name + "{"
         labels = spec.labels
         self._key = f'{labels[0]}="' if labels else ""
+        n = len(GROUP_KEY) if spec.group_scoped else 1     # the labels `fixed` text stands for
         if not labels:
             self._pieces = self._pieces_after_fixed = (" ",)
         else:
             self._pieces = tuple([f'{{{labels[0]}="'] + [f'",{label}="' for label in labels[1:]] + ['"} '])
-            after = [f',{labels[1]}="'] + [f'",{label}="' for label in labels[2:]] if len(labels) > 1 else []
+            after = [f',{labels[n]}="'] + [f'",{label}="' for label in labels[n + 1:]] if len(labels) > n else []
             self._pieces_after_fixed = tuple(["{", *after, '"} ' if after else "} "])
 
     def pieces(self, fixed: bool) -> tuple[str, ...]:
         """The text around the label values of a line, from ``{`` to ``} ``: one more piece than values. With
-        ``fixed`` the first value is label text already written (it stands for the first label)."""
+        ``fixed`` the first value is label text already written (it stands for the first labels)."""
         return self._pieces_after_fixed if fixed else self._pieces
 
     def plain(self, value) -> str:
@@ -90,14 +92,14 @@ class Family:
         return f"{self._open}{fixed}}} {value if type(value) is int else fmt_value(value)}\n"
 
     def after_fixed(self, values: tuple) -> str:
-        """The labels after the first (given as text): ``,label="value",...} `` (a renderer may cache it)."""
+        """The labels after the fixed ones (given as text): ``,label="value",...} `` (a renderer may cache it)."""
         pieces = self._pieces_after_fixed
         if len(values) == 1:
             return f"{pieces[1]}{escape_label(values[0])}{pieces[2]}"
         return "".join([x for pair in zip(pieces[1:], map(escape_label, values)) for x in pair]) + pieces[-1]
 
     def line(self, fixed: str, values: tuple, value) -> str:
-        """A group's line: ``fixed`` stands for the first label, ``values`` are the next ones."""
+        """A group's line: ``fixed`` stands for the first labels, ``values`` are the next ones."""
         return f"{self._open}{fixed}{self.after_fixed(values)}{value if type(value) is int else fmt_value(value)}\n"
 
     def by_label(self, counts: Mapping) -> str:

@@ -44,7 +44,7 @@ _END_OFFSET = Family(END_OFFSET)
 
 # The per-partition families are the hot path (one line per group and partition): a partition's label text is
 # written once, from the pieces of the spec, and cached; lag and committed offset lines share it.
-assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 3, "group, topic, partition"
+assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 4, "group, group_type, topic, partition"
 _PARTITION = _LAG.pieces(fixed=True)                       # {<group>,topic="<t>",partition="<p>"}
 _TOPIC_PARTITION = tuple([END_OFFSET.name + _END_OFFSET.pieces(fixed=False)[0],
                           *_END_OFFSET.pieces(fixed=False)[1:]])   # name{topic="<t>",partition="<p>"}

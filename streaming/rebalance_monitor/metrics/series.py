@@ -51,7 +51,8 @@ class GroupSeries:
 
     def __init__(self, name: str, now_ms: int) -> None:
         self.name = name
-        self.label = group_label(name)        # the group's label text, first in each of its lines
+        self.group_type = "unknown"           # classic, consumer, streams, share (core/group/group_type.py)
+        self.label = group_label(name, self.group_type)   # the group's label text, first in each of its lines
         self.last_activity_ms = now_ms
         # counters
         self.rebalances: dict[str, int] = {}  # cause -> completed generations
@@ -99,6 +100,15 @@ class GroupSeries:
         self.new_keys = True
         self.lines = None
 
+    def set_group_type(self, group_type) -> None:
+        """The group's type as its records say it: every line of the group is written again with the new label."""
+        if not isinstance(group_type, str) or not group_type or group_type == self.group_type:
+            return
+        self.group_type = group_type
+        self.label = group_label(self.name, group_type)
+        self.lines = None
+        self.new_keys = self.stale_meta = self.stale_offsets = self.stale_lag = True
+
     # -- persistence -----------------------------------------------------------------------------------------
     def to_state(self) -> dict:
         """The group's counters and record-fed gauges as JSON-ready data (defaults left out)."""
@@ -114,6 +124,8 @@ class GroupSeries:
         for k in _STATE_FLAGS:
             if getattr(self, k):
                 d[k] = True
+        if self.group_type != "unknown":
+            d["group_type"] = self.group_type
         if self.rebalances:
             d["rebalances"] = self.rebalances
         if self.duration.count:
@@ -136,6 +148,7 @@ class GroupSeries:
             setattr(g, k, d.get(k))
         for k in _STATE_FLAGS:
             setattr(g, k, bool(d.get(k, False)))
+        g.set_group_type(d.get("group_type"))     # (snapshots before it: unknown until the group's next record)
         g.rebalances = {str(c): int(n) for c, n in (d.get("rebalances") or {}).items()}
         if "duration" in d:
             g.duration.load_state(d["duration"])

@@ -11,6 +11,7 @@ description names the assignor the coordinator uses: the core judges the group's
 from __future__ import annotations
 
 from .. import records
+from . import group_type
 from ..events import GroupDescribed
 
 DESCRIBED = "described"  # the key of `g.configs` holding what the coordinator's description named
@@ -22,6 +23,7 @@ def on_group_described(g, ev: GroupDescribed, out: list) -> None:
     if ev.error is not None:
         g.count("describe_errors")
         return
+    group_type.described(g, ev.group_type)
     if ev.group_type == "consumer" and ev.protocol:
         g.configs[DESCRIBED] = {ASSIGNOR: ev.protocol}
     broker_epoch = ev.group_epoch

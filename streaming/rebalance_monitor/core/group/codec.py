@@ -13,7 +13,8 @@ Group keys: g group, v version, st state, gen generation, p protocol, l leader, 
 s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerprints, n counters, hd a generation
 record held for its members' late syncs (held.py; absent or null: none, as in snapshots before it), cs the clients'
 standard metrics {client key: entry} (client_standard.py; absent from older snapshots: none), mp the most members
-the coordinator has held at once (expected.coordinator_order; absent from older snapshots: 0).
+the coordinator has held at once (expected.coordinator_order; absent from older snapshots: 0), gt the group's
+type once known (group_type.py; absent from older snapshots: None).
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def group_to_state(g) -> dict:
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
         "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
-        "bx": g.broker_release_exact,
+        "bx": g.broker_release_exact, "gt": g.group_type,
     }
 
 
@@ -104,6 +105,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
     g.client_standard = {k: dict(e) for k, e in (state.get("cs") or {}).items()}
     g.configs = dict(state.get("gc") or {})  # (snapshots before it: the broker has not said)
+    g.group_type = state.get("gt")  # (snapshots before it: its members say it again)
     g.members_peak = state.get("mp", 0)  # (snapshots before it: the members the coordinator holds now count)
     g.dirty = False
     return g

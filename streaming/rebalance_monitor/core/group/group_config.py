@@ -20,6 +20,7 @@ from ..events import GroupConfig
 from ..members import Member
 from ..vocabulary import SHARE_ASSIGNOR, ConfigSource, GroupProtocol, TimeoutSource
 from . import broker_view, deadlines
+from .group_type import is_share
 
 FAMILY = "consumer"
 SHARE = GroupProtocol.SHARE.value
@@ -57,11 +58,6 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
 def _key(family: str, source: str) -> str:
     """The key of `g.configs` for a family's settings from `source` (the consumer family's: the source alone)."""
     return source if family == FAMILY else f"{family}.{source}"
-
-
-def is_share(m: Member) -> bool:
-    """A member of a share group (KIP-932): a broker-assigned member whose assignor is the share groups' own."""
-    return m.kip848 and tuple(m.protocols or ()) == (SHARE_ASSIGNOR,)
 
 
 def kip848_session(g, family: str = FAMILY) -> tuple[int, str]:

@@ -28,7 +28,7 @@ from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
 from . import (broker_view, client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
-               deadlines, group_config, timers)
+               deadlines, group_config, group_type, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -66,6 +66,7 @@ class GroupMonitor:
         self.coordinator_change_ms: int | None = None  # when the coordinator last moved (causes window)
         self.broker_release: str | None = None  # the brokers' release as learned (broker_release events)
         self.broker_release_exact = False  # a log line named it (an ApiVersions guess does not replace it)
+        self.group_type: str | None = None  # classic, consumer, streams or share, once known (group_type.py)
         self.configs: dict[str, dict] = {}  # the group's settings as the broker said them (group_config.py)
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
@@ -131,6 +132,8 @@ class GroupMonitor:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, ev, out)
+        if kind is Join:  # a member says what it is when it joins (group_type.py)
+            group_type.current(self)
         return out
 
     def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
@@ -239,7 +242,8 @@ class GroupMonitor:
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
-            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now))
+            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now),
+            group_type=group_type.current(self))
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation
 from ..storm_pattern import summarise
-from . import deadlines, group_config, held, membership
+from . import deadlines, group_config, group_type, held, membership
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -283,7 +283,7 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         g.group, completed_ms, generation=gen, protocol=protocol, leader=r.leader, started_ms=started,
         completed_ms=completed_ms, duration_ms=duration, causes=r.final_causes(), members=ids,
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
-                    if assignment is not None else None))
+                    if assignment is not None else None), group_type=group_type.current(g))
     rec.update(judged)
     if from_broker:
         rec["protocol_source"] = "broker"  # the brokers' default assignor (group.consumer.assignors)
