@@ -27,17 +27,19 @@ def _ids(rnd: random.Random, n: int, prefix: str) -> list:
     while len(out) < n:
         s = style if style < 2 else rnd.randrange(2)
         # a Java UUID's text (what Streams clients use) or short names (Java hash buckets collide more)
-        out.setdefault(str(uuid.UUID(int=rnd.getrandbits(128))) if s == 0 else f"{prefix}{rnd.randrange(100)}", None)
+        out.setdefault(str(uuid.UUID(int=rnd.getrandbits(128))) if s == 0 else f"{prefix}{rnd.randrange(max(100, 4 * n))}", None)
     return list(out)
 
 
-def random_task_case(rnd: random.Random) -> dict:
+def random_task_case(rnd: random.Random, members: int = 20, processes: int = 6, subtopologies: int = 5,
+                     partitions: int = 16) -> dict:
+    """A case of at most that many members, processes, subtopologies and partitions per subtopology."""
     style = rnd.choice(SUBTOPOLOGY_STYLES)
-    n_subs = rnd.randint(1, 5)
-    subs = [{"id": style(i), "partitions": rnd.randint(1, 16) if rnd.random() < 0.9 else rnd.randint(0, 2),
+    n_subs = rnd.randint(1, subtopologies)
+    subs = [{"id": style(i), "partitions": rnd.randint(1, partitions) if rnd.random() < 0.9 else rnd.randint(0, 2),
              "stateful": rnd.random() < 0.6} for i in range(n_subs)]
-    processes = _ids(rnd, rnd.randint(1, 6), "p")
-    n_members = rnd.randint(1, 20)
+    processes = _ids(rnd, rnd.randint(1, processes), "p")
+    n_members = rnd.randint(1, members)
     member_ids = _ids(rnd, n_members, "m")
     spread = rnd.random() < 0.7  # members spread over the processes round robin, else at random
     members = [{"member_id": mid, "process_id": processes[i % len(processes)] if spread else rnd.choice(processes)}
