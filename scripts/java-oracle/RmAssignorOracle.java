@@ -9,6 +9,7 @@
 //   A server case's "coordinator_members" (["+member id", "-member id", ...]: the members the coordinator added to
 //     and removed from the group, in order) fills the assignor's member map as the target assignment builder does:
 //     first the members a TimelineHashMap so filled holds, as it iterates them, then the case's other members.
+// A case whose "assignor" is "sticky-task" is a streams group's (KIP-1071): streams/RmStreamsTaskOracle.java.
 // A line {"timeline": ["+key", "-key", ...]} answers {"order": [key, ...]}: how a TimelineHashMap iterates its keys
 // after those puts and removes.
 // A line {"warmup": N} runs the next case N times first (for timing); {"time": true} in a case adds "nanos".
@@ -90,7 +91,7 @@ public class RmAssignorOracle {
                     }
                     reply.put("nanos", nanos);
                 } else {
-                    for (int i = 0; i < warmup; i++) assign(c);
+                    for (int i = 0; i < warmup; i++) answer(c, JSON.createObjectNode());
                     warmup = 0;
                     long nanos = answer(c, reply);
                     if (c.path("time").asBoolean(false)) reply.put("nanos", nanos);
@@ -108,6 +109,7 @@ public class RmAssignorOracle {
     // {"result": {member: [[topic, partition], ...]}} (members and partitions sorted) or {"error": "..."}; returns
     // the nanoseconds spent in the assignor
     static long answer(JsonNode c, ObjectNode reply) {
+        if ("sticky-task".equals(c.path("assignor").asText())) return streamsTasks(c, reply);
         Map<String, List<TopicPartition>> result;
         long t0 = System.nanoTime();
         try {
@@ -125,6 +127,27 @@ public class RmAssignorOracle {
             for (TopicPartition tp : sorted) tps.addArray().add(tp.topic()).add(tp.partition());
         }
         return nanos;
+    }
+
+    // a streams group's task assignment (streams/RmStreamsTaskOracle.java, compiled only against the releases that
+    // have the streams task assignor API: reached by reflection so this file compiles against every release)
+    static Method streamsOracle;
+
+    static long streamsTasks(JsonNode c, ObjectNode reply) {
+        long t0 = System.nanoTime();
+        try {
+            if (streamsOracle == null) {
+                streamsOracle = Class.forName("RmStreamsTaskOracle").getMethod("answer", JsonNode.class, ObjectNode.class);
+            }
+            return (Long) streamsOracle.invoke(null, c, reply);
+        } catch (ClassNotFoundException e) {
+            reply.removeAll();
+            reply.put("error", "this release has no streams task assignor");
+        } catch (Exception | StackOverflowError e) {
+            reply.removeAll();
+            error(reply, e);
+        }
+        return System.nanoTime() - t0;
     }
 
     static void error(ObjectNode reply, Throwable e) {

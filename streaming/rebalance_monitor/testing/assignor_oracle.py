@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import zipfile
 from collections import deque
 from pathlib import Path
 
@@ -32,6 +33,7 @@ ORACLE_VERSION = ASSIGNOR_RELEASE  # the release whose assignors are the referen
 # every release the oracle runs: the reference, and the older ones whose server assignor rules the project follows
 ORACLE_RELEASES = tuple(dict.fromkeys((ORACLE_VERSION, *SERVER_ASSIGNOR_RELEASES)))
 SOURCE_DIR = project_root() / "scripts" / "java-oracle"
+STREAMS_TASK_ASSIGNOR_API = "org/apache/kafka/coordinator/group/api/streams/assignor/TaskAssignor.class"
 
 
 class OracleError(RuntimeError):
@@ -58,17 +60,30 @@ def oracle_libs(version: str = ORACLE_VERSION) -> Path:
     return kafka_home(version) / "libs"
 
 
+def has_streams_task_assignor(version: str = ORACLE_VERSION) -> bool:
+    """Whether `version`'s group coordinator has the streams task assignor API (KIP-1071) the streams group's
+    oracle (scripts/java-oracle/streams/) is written for."""
+    for jar in oracle_libs(version).glob("kafka-group-coordinator-api-*.jar"):
+        with zipfile.ZipFile(jar) as z:
+            if STREAMS_TASK_ASSIGNOR_API in z.namelist():
+                return True
+    return False
+
+
 def oracle_classes(version: str = ORACLE_VERSION) -> Path:
     """The compiled oracle for `version` (compiling it when its source changed)."""
     pinned = pinned_releases()
     if version not in pinned:
         raise KafkaNotInstalled(f"the assignor oracle is written for Kafka {', '.join(pinned)}, not {version}")
-    sources = sorted(SOURCE_DIR.glob("*.java"))
+    streams = sorted((SOURCE_DIR / "streams").glob("*.java"))
+    sources = sorted(SOURCE_DIR.glob("*.java")) + streams
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + " ".join(pinned).encode()).hexdigest()[:16]
     out = project_root() / "var" / "oracle" / f"{version}-{digest}"
     if (out / "RmAssignorOracle.class").exists():
         return out
     libs = oracle_libs(version)
+    if not has_streams_task_assignor(version):  # the streams group's oracle needs the release's streams assignor API
+        sources = [p for p in sources if p not in streams]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
     done = subprocess.run([_javac(), "-nowarn", "-d", str(tmp), "-cp", f"{libs}/*", *map(str, sources)],

@@ -12,12 +12,15 @@ import itertools
 from typing import Callable, Iterator
 
 from ..core.assignors import AssignmentInputError, run_assign_case
+from ..core.assignors.sticky_task_case import STICKY_TASK_CASE, run_sticky_task_case
 
 
 def outcome(case: dict):
     """The project's answer as the oracle writes it: {"result": ...} or {"error": ...} (the project rejects the case,
     e.g. because Kafka's assignor would fail on it), or {"crash": ...} (any other exception: never an agreement)."""
     try:
+        if isinstance(case, dict) and case.get("assignor") == STICKY_TASK_CASE:  # a streams group's tasks
+            return {"result": run_sticky_task_case(case)}
         return {"result": run_assign_case(case)}
     except AssignmentInputError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}

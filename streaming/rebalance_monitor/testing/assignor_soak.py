@@ -25,11 +25,22 @@ from .assignor_cases import CLIENT, MIXES, SERVER, SIZES, seeded_case
 from .assignor_coverage import Coverage
 from .assignor_oracle import KafkaAssignorOracle, OracleError, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
+from .task_assignor_cases import STICKY_TASK_CASE, seeded_task_case
 
-ASSIGNORS = CLIENT + SERVER
+# the six partition assignors, and the streams group's task assignor (KIP-1071; its cases are
+# testing.task_assignor_cases', one size; no coverage table, no shrinking)
+ASSIGNORS = CLIENT + SERVER + (STICKY_TASK_CASE,)
 BATCH_CASES = 256  # a batch closes at this many cases or at BATCH_WEIGHT partitions + members, whichever first
 BATCH_WEIGHT = 60_000
 KEEP_PER_ASSIGNOR = 20  # disagreements written per assignor (all are counted)
+
+
+def any_seeded_case(seed, assignor: str, index: int, mix) -> tuple[str, dict]:
+    """(size class, case) number `index` of `assignor`: a streams group's task case (size class "small") for
+    sticky-task, else `seeded_case`'s."""
+    if assignor == STICKY_TASK_CASE:
+        return "small", seeded_task_case(seed, index)
+    return seeded_case(seed, assignor, index, mix)
 
 
 class Soak:
@@ -62,10 +73,11 @@ class Soak:
             a = self.assignors[issued % len(self.assignors)]
             i = self.next_index[a]
             self.next_index[a] += 1
-            size, case = seeded_case(self.args.seed, a, i, self.mix)
+            size, case = any_seeded_case(self.args.seed, a, i, self.mix)
             self.sizes[a, size] += 1
             batch.append((a, i, case))
-            weight += len(case["members"]) + sum(case["partitions_per_topic"].values())
+            weight += len(case["members"]) + sum(case["partitions_per_topic"].values() if "partitions_per_topic" in
+                                                 case else (s["partitions"] for s in case["subtopologies"]))
         self.time["generate"] += time.perf_counter() - t0
         return batch
 
@@ -99,8 +111,9 @@ class Soak:
             for (a, i, case), o, k in zip(batch, ours, kafkas):
                 self._judge(a, i, case, o, k)
             t3 = time.perf_counter()
-            for _, _, case in batch:
-                self.coverage.add(case)
+            for a, _, case in batch:
+                if a != STICKY_TASK_CASE:
+                    self.coverage.add(case)
             t4 = time.perf_counter()
             self.time.update({"python": t1 - t0, "wait": t2 - t1, "compare": t3 - t2, "coverage": t4 - t3,
                               "java": nanos / 1e9, "java_busy": busy / 1e9})
@@ -166,7 +179,7 @@ class Soak:
     def shrink_disagreements(self, oracle) -> None:
         d = self.out / "shrunk"
         for a, i, case in self.first_disagreements:
-            small = shrink(case, disagreement(oracle))
+            small = case if a == STICKY_TASK_CASE else shrink(case, disagreement(oracle))
             d.mkdir(parents=True, exist_ok=True)
             kafka = oracle.assign_many([small])[0]
             (d / f"{a}-{i}.json").write_text(json.dumps(
@@ -179,7 +192,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=1_000_000, help="cases in all, the assignors taking turns")
     p.add_argument("--minutes", type=float, default=0, help="stop generating after this long (0: no limit)")
-    p.add_argument("--assignors", default="", help="comma-separated (default: all six)")
+    p.add_argument("--assignors", default="", help="comma-separated (default: all seven, sticky-task included)")
     p.add_argument("--mix", default="soak", choices=list(MIXES))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="var/assignor-soak")
@@ -198,7 +211,7 @@ def main(argv=None) -> int:
         return 0
     if args.replay:
         a, i = args.replay.split(":")
-        _, case = seeded_case(args.seed, a, int(i), MIXES[args.mix])
+        _, case = any_seeded_case(args.seed, a, int(i), MIXES[args.mix])
         with KafkaAssignorOracle() as oracle:
             print(json.dumps({"case": case, "ours": outcome(case), "kafka": oracle.assign_many([case])[0]}))
         return 0

@@ -14,6 +14,10 @@ server assignor names), with one rename: the group coordinator's ``range`` is ca
 ``server-range``    group coordinator's RangeAssignor (KIP-848)
 ==================  ==========================================================================
 
+A Kafka Streams group's tasks (KIP-1071) are assigned by the coordinator's StickyTaskAssignor, reproduced apart from
+this registry (its inputs are subtopologies and processes, not topics): ``sticky_task.sticky_task_assign``, its JSON
+case form ``sticky_task_case``, assignments compared in ``task_moves`` (docs/assignors.md, "Streams groups").
+
 ``consumer-range`` and other aliases are deliberately *not* accepted: no client sends them,
 and guessing would hide a data problem.  Anything else raises :class:`UnknownAssignor`.
 

@@ -289,3 +289,102 @@ def timeline_order(keys: Sequence[Hashable], hash_of: Callable[[Hashable], int],
     slots = [((hash_of(k) * _FIBONACCI) & _MASK64) >> shift for k in keys]
     order = sorted(range(len(keys)), key=lambda i: (slots[i], -i))
     return [keys[i] for i in order]
+
+
+def hashmap_iteration(keys: Sequence[Hashable], hash_of: Callable[[Hashable], int],
+                      constructor_capacity: int | None = None, compute_if_absent: bool = False) -> list:
+    """Iteration order of a ``java.util.HashMap`` made with ``new HashMap<>()`` (``constructor_capacity`` None) or
+    ``new HashMap<>(constructor_capacity)``, after ``put(key)`` of each of ``keys`` in this order, or, with
+    ``compute_if_absent``, ``computeIfAbsent(key)`` of each (a repeated key included: each call may grow the table).
+    ``put`` appends a new key to its bucket and grows the table after an insertion takes it past three quarters;
+    ``computeIfAbsent`` grows it first, when an earlier insertion took it past, and puts a new key at the head of its
+    bucket. Unlike :func:`hashmap_order` it follows the JDK's thresholds for tables of fewer than 16 slots too."""
+    cap = 0
+    first_cap = 16 if constructor_capacity is None else table_size_for(constructor_capacity)
+    buckets: dict[int, list] = {}
+    hashes: dict = {}
+    size = 0
+
+    def grow() -> None:
+        nonlocal cap, buckets
+        cap = cap * 2 if cap else first_cap
+        mask = cap - 1
+        grown: dict[int, list] = {}
+        for b in sorted(buckets):
+            for k in buckets[b]:
+                grown.setdefault(hashes[k] & mask, []).append(k)
+        buckets = grown
+
+    for k in keys:
+        if compute_if_absent and (cap == 0 or size > int(cap * 0.75)):
+            grow()
+        elif cap == 0:
+            grow()
+        if k in hashes:
+            continue
+        hashes[k] = spread(hash_of(k))
+        chain = buckets.setdefault(hashes[k] & (cap - 1), [])
+        before = len(chain)
+        if compute_if_absent:
+            chain.insert(0, k)
+        else:
+            chain.append(k)
+        size += 1
+        # treeifyBin on a small table resizes it instead: putVal calls it when the bucket held 8 keys already,
+        # computeIfAbsent when it held 7
+        if before >= _TREEIFY_THRESHOLD - compute_if_absent and cap < _MIN_TREEIFY_CAPACITY:
+            grow()
+        if not compute_if_absent and size > int(cap * 0.75):
+            grow()
+    return [k for b in sorted(buckets) for k in buckets[b]]
+
+
+class JavaPriorityQueue:
+    """A ``java.util.PriorityQueue`` with a comparator (``compare(a, b)`` -> negative, zero, positive): the same binary
+    heap, so elements that compare equal come out in the order the JDK's heap gives them."""
+
+    __slots__ = ("_cmp", "_heap")
+
+    def __init__(self, compare: Callable[[object, object], int]):
+        self._cmp = compare
+        self._heap: list = []
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def add(self, x) -> None:
+        es, cmp = self._heap, self._cmp
+        es.append(x)
+        k = len(es) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = es[parent]
+            if cmp(x, e) >= 0:
+                break
+            es[k] = e
+            k = parent
+        es[k] = x
+
+    def poll(self):
+        es = self._heap
+        if not es:
+            return None
+        result = es[0]
+        x = es.pop()
+        n = len(es)
+        if n:
+            cmp = self._cmp
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                c = es[child]
+                right = child + 1
+                if right < n and cmp(c, es[right]) > 0:
+                    child = right
+                    c = es[child]
+                if cmp(x, c) <= 0:
+                    break
+                es[k] = c
+                k = child
+            es[k] = x
+        return result
