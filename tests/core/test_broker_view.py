@@ -72,14 +72,26 @@ def test_the_described_assignor_judges_later_generations():
     assert before and before[0]["protocol"] is None
 
 
-def test_a_share_groups_description_is_not_compared_as_a_classic_groups():
-    """A share group (from __consumer_offsets: members of group_protocol `share`) that a classic describe answered
-    with no members: not a disagreement, a view that says it did not compare."""
+def test_a_share_groups_description_is_compared_at_its_epoch():
+    """A share group (from __consumer_offsets: members of group_protocol `share`) described by ShareGroupDescribe:
+    compared at the same group epoch, members and their current partitions (a share description has no target);
+    a classic describe's answer (no epoch) is not compared."""
     share = [ev("join", 1000, "g", member_id="a", topics=["t"], protocols=["simple"], group_protocol="share",
                 client_id="c-a", host="/127.0.0.1"),
              ev("rebalance_started", 1000, "g", generation=0, reason="share group epoch bumped to 1"),
              ev("generation_completed", 1000, "g", generation=1, protocol="simple", leader=None, protocol_type="share"),
-             _sync(1000, "a", 1, [0])]
+             _sync(1000, "a", 1, [0, 1])]
+
+    def share_described(parts):
+        return ev("group_described", 5000, "g", group_type="share", state="Stable", protocol="simple", group_epoch=1,
+                  assignment_epoch=1, members=[{"member_id": "a", "client_id": "c-a", "client_host": "/127.0.0.1",
+                                                "member_epoch": 1, "assignment": [["t", p] for p in parts],
+                                                "target_assignment": None}])
+    (view,) = views(run(share + [share_described([0, 1])]))
+    assert (view["agrees"], view["differences"], view["group_type"]) == (True, [], "share"), view
+    (view,) = views(run(share + [share_described([1])]))
+    assert view["agrees"] is False and view["differences"] == ["member a: the broker assigns [t-1], the monitor "
+                                                               "[t-0, t-1]"], view
     desc = ev("group_described", 5000, "g", group_type="share", state="Empty", protocol="", members=[])
     (view,) = views(run(share + [desc]))
-    assert (view["agrees"], view["reason"]) == (None, "a share group's description is not compared"), view
+    assert (view["agrees"], view["reason"]) == (None, "no epoch to compare"), view

@@ -20,7 +20,10 @@ from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers.replay import group_records
 
+from rebalance_monitor.broker_facts.describe import describe_groups
+from rebalance_monitor.broker_facts.poller import described_event
 from rebalance_monitor.config import load_config
+from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.core.expected import SHARE_REASON
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
@@ -122,6 +125,8 @@ def share_run(share_broker, tmp_path_factory):
             return (members, state) if ok else None
 
         both, state_both = eventually(both_stable, 90, lambda: f"two stable members: {_members(bootstrap)}")
+        described_both = _described(bootstrap)   # the monitor's own ShareGroupDescribe, at the same moment
+        described_ts = int(time.time() * 1000)
         ids = {client: mid for mid, (client, _e, _p) in both.items()}
         # the simple assignor gives each of the two members one of the two partitions; together, all of them
         assert set().union(*(p for _c, _e, p in both.values())) == {(TOPIC, 0), (TOPIC, 1)}
@@ -144,7 +149,43 @@ def share_run(share_broker, tmp_path_factory):
                 kill_hard(p)
 
     return {"both": both, "state_both": state_both, "ids": ids, "killed_at_ms": killed_at_ms, "alone": alone,
-            "state_alone": state_alone, "final": final}
+            "state_alone": state_alone, "final": final, "described_both": described_both,
+            "described_ts": described_ts}
+
+
+def _described(bootstrap: str):
+    """The group as the monitor's broker poller asks it (describe_groups: ListGroups v5 names it a share group,
+    ShareGroupDescribe v1 describes it), through kafka-python's admin client (the base install's)."""
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="rm-test-share-describe",
+                              request_timeout_ms=15000)
+    try:
+        return describe_groups(client, [GROUP])[GROUP]
+    finally:
+        client.close()
+
+
+def test_the_monitors_share_group_describe_agrees_with_the_brokers_tool_and_the_reconstruction(share_broker,
+                                                                                                share_run):
+    """ShareGroupDescribe (API 77), asked by the project's own encoding: the group's epochs, assignor, members,
+    client ids and partitions as Kafka's share group tool printed them at the same moment; and, read beside
+    `__consumer_offsets` as the broker poller publishes it, the core holds it against its reconstruction at the
+    same group epoch and finds them agreeing."""
+    desc, both, state_both = share_run["described_both"], share_run["both"], share_run["state_both"]
+    assert (desc.error, desc.api, desc.api_version, desc.group_type) == (None, "ShareGroupDescribe", 1, "share")
+    assert (desc.state, desc.group_epoch, desc.assignment_epoch, desc.protocol) == \
+        (state_both[0], state_both[1], state_both[2], "simple"), desc
+    assert {m.member_id: (m.client_id, m.member_epoch, set(m.assignment)) for m in desc.members} == both
+    assert all(m.subscribed_topics == (TOPIC,) and m.target_assignment is None for m in desc.members), desc.members
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    events = [parse_event(described_event(desc, share_run["described_ts"]))]
+    for key, value, ts in read_topic(share_broker.bootstrap, "__consumer_offsets"):
+        evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names={})
+        events.extend(e for e in evs if e.group in (GROUP, ""))
+    views = [r for r in group_records(events, cfg, GROUP) if r["kind"] == "broker_view"]
+    assert [(v["agrees"], v["differences"], v["broker_epoch"], v["monitor_epoch"], v["group_type"]) for v in views] \
+        == [(True, [], state_both[1], state_both[1], "share")], views
 
 
 def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_broker, share_run):

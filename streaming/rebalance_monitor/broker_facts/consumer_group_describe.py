@@ -51,21 +51,29 @@ def request(groups: list[str]) -> ConsumerGroupDescribeRequest:
 
 def decode_response(data: bytes | bytearray | memoryview, version: int) -> ConsumerGroupDescribeResponse:
     """The response body (after the response header) of `version`; DecodeError where the bytes are not one."""
-    if not isinstance(version, int) or not 0 <= version <= ConsumerGroupDescribeResponse.max_version:
-        raise DecodeError(f"{API} response version {version!r}: this decoder reads versions "
-                          f"0-{ConsumerGroupDescribeResponse.max_version}")
+    return strict_decode(ConsumerGroupDescribeResponse, API, data, version)
+
+
+def strict_decode(response_class, api: str, data: bytes | bytearray | memoryview, version: int):
+    """A flexible-version `response_class` (one of this package's schemas) read from `data` at `version`, whole:
+    DecodeError where the bytes end early, run past a length or leave bytes over, or the version is not one the
+    schema has (shared by the describe APIs kafka-python lacks)."""
+    low = (response_class.valid_versions or (0,))[0]
+    if not isinstance(version, int) or not low <= version <= response_class.max_version:
+        raise DecodeError(f"{api} response version {version!r}: this decoder reads versions "
+                          f"{low}-{response_class.max_version}")
     view = memoryview(bytes(data))
-    decode = ConsumerGroupDescribeResponse._struct.compiled_decode_from(
-        version, compact=True, tagged=True, data_class=ConsumerGroupDescribeResponse)
+    decode = response_class._struct.compiled_decode_from(
+        version, compact=True, tagged=True, data_class=response_class)
     try:
         response, end = decode(view, 0)
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, KeyError) as exc:
         # UnicodeDecodeError is a ValueError; a varint read past the end an IndexError
-        raise DecodeError(f"{API} v{version} response of {len(view)} bytes does not decode: "
+        raise DecodeError(f"{api} v{version} response of {len(view)} bytes does not decode: "
                           f"{type(exc).__name__}: {exc}") from None
     if end != len(view):
         what = "runs past its end" if end > len(view) else f"leaves {len(view) - end} bytes over"
-        raise DecodeError(f"{API} v{version} response of {len(view)} bytes {what} (a length read as {end})")
+        raise DecodeError(f"{api} v{version} response of {len(view)} bytes {what} (a length read as {end})")
     response._version = version
     return response
 
@@ -90,13 +98,14 @@ def _member(m, version: int, topic_names) -> MemberDescription:
     return MemberDescription(
         member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id, client_host=m.client_host,
         member_epoch=m.member_epoch, subscribed_topics=tuple(sorted(m.subscribed_topic_names or ())),
-        assignment=_partitions(m.assignment, topic_names), target_assignment=_partitions(m.target_assignment,
-                                                                                        topic_names),
+        assignment=partitions(m.assignment, topic_names),
+        target_assignment=partitions(m.target_assignment, topic_names),
         subscribed_topic_regex=m.subscribed_topic_regex, rack_id=m.rack_id,
         member_type=MEMBER_TYPES.get(m.member_type) if version >= 1 else None)
 
 
-def _partitions(assignment, topic_names):
+def partitions(assignment, topic_names) -> tuple:
+    """An Assignment's (topic, partition) pairs, sorted, topics named as `topic_name` names them."""
     if assignment is None:
         return ()
     return sorted_partitions((topic_name(tp, topic_names), p)

@@ -7,11 +7,14 @@ settings are the caller's, e.g. `KafkaConnection.kafka_python()`):
    a group whose coordinator is not found gets that error (COORDINATOR_NOT_AVAILABLE, ...).
 2. ListGroups v5 (KIP-848; Kafka 3.8+) at each coordinator names the type of each group it holds (classic,
    consumer, streams, share). A coordinator without v5, or whose listing fails, names none.
-3. ConsumerGroupDescribe (API 69) asks for the "consumer" groups, and for every group whose type is not known when
+3. ShareGroupDescribe (API 77, version 1: Kafka 4.1+) asks for the "share" groups; ConsumerGroupDescribe (API 69) for
+   the "consumer" groups, and for every group whose type is not known when
    the broker has API 69; DescribeGroups (API 15) asks for the others (classic, streams, share, a group the
    coordinator does not list), and for the groups API 69 answered with GROUP_ID_NOT_FOUND (a classic group: the
-   KIP-848 coordinator says "not a consumer group") or UNSUPPORTED_VERSION.
-4. Topics are named by API 69's own answer; a topic id it gives without a name is looked up once with Metadata.
+   KIP-848 coordinator says "not a consumer group") or UNSUPPORTED_VERSION. A streams group is asked with
+   DescribeGroups, which names its type only (StreamsGroupDescribe is not asked yet).
+4. Topics are named by API 69's and 77's own answers; a topic id given without a name is looked up once with
+   Metadata.
 
 Each group's answer, error or not, is its GroupDescription (descriptions.py): an error code of the broker for one
 group is that description's `error` (its Kafka name), never an exception. A request that cannot be sent or is not
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import classic_describe, consumer_group_describe as cgd
+from . import classic_describe, consumer_group_describe as cgd, share_group_describe as sgd
 from .consumer_group_describe import DecodeError
 from .descriptions import GroupDescription, error_name, failed
 
@@ -53,10 +56,15 @@ def describe_groups(client, groups: list[str]) -> dict[str, GroupDescription]:
         else:
             by_node[found].append(group)
     has_69 = _supports(manager, cgd.ConsumerGroupDescribeRequest)
+    has_77 = _supports(manager, sgd.ShareGroupDescribeRequest, 1)
     for node, node_groups in by_node.items():
         types = _group_types(manager, node)
-        by_69 = [g for g in node_groups if has_69 and (types is None or types.get(g) == "consumer")]
-        by_15 = [g for g in node_groups if g not in by_69]
+        by_77 = [g for g in node_groups if has_77 and types is not None and types.get(g) == "share"]
+        by_69 = [g for g in node_groups if g not in by_77 and has_69 and (types is None or types.get(g) == "consumer")]
+        by_15 = [g for g in node_groups if g not in by_69 and g not in by_77]
+        if by_77:
+            for d in _share_groups(manager, node, by_77):
+                out[d.group] = d
         if by_69:
             for d in _consumer_groups(manager, node, by_69):
                 if d.error in CLASSIC_FALLBACK:
@@ -155,6 +163,13 @@ def _consumer_groups(manager, node, groups: list[str]) -> list[GroupDescription]
     response = _send(manager, request, node)
     names = _topic_names(manager) if cgd.unnamed_topic_ids(response) else {}
     return [cgd.described(g, request.API_VERSION, node, names) for g in response.groups]
+
+
+def _share_groups(manager, node, groups: list[str]) -> list[GroupDescription]:
+    request = sgd.request(groups)
+    response = _send(manager, request, node)
+    names = _topic_names(manager) if sgd.unnamed_topic_ids(response) else {}
+    return [sgd.described(g, request.API_VERSION, node, names) for g in response.groups]
 
 
 def _classic_groups(manager, node, groups: list[str], types: dict[str, str]) -> list[GroupDescription]:

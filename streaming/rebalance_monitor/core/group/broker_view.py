@@ -43,13 +43,13 @@ def assignor(g) -> str | None:
 
 
 def compare(g, ev: GroupDescribed) -> tuple[bool | None, list[str], str | None]:
-    """(agrees, differences, why not compared). KIP-848 groups are compared at the same group epoch; a classic
-    group's description carries no generation: it is compared while the monitor holds the group stable. A share or
-    streams group is not compared: no describe API of theirs is asked (a classic DescribeGroups does not describe
-    them)."""
-    if ev.group_type in ("share", "streams"):
+    """(agrees, differences, why not compared). KIP-848 and share groups are compared at the same group epoch
+    (members, and each member's current assignment); a classic group's description carries no generation: it is
+    compared while the monitor holds the group stable. A streams group is not compared: StreamsGroupDescribe is
+    not asked (a classic DescribeGroups does not describe it)."""
+    if ev.group_type == "streams":
         return None, [], f"a {ev.group_type} group's description is not compared"
-    if ev.group_type == "consumer":
+    if ev.group_type in ("consumer", "share"):
         if ev.group_epoch is None or g.generation is None:
             return None, [], "no epoch to compare"
         if ev.group_epoch != g.generation:
