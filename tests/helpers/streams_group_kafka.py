@@ -40,7 +40,8 @@ def start_instance(bootstrap: str, app_id: str, client_id: str, topics: tuple[st
     protocol: `topics` (input, output), `threads` StreamThreads (each a member, `<client_id>-StreamThread-N-consumer`),
     its state, properties and log under `work`; SIGTERM closes it leaving the group."""
     props = {"application.id": app_id, "bootstrap.servers": bootstrap, "client.id": client_id,
-             "group.protocol": "streams", "num.stream.threads": str(threads), "state.dir": str(work / f"state-{client_id}"),
+             "group.protocol": "streams", "num.stream.threads": str(threads),
+             "state.dir": str(work / f"state-{client_id}"),
              "input.topic": topics[0], "output.topic": topics[1], **extra}
     return jt.streams_app(props, work / f"{client_id}.properties", (), work / f"{client_id}.log")
 

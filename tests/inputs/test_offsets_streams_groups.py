@@ -5,6 +5,8 @@ field's name; and a streams group's generations through the core: its members ta
 and no consumer assignor judges them (the expected assignment is unknown, with the reason)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import helpers.offsets_encoder as enc
@@ -252,7 +254,8 @@ def test_the_same_generations_of_a_consumer_assignors_name_are_judged():
     events = [ev("topic_partitions", 900, topics={"t": 4})] + stable_group(protocol="sticky")
     gen = kinds(run(events), "generation")[-1]
     assert gen["protocol"] == "sticky" and gen["expected_assignment"] is not None and "group_type" not in gen
-    assert gen["mismatched_partitions"] is not None and gen["partitions_moved"] == 0  # judged (its split is not sticky's)
+    # judged (its range-like split is not sticky's)
+    assert gen["mismatched_partitions"] is not None and gen["partitions_moved"] == 0
 
 
 def test_streams_members_take_the_streams_familys_session():
@@ -274,3 +277,14 @@ def test_streams_members_take_the_streams_familys_session():
                              session_timeout_ms=12_000)))
     assert (m.session_timeout_ms, m.timeout_source) == (12_000, "group")
     assert g.counters.get("group_config_streams") == 2
+
+
+def test_a_streams_members_process_and_tasks_survive_the_groups_snapshot():
+    g = GroupMonitor("app", CoreSettings())
+    for e in _decoded_events()[:8]:  # a's tasks of epoch 1, b joined
+        g.process(parse_event(e))
+    assert g.members["m-a"].streams["tasks"] == {"active": [["0", 0], ["0", 1]], "standby": [], "warmup": []}
+    again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
+    assert {mid: m.streams for mid, m in again.members.items()} == {mid: m.streams for mid, m in g.members.items()}
+    rest = [parse_event(e) for e in _decoded_events()[8:]]
+    assert [g.process(e) for e in rest] == [again.process(e) for e in rest]
