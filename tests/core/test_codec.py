@@ -45,9 +45,9 @@ def test_every_member_field_is_in_the_snapshot_once():
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda s: s.update(v=5), "version 5"),
+    (lambda s: s.update(v=6), "version 6"),
     (lambda s: s.update(v=None), "version None"),
-    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 28 fields"),
+    (lambda s: s.update(m=[values[:-1] for values in s["m"]]), "member state with 29 fields"),
     (lambda s: s.update(rb=s["rb"][:-1]), "rebalance state with 13 fields"),
     (lambda s: s.update(s=s["s"][:4]), "storm state with 4 fields"),
 ])
@@ -62,20 +62,23 @@ def test_a_snapshot_without_a_version_is_version_1_and_reads_as_the_current_one(
     """Version 1 is the format the snapshots had before they carried the number; version 2 added the members'
     report delay (None for the members of version 1, whose evidence was their own events) and their last commit
     (None: none seen); version 3 the time their client said it closed (None: it did not); version 4 where their
-    session timeout came from (None: unknown) and the group's settings as the broker said them ({}: not said)."""
+    session timeout came from (None: unknown) and the group's settings as the broker said them ({}: not said);
+    version 5 a streams group's member's process and tasks (None: not a streams group's member)."""
     group = _busy_group()
     for m in group.members.values():
         m.timeout_source = m.client_host = None  # (what a snapshot of version 3 reads as)
     current = json.loads(json.dumps(group.to_state()))
-    assert all(values[-5:] == [None] * 5 for values in current["m"])
+    assert all(values[-6:] == [None] * 6 for values in current["m"])
     assert current["gc"] == {}
     old = {k: v for k, v in current.items() if k not in ("gc", "bx")}
-    state = dict(old, m=[values[:-5] for values in current["m"]])
+    state = dict(old, m=[values[:-6] for values in current["m"]])
     del state["v"]
     again = json.loads(json.dumps(GroupMonitor.from_state(state, SETTINGS).to_state()))
-    assert again["v"] == 4 == codec.STATE_VERSION
+    assert again["v"] == 5 == codec.STATE_VERSION
     assert again == current
-    v2 = dict(old, v=2, m=[values[:-3] for values in current["m"]])
+    v2 = dict(old, v=2, m=[values[:-4] for values in current["m"]])
     assert json.loads(json.dumps(GroupMonitor.from_state(v2, SETTINGS).to_state())) == current
-    v3 = dict(old, v=3, m=[values[:-2] for values in current["m"]])
+    v3 = dict(old, v=3, m=[values[:-3] for values in current["m"]])
     assert json.loads(json.dumps(GroupMonitor.from_state(v3, SETTINGS).to_state())) == current
+    v4 = dict(current, v=4, m=[values[:-1] for values in current["m"]])
+    assert json.loads(json.dumps(GroupMonitor.from_state(v4, SETTINGS).to_state())) == current

@@ -30,6 +30,9 @@ def test_a_kip848_member_makes_the_group_a_consumer_group_even_beside_classic_me
 def test_share_and_streams_members_name_their_group():
     share = run([join(1000, "a", protocols=("simple",), group_protocol="share")], status=True)
     assert set(_types(share)) == {"share"}
+    streams = run([join(1000, "a", protocols=("sticky",), topics=(), group_protocol="streams", process_id="p-1",
+                        topology_epoch=0)], status=True)
+    assert set(_types(streams)) == {"streams"}
 
 
 def test_an_empty_group_keeps_its_type():

@@ -83,6 +83,11 @@ class Join(MemberEvent):
     rack: str | None = None
     generation: int | None = None  # the generation the owned partitions belong to (sticky user data)
     group_protocol: str | None = None  # "consumer": a KIP-848 member (the broker assigns); else classic
+    # a streams group's member (group_protocol "streams", KIP-1071): the Kafka Streams process it is a thread
+    # of, the topology epoch it runs and its client tags (rack-aware standby placement)
+    process_id: str | None = None
+    topology_epoch: int | None = None
+    client_tags: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,10 @@ class Sync(MemberEvent):
     # KIP-848 (from __consumer_offsets): "stable", or "unrevoked_partitions" / "unreleased_partitions" while the
     # member reconciles to its epoch's target assignment (not yet its settled state in that epoch)
     member_state: str | None = None
+    # a streams group's member: its tasks, each (subtopology id, partition); `assignment` is then empty
+    active_tasks: tuple | None = None
+    standby_tasks: tuple | None = None
+    warmup_tasks: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)

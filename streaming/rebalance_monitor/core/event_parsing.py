@@ -21,6 +21,7 @@ _fast_loads = None
 
 # --- field specifications -----------------------------------------------------------------------
 # kind: str | str? (nullable) | int | int? | num? (int or float) | tp_list | offset_list | str_list | members | topic_counts | int_map
+# | str_map
 COMMON = {"v": ("int", True), "type": ("str", True), "ts": ("int", True), "group": ("str", True)}
 MEMBER_OPTIONAL = {"group_instance_id": ("str?", False), "client_id": ("str?", False), "host": ("str?", False)}
 
@@ -37,9 +38,12 @@ SPECS: dict[str, tuple[type, dict]] = {
         protocols=("str_list", True), topics=("str_list", True), owned=("tp_list", False),
         session_timeout_ms=("int?", False), rebalance_timeout_ms=("int?", False),
         heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
-        generation=("int?", False), group_protocol=("str?", False))),
+        generation=("int?", False), group_protocol=("str?", False), process_id=("str?", False),
+        topology_epoch=("int?", False), client_tags=("str_map?", False))),
     EventType.SYNC: (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
-                           assignment=("tp_list", True), member_state=("str?", False))),
+                           assignment=("tp_list", True), member_state=("str?", False),
+                           active_tasks=("tp_list?", False), standby_tasks=("tp_list?", False),
+                           warmup_tasks=("tp_list?", False))),
     EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     EventType.POLL: (Poll, _member(records=("int?", False))),
     EventType.LEAVE: (Leave, _member(reason=("str?", True), source=("str?", False), received_ms=("int?", False))),
@@ -210,6 +214,12 @@ def _to_topic_counts(name: str, value):
     return dict(value)
 
 
+def _to_str_map(name: str, value):
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {key: string}")
+    return dict(value)
+
+
 def _to_described_members(name: str, value):
     if not isinstance(value, list):
         raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
@@ -225,7 +235,8 @@ def _to_members(name: str, value):
 _BASE_CONVERTERS = {
     "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
-    "topic_counts": _to_topic_counts, "members": _to_members, "described_members": _to_described_members,
+    "topic_counts": _to_topic_counts, "str_map": _to_str_map, "members": _to_members,
+    "described_members": _to_described_members,
 }
 _CONVERTERS: dict[str, Callable] = {}
 

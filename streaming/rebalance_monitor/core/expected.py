@@ -11,6 +11,7 @@ from .vocabulary import SHARE_ASSIGNOR
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
 SHARE_REASON = "share group: the simple assignor is not recomputed yet"
+STREAMS_REASON = "streams group: the sticky task assignor is not recomputed yet"
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
@@ -103,6 +104,26 @@ def coordinator_order(group, ids: list[str]) -> list[str]:
     return coordinator_fill_order(held, added, peak)
 
 
+def streams_members(group, ids) -> dict:
+    """The members of `ids` that are a streams group's (KIP-1071), with what the core keeps of each (its process,
+    topology epoch, client tags and tasks: Member.streams); empty when the group is no streams group."""
+    out = {}
+    for mid in ids:
+        m = group.members.get(mid)
+        if m is not None and m.kip848 and m.streams is not None:
+            out[mid] = m.streams
+    return out
+
+
+def judge_streams_generation(group, ids: list[str], members: dict, gen: int, out: dict) -> dict:
+    """A streams group's generation: a consumer assignor never judges it (a task is a subtopology and a partition,
+    with active, standby and warm-up kinds). The hook of the sticky task assignor: `members` (streams_members)
+    holds each member's process id and its tasks of its latest sync (`tasks_epoch`); until it is recomputed,
+    the expected assignment is unknown, with the reason, and no partition moved (`partitions_moved` null)."""
+    out["expected_reason"] = STREAMS_REASON
+    return out
+
+
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int,
                      protocol_reason: str | None = None) -> dict:
     out = {"expected_assignment": None, "mismatched_partitions": None, "unassigned_partitions": None,
@@ -111,6 +132,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if not ids:  # the group went empty: nothing to assign, and nothing assigned is wrong
         out.update(expected_assignment={}, mismatched_partitions=0, expected_reason=EMPTY_REASON)
         return out
+    streams = streams_members(group, ids)
+    if streams:
+        return judge_streams_generation(group, ids, streams, gen, out)
     fill_order = coordinator_order(group, ids)
     if assignment is not None:
         out["imbalance"] = checks.imbalance(assignment) if assignment else None

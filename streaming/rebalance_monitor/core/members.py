@@ -17,7 +17,7 @@ class Member:
         "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
         "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
         "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-        "last_commit_ms", "closed_ms", "timeout_source", "client_host",
+        "last_commit_ms", "closed_ms", "timeout_source", "client_host", "streams",
     )
 
     def __init__(self, member_id: str):
@@ -65,6 +65,10 @@ class Member:
         # the address the broker saw it connect from (Kafka's ClientHost), kept beside `host` when its own client
         # named its host otherwise (a host name where the broker sees an address): one member, both names
         self.client_host: str | None = None
+        # a streams group's member (KIP-1071), else None: {"process_id", "topology_epoch", "client_tags"} from its
+        # join, and "tasks" ({"active", "standby", "warmup": [[subtopology id, partition], ...]}) with "tasks_epoch"
+        # from its latest sync that named them
+        self.streams: dict | None = None
 
     # --- identity -------------------------------------------------------------------------------
     def describe(self) -> dict:

@@ -98,12 +98,18 @@ class GroupProtocol(StrEnum):
     CLASSIC = "classic"
     CONSUMER = "consumer"  # KIP-848: the broker assigns; a member never rejoins, its syncs carry its member epoch
     SHARE = "share"  # KIP-932 share group: as `consumer`, and members share partitions (no revocation)
+    # KIP-1071 streams group (Kafka Streams): as `consumer`; a member is a stream thread of a process and is
+    # assigned tasks (a subtopology and a partition: active, standby, warm-up), not partitions
+    STREAMS = "streams"
 
 
 # the group protocols whose coordinator assigns (a member stays in every group epoch until it goes)
-BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE})
+BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE, GroupProtocol.STREAMS})
 # a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`), which the monitor does not recompute
 SHARE_ASSIGNOR = "simple"
+# a streams group's task assignor: Kafka's StickyTaskAssignor (`group.streams.assignors`), not recomputed yet (its
+# name is also the classic StickyAssignor's: a streams member is told by its `streams` state, Member.streams)
+STREAMS_ASSIGNOR = "sticky"
 
 
 class GroupType(StrEnum):

@@ -65,6 +65,7 @@ def on_join(g, ev: Join, out: list) -> None:
     if existing is None and own_host is not None:
         m.take_client_host(own_host)
     m.protocols = ev.protocols  # (before the session: a share member's is its family's)
+    GC.take_streams(m, ev)  # (likewise a streams member's)
     if ev.group_protocol in BROKER_ASSIGNED:
         m.kip848 = True
         GC.apply_session(g, m)
@@ -168,6 +169,9 @@ def on_sync(g, ev: Sync, out: list) -> None:
     m.polled(ev.ts)
     m.join_done(ev.ts)
     deadlines.lower(g, m)
+    if m.streams is not None and ev.active_tasks is not None:  # a streams member's tasks, as it holds them now
+        m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks": {
+            kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
         # still hold): alive, but its place in the epoch is proven by its next, stable, record

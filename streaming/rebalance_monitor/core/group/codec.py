@@ -25,7 +25,7 @@ from ..settings import CoreSettings
 from ..storm import StormTracker
 from .rebalance import Rebalance
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 # version 1 is version 2 without its last member fields: report_delay_ms (None: a member of its own events) and
 # last_commit_ms (None: no commit of its partitions seen); version 2 is version 3 without closed_ms (None: its
 # client never said it closed)
@@ -33,7 +33,9 @@ V2_MEMBER_FIELDS = ("report_delay_ms", "last_commit_ms")
 V3_MEMBER_FIELDS = ("closed_ms",)
 # version 3 is version 4 without these (None: the source of its session unknown, or its client's; no second host)
 V4_MEMBER_FIELDS = ("timeout_source", "client_host")
-_READABLE_VERSIONS = (1, 2, 3, STATE_VERSION)
+# version 4 is version 5 without this (None: not a streams group's member; streams groups came with version 5)
+V5_MEMBER_FIELDS = ("streams",)
+_READABLE_VERSIONS = (1, 2, 3, 4, STATE_VERSION)
 
 # the positions of a member's and a rebalance's fields in their lists
 MEMBER_FIELDS = (
@@ -41,7 +43,7 @@ MEMBER_FIELDS = (
     "owned_generation", "session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms",
     "last_heartbeat_ms", "last_poll_ms", "last_seen_ms", "gap_max_ms", "sync_generation", "assignment",
     "hb_tracked", "poll_tracked", "joined_ms", "joining_ms", "rejoin_cause", "kip848", "report_delay_ms",
-    "last_commit_ms", "closed_ms", "timeout_source", "client_host",
+    "last_commit_ms", "closed_ms", "timeout_source", "client_host", "streams",
 )
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
 REBALANCE_FIELDS = (
@@ -79,8 +81,8 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.leader = state["l"]
     g.members = {}
     for values in state["m"]:
-        missing = {1: len(V2_MEMBER_FIELDS) + len(V3_MEMBER_FIELDS) + len(V4_MEMBER_FIELDS),
-                   2: len(V3_MEMBER_FIELDS) + len(V4_MEMBER_FIELDS), 3: len(V4_MEMBER_FIELDS)}.get(version, 0)
+        later = (V2_MEMBER_FIELDS, V3_MEMBER_FIELDS, V4_MEMBER_FIELDS, V5_MEMBER_FIELDS)[version - 1:]
+        missing = sum(len(f) for f in later)
         m = member_from_state(values + [None] * missing)
         g.members[m.member_id] = m
     g.removed.update((k, v) for k, v in state["rm"])

@@ -60,6 +60,7 @@ def on_join(g, ev: Join, out: list) -> None:
         m.host = m.host or host
         m.take_client_host(answered[1])
         M.adopt_anonymous_join(g, m, answered[2] if len(answered) > 2 and answered[2] else {})
+    GC.take_streams(m, ev)
     if ev.group_protocol in BROKER_ASSIGNED:
         m.kip848 = True  # a KIP-848 log line: the member stays in every group epoch until it goes
         GC.apply_session(g, m)

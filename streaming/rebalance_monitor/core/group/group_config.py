@@ -11,19 +11,21 @@ configuration's fallback (`core.kip848_session_timeout(s)`) applies. Each member
 from (`Member.timeout_source`): its timeouts, warnings and inferred causes say it.
 
 The `share` family (KIP-932 share groups: `group.share.session.timeout.ms`, `group.share.heartbeat.interval.ms`,
-a group's `share.session.timeout.ms`) is applied alike to share members (`is_share`), kept apart from the consumer
-family's; the `streams` family is counted only (kept for when the core watches streams groups).
+a group's `share.session.timeout.ms`) is applied alike to share members (`is_share`), and the `streams` family
+(KIP-1071: `group.streams.session.timeout.ms`, `group.streams.heartbeat.interval.ms`, a group's
+`streams.session.timeout.ms`) to streams members (`is_streams`), each kept apart from the consumer family's.
 """
 from __future__ import annotations
 
-from ..events import GroupConfig
+from ..events import GroupConfig, Join
 from ..members import Member
 from ..vocabulary import SHARE_ASSIGNOR, ConfigSource, GroupProtocol, TimeoutSource
 from . import broker_view, deadlines
-from .group_type import is_share
+from .group_type import is_share, is_streams
 
 FAMILY = "consumer"
 SHARE = GroupProtocol.SHARE.value
+STREAMS = GroupProtocol.STREAMS.value
 BROKER_SOURCES = (TimeoutSource.GROUP, TimeoutSource.BROKER)
 # the keys of a source's entry in `g.configs`
 SESSION, HEARTBEAT, ASSIGNORS = "st", "hb", "as"
@@ -34,7 +36,7 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
     KIP-848 member the session timeout that now applies."""
     if ev.group_type != FAMILY:
         g.count(f"group_config_{ev.group_type}")
-        if ev.group_type != SHARE:
+        if ev.group_type not in (SHARE, STREAMS):
             return
     entry = {}
     if ev.session_timeout_ms is not None:
@@ -49,7 +51,7 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
     g.configs[key] = entry
     changed = False
     for m in g.members.values():
-        if m.kip848 and is_share(m) == (ev.group_type == SHARE):
+        if m.kip848 and family_of(m) == ev.group_type:
             changed = apply_session(g, m) or changed
     if changed:
         deadlines.recompute(g)
@@ -60,9 +62,27 @@ def _key(family: str, source: str) -> str:
     return source if family == FAMILY else f"{family}.{source}"
 
 
+def family_of(m: Member) -> str:
+    """The family of broker settings KIP-848-style member `m` takes: streams, share or consumer."""
+    return STREAMS if is_streams(m) else SHARE if is_share(m) else FAMILY
+
+
+def take_streams(m: Member, ev: Join) -> None:
+    """A streams member's join (`group_protocol` streams): keep its process, topology epoch and client tags
+    (its tasks, which its syncs give, stay). Before `apply_session`: the member's family depends on it."""
+    if ev.group_protocol != STREAMS:
+        return
+    state = dict(m.streams or {})
+    for key in ("process_id", "topology_epoch", "client_tags"):
+        value = getattr(ev, key)
+        if value is not None or key not in state:
+            state[key] = dict(value) if isinstance(value, dict) else value
+    m.streams = state
+
+
 def kip848_session(g, family: str = FAMILY) -> tuple[int, str]:
-    """(the session timeout the coordinator applies to the group's KIP-848 members, or of `family` `share` its
-    share members, where it came from)."""
+    """(the session timeout the coordinator applies to the group's KIP-848 members, or of `family` `share` or
+    `streams` its members of that family, where it came from)."""
     for key, source in ((ConfigSource.GROUP, TimeoutSource.GROUP), (ConfigSource.BROKER, TimeoutSource.BROKER)):
         ms = (g.configs.get(_key(family, key)) or {}).get(SESSION)
         if ms is not None:
@@ -71,8 +91,8 @@ def kip848_session(g, family: str = FAMILY) -> tuple[int, str]:
 
 
 def member_session(g, m: Member) -> tuple[int, str]:
-    """`kip848_session` of KIP-848 (or share) member `m`'s family."""
-    return kip848_session(g, SHARE if is_share(m) else FAMILY)
+    """`kip848_session` of KIP-848 (share, streams) member `m`'s family."""
+    return kip848_session(g, family_of(m))
 
 
 def heartbeat_interval(g, family: str = FAMILY) -> int | None:
@@ -107,7 +127,7 @@ def apply_session(g, m: Member) -> bool:
     """Give KIP-848 member `m` the group's session timeout (a KIP-848 client's own session.timeout.ms is not
     used by the coordinator): the broker's word first; where the broker did not say, what the member's own
     instrumentation stated (`client`), else the configuration's fallback. True when it changed."""
-    family = SHARE if is_share(m) else FAMILY
+    family = family_of(m)
     ms, source = member_session(g, m)
     if source == TimeoutSource.CONFIG and m.session_timeout_ms is not None \
             and m.timeout_source in (None, TimeoutSource.CLIENT):

@@ -1,9 +1,9 @@
 """A group's type (classic, consumer, streams, share), from what its members say of themselves.
 
 Every input names a member's protocol in its own way, and the core already keeps it on the member: a KIP-848
-member (`kip848`), a share member (its assignor is the share groups' own, `is_share`), a streams
-member (`group_protocol` streams). The group's type is its members': a share or streams member makes the group one
-(the broker runs one type per group); any KIP-848 member makes it a consumer group (Kafka 4 turns a classic group
+member (`kip848`), a share member (its assignor is the share groups' own, `is_share`), a streams member (its
+join's `group_protocol` streams: `is_streams`). The group's type is its members': a share or streams member makes
+the group one (the broker runs one type per group); any KIP-848 member makes it a consumer group (Kafka 4 turns a classic group
 into a consumer group when the first KIP-848 member joins, and the classic members stay until they rejoin); members
 that are none of these make it classic. A group with no member keeps the type it had, or takes the broker's word
 (a `group_described` event) when it never had one. The records that describe the whole group carry it
@@ -14,9 +14,7 @@ from __future__ import annotations
 from ..members import Member
 from ..vocabulary import SHARE_ASSIGNOR, GroupType
 
-# member protocols the core names on a member (`Member.group_protocol`, when an input said it)
 _KNOWN = frozenset(t.value for t in GroupType if t != GroupType.UNKNOWN)
-_BY_PROTOCOL = {GroupType.STREAMS.value: GroupType.STREAMS, GroupType.SHARE.value: GroupType.SHARE}
 
 
 def is_share(m: Member) -> bool:
@@ -24,11 +22,15 @@ def is_share(m: Member) -> bool:
     return m.kip848 and tuple(m.protocols or ()) == (SHARE_ASSIGNOR,)
 
 
+def is_streams(m: Member) -> bool:
+    """A member of a streams group (KIP-1071): one whose join said so (its tasks and process are kept)."""
+    return m.kip848 and m.streams is not None
+
+
 def member_type(m: Member) -> GroupType:
     """The type of the group `m` belongs to, as `m` alone tells it."""
-    named = _BY_PROTOCOL.get(getattr(m, "group_protocol", None) or "")
-    if named is not None:
-        return named
+    if is_streams(m):
+        return GroupType.STREAMS
     if is_share(m):
         return GroupType.SHARE
     return GroupType.CONSUMER if m.kip848 else GroupType.CLASSIC

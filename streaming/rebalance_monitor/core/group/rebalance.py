@@ -9,7 +9,7 @@ Stable on it. Causes are added here but decided in `core/causes.py`.
 from __future__ import annotations
 
 from .. import causes as C, records
-from ..expected import declared_server_assignor, elect_protocol, judge_generation
+from ..expected import declared_server_assignor, elect_protocol, judge_generation, streams_members
 from ..storm_pattern import summarise
 from . import deadlines, group_config, group_type, held, membership
 from .states import EMPTY, PREPARING, STABLE
@@ -285,6 +285,11 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
         assignment=({mid: sorted([list(tp) for tp in tps]) for mid, tps in assignment.items()}
                     if assignment is not None else None), group_type=group_type.current(g))
     rec.update(judged)
+    streams = streams_members(g, ids)
+    if streams:  # a streams group's generation: each member's process and tasks (latest sync)
+        rec["tasks"] = {mid: {"process_id": s.get("process_id"), "epoch": s.get("tasks_epoch"),
+                              **(s.get("tasks") or {"active": None, "standby": None, "warmup": None})}
+                        for mid, s in sorted(streams.items())}
     if from_broker:
         rec["protocol_source"] = "broker"  # the brokers' default assignor (group.consumer.assignors)
     waiting = held.late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None

@@ -23,10 +23,17 @@ group-coordinator/src/main/resources/common/message/ after), every version:
 | 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation) |
 | 15 | ShareGroupStatePartitionMetadata | 0 | none (learns topic id -> name) |
 | 16 | ConsumerGroupRegularExpression | - | counted |
-| 17-23 | StreamsGroup* records (KIP-1071) | - | counted; StreamsGroupMetadata tombstone -> `group_deleted` |
+| 17 | StreamsGroupMetadata (KIP-1071) | 0 | `rebalance_started` (epoch bump); tombstone -> `group_deleted` |
+| 18 | StreamsGroupPartitionMetadata (builds before 4.1) | 0 | none (learns topic id -> name) |
+| 19 | StreamsGroupMemberMetadata | 0 | `join` (`group_protocol` `streams`, process id); tombstone -> `member_removed` |
+| 20 | StreamsGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch, protocol `sticky`) |
+| 21 | StreamsGroupTargetAssignmentMember | 0 | none (decoded, counted) |
+| 22 | StreamsGroupCurrentMemberAssignment | 0 | `sync` (member epoch; active, standby, warm-up tasks) |
+| 23 | StreamsGroupTopology | 0 | none (decoded, counted) |
 
-Tombstones: a GroupMetadata / ConsumerGroupMetadata / ShareGroupMetadata tombstone gives `group_deleted`, a
-ConsumerGroupMemberMetadata / ShareGroupMemberMetadata one `member_removed`; an OffsetCommit tombstone (offset
+Tombstones: a GroupMetadata / ConsumerGroupMetadata / ShareGroupMetadata / StreamsGroupMetadata tombstone gives
+`group_deleted`, a ConsumerGroupMemberMetadata / ShareGroupMemberMetadata / StreamsGroupMemberMetadata one
+`member_removed`; an OffsetCommit tombstone (offset
 deletion or expiry) is only counted.
 
 Within GroupMetadataValue the members' `subscription` and `assignment` bytes are decoded when the protocol
@@ -46,6 +53,7 @@ Malformed input never raises: the result carries a `rejected_reason` naming the 
 
 The package: `wire.py` (the Reader and shared shapes), `consumer_protocol.py` (the consumer's embedded
 protocol), `classic_values.py` (OffsetCommit, GroupMetadata), `consumer_group_values.py` (KIP-848 records), `share_group_values.py` (KIP-932 share group records),
+`streams_group_values.py` (KIP-1071 streams group records and their events),
 `record_types.py` (the record type table and the events of each record); this module: the entry points.
 """
 from __future__ import annotations

@@ -12,6 +12,7 @@ from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_
 from .share_group_values import (learn_topic_names, sg_current_assignment_value, sg_member_metadata_value,
                                  sg_metadata_value, sg_state_partition_metadata_value, sg_target_member_value,
                                  sg_target_metadata_value)
+from .streams_group_values import streams_group_events
 from .wire import MAX_TS, DecodeError, Reader, host_of
 
 SHARE = GroupProtocol.SHARE.value  # a share group's members' group_protocol and its generations' protocol_type
@@ -43,13 +44,13 @@ RECORD_TYPES: dict[int, tuple[str, str | None, int | None]] = {
     14: ("ShareGroupCurrentMemberAssignment", "member", 0),
     15: ("ShareGroupStatePartitionMetadata", None, 0),
     16: ("ConsumerGroupRegularExpression", "regex", None),
-    17: ("StreamsGroupMetadata", None, None),
-    18: ("StreamsGroupPartitionMetadata", None, None),
-    19: ("StreamsGroupMemberMetadata", "member", None),
-    20: ("StreamsGroupTargetAssignmentMetadata", None, None),
-    21: ("StreamsGroupTargetAssignmentMember", "member", None),
-    22: ("StreamsGroupCurrentMemberAssignment", "member", None),
-    23: ("StreamsGroupTopology", None, None),
+    17: ("StreamsGroupMetadata", None, 0),
+    18: ("StreamsGroupPartitionMetadata", None, 0),  # builds before 4.1 only
+    19: ("StreamsGroupMemberMetadata", "member", 0),
+    20: ("StreamsGroupTargetAssignmentMetadata", None, 0),
+    21: ("StreamsGroupTargetAssignmentMember", "member", 0),
+    22: ("StreamsGroupCurrentMemberAssignment", "member", 0),
+    23: ("StreamsGroupTopology", None, 0),
 }
 _GROUP_RECORDS_WITH_TOMBSTONE_DELETE = {"GroupMetadata", "ConsumerGroupMetadata", "ShareGroupMetadata",
                                         "StreamsGroupMetadata"}
@@ -93,9 +94,10 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         elif name == "ConsumerGroupMemberMetadata":
             events.append(event("member_removed", pick_ts(ts_ms), group, member_id=k["member_id"],
                                  cause="unknown", reason="member metadata deleted (consumer group protocol)"))
-        elif name == "ShareGroupMemberMetadata":
+        elif name in ("ShareGroupMemberMetadata", "StreamsGroupMemberMetadata"):
+            family = "share" if name.startswith("Share") else "streams"
             events.append(event("member_removed", pick_ts(ts_ms), group, member_id=k["member_id"],
-                                 cause="unknown", reason="member metadata deleted (share group protocol)"))
+                                 cause="unknown", reason=f"member metadata deleted ({family} group protocol)"))
         return Decoded(events, record_type=rtype)
 
     vr = Reader(value)
@@ -131,6 +133,10 @@ def decode_record(key: bytes, value: bytes | None, ts_ms: int, topic_names: dict
         ev = event("rebalance_started", pick_ts(ts_ms), group, generation=max(epoch - 1, 0),
                     reason=f"group epoch bumped to {epoch}")
         return Decoded([ev], record_type=rtype)
+
+    if name.startswith("StreamsGroup"):
+        return Decoded(streams_group_events(name, k, vr, lambda: pick_ts(ts_ms), topic_names, event),
+                       record_type=rtype)
 
     if name.startswith("ShareGroup"):
         return Decoded(share_group_events(name, k, vr, ts_ms, topic_names), record_type=rtype)
