@@ -13,8 +13,10 @@ import time
 
 import pytest
 
+from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard
 
+from rebalance_monitor.broker_facts.describe import describe_groups
 from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
@@ -29,6 +31,21 @@ from rebalance_monitor.testing.kafka_install import classpath, java_binary
 pytestmark = pytest.mark.integration
 # commits every second: what `__consumer_offsets` shows of a member's liveness (its partitions' commits)
 K848 = {"group.protocol": "consumer", "auto.commit.interval.ms": "1000"}
+
+
+def _reconciled(admin, groups, n: int, committed: int = 0) -> bool:
+    """Each of `groups` as its coordinator describes it: `n` members, every one at the group's epoch owning its
+    target (the last rebalance reconciled), and commits on `committed` partitions (the members' liveness as
+    `__consumer_offsets` shows it)."""
+    for d in describe_groups(admin, list(groups)).values():
+        if d.error is not None or len(d.members) != n or d.assignment_epoch != d.group_epoch:
+            return False
+        if any(m.member_epoch != d.group_epoch or set(m.assignment or ()) != set(m.target_assignment or ())
+               for m in d.members):
+            return False
+        if committed and len(admin.list_consumer_group_offsets(d.group)) < committed:
+            return False
+    return True
 
 
 class _Traffic:
@@ -124,10 +141,12 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
             for role in ("survivor", "victim"):
                 procs[group, role] = jt.console_consumer(bootstrap, topic, group, f"{role}-{group}"[:60], K848,
                                                          log_path=tmp_path / f"{group}-{role}.log")
-        time.sleep(15)  # both members joined and own their partitions
+        # both members joined, own their partitions and commit
+        eventually(lambda: _reconciled(admin, (plain, own), 2, committed=2), 120, "both groups' two members")
         for group in (plain, own):
             kill_hard(procs.pop((group, "victim")))
-        time.sleep(28)  # the broker fences each victim after its group's session (10 s and 20 s)
+        # the broker fences each victim after its group's session (10 s and 20 s)
+        eventually(lambda: _reconciled(admin, (plain, own), 1), 120, "each victim fenced")
         assert poller.poll_once() == 0  # nothing changed: nothing published again
     finally:
         traffic.stop()
@@ -176,7 +195,7 @@ def test_kip848_groups_on_each_server_assignor_are_judged_and_described_alike(br
                 procs.append(jt.console_consumer(bootstrap, topic, group, f"m{i}-{group}"[:60], {**K848, **extra},
                                                  log_path=tmp_path / f"{group}-{i}.log"))
                 time.sleep(4)
-        time.sleep(8)  # the last member reconciled
+        eventually(lambda: _reconciled(admin, (default, ranged), 3), 120, "the last member reconciled")
         poller.note_batch([{"kind": "generation", "group": g, "ts": int(time.time() * 1000)} for g in (default, ranged)])
         assert poller.poll_once(everything=False) == 2
     finally:

@@ -180,8 +180,9 @@ def test_the_monitors_share_group_describe_agrees_with_the_brokers_tool_and_the_
     assert all(m.subscribed_topics == (TOPIC,) and m.target_assignment is None for m in desc.members), desc.members
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     events = [parse_event(described_event(desc, share_run["described_ts"]))]
+    topic_names: dict = {}   # filled from the topic's own records, as the job's decoder names topic ids
     for key, value, ts in read_topic(share_broker.bootstrap, "__consumer_offsets"):
-        evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names={})
+        evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names=topic_names)
         events.extend(e for e in evs if e.group in (GROUP, ""))
     views = [r for r in group_records(events, cfg, GROUP) if r["kind"] == "broker_view"]
     assert [(v["agrees"], v["differences"], v["broker_epoch"], v["monitor_epoch"], v["group_type"]) for v in views] \
