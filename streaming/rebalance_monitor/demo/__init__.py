@@ -1,8 +1,10 @@
 """`rebalance-monitor demo`: the whole system on one machine, with nothing configured.
 
 Starts Apache Kafka (one KRaft node from the jars scripts/bootstrap.sh fetched) on free loopback ports, runs
-real instrumented consumer groups through a rebalance storm, a crash and a steady phase, and a group of plain Java
-consumers watched through the broker's KIP-714 plugin, one of which stalls (java.py), runs the real Spark job
+real instrumented consumer groups through a rebalance storm, a crash and a steady phase, a group of plain Java
+consumers watched through the broker's KIP-714 plugin, one of which stalls (java.py), and, beside them, a Kafka
+Streams application on the streams protocol and a share group of Kafka's console share consumer, which scale out,
+are killed and close (new_group_types.py); runs the real Spark job
 and the Prometheus exporter on them, reads committed and end offsets from the broker for lag, and shows a live
 view. Ctrl-C (or --duration) stops everything and leaves no process behind.
 
@@ -10,6 +12,7 @@ view. Ctrl-C (or --duration) stops everything and leaves no process behind.
 | --- | --- |
 | `__init__.py` | `run_demo`, what `rebalance-monitor demo` calls: preflight, start and stop order, the scenarios |
 | `java.py` | the Java group (`demo-java`): plain Java consumers seen through the broker's plugin, one stalling |
+| `new_group_types.py` | `demo-streams` (Kafka Streams, KIP-1071) and `demo-share` (KIP-932), from `__consumer_offsets` |
 | `output_routing.py` | `DemoOutput`: the operator's lines, once each, in the live view or as lines when stdout is a pipe |
 | `view.py` | `GroupBoard` (what the view shows per group), the live view's rendering, lag read from the exporter |
 """
@@ -78,7 +81,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     from ..testing.broker import TEST_BROKER_SETTINGS, Broker
     from ..testing.kafka_install import KAFKA_VERSION
     from ..testing.processes import free_port
-    from . import java
+    from . import java, new_group_types
     from .output_routing import DemoOutput
     from .view import GroupBoard, lag_by_group, render
 
@@ -98,6 +101,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
     broker = monitor = prom = None
     workload = None
     java_group = java_start = None
+    new_types = new_types_run = None
     view = None
     say = output.say
     output.__enter__()
@@ -112,12 +116,18 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if java_missing and view is None:  # the live view says it in its panel (GroupBoard.note, below)
             say(f"the Java group ({java.GROUP}) is left out: {java_missing}")
         say(f"starting Apache Kafka {KAFKA_VERSION}" + ("" if java_missing else " with the KIP-714 plugin") + "...")
+        streams_missing = new_group_types.missing()
+        if streams_missing and view is None:
+            say(f"the streams group ({new_group_types.STREAMS_GROUP}) is left out: {streams_missing}")
+        options = {} if java_missing else java.broker_options(free_port(), events_topic)
+        options["settings"] = {**options.get("settings", {}), **new_group_types.BROKER_SETTINGS}
         broker = Broker(log_path=os.path.join(work, "broker.log"), work_dir=os.path.join(work, "kafka"),
-                        **({} if java_missing else java.broker_options(free_port(), events_topic))).start()
+                        **options).start()
         say(f"broker at {broker.bootstrap}")
         broker.create_topics({events_topic: 1})
         if not java_missing:
             java_group = java.JavaGroup(broker, work)
+        new_types = new_group_types.NewGroupTypes(broker, work, stop, lambda line: board.note(line))
         if port == 0 or not _port_free(port):
             port = free_port()
         cfg = load_config(env={}, overrides={
@@ -134,14 +144,16 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             # the log file keeps Spark's WARN lines (at INFO `run` logs them at DEBUG only)
             "logging.spark_level": "WARN",
             "spark.local_dir": os.path.join(work, "spark"),
-            # the Java group is seen through the broker alone: the plugin's events and the coordinator's records
-            **({} if java_missing else {
-                "kafka.offsets_topic": "__consumer_offsets",
-                "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])})})
+            # the Java, streams and share groups are seen through the broker alone: the coordinator's records (and
+            # the plugin's events)
+            "kafka.offsets_topic": "__consumer_offsets",
+            "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])})
         # the demo's groups only: with __consumer_offsets read, the monitor's own reader groups would show too
         board = GroupBoard(prefix="demo-")
         if java_missing and view is not None:
             board.note(f"the Java group ({java.GROUP}) is left out: {java_missing}")
+        if streams_missing and view is not None:
+            board.note(f"the streams group ({new_group_types.STREAMS_GROUP}) is left out: {streams_missing}")
         deadline = time.monotonic() + duration_s if duration_s else None
 
         def tick() -> None:
@@ -155,6 +167,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                     java_start = threading.Thread(target=_start_java, args=(java_group,), name="demo-java",
                                                   daemon=True)
                     java_start.start()
+                new_types_run = threading.Thread(target=new_types.run, args=(streams_missing is None,),
+                                                 name="demo-new-group-types", daemon=True)
+                new_types_run.start()
             if deadline is not None and time.monotonic() >= deadline:
                 stop.set()
             board.set_lag(lag_by_group(monitor.updater))
@@ -192,6 +207,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if workload is not None and workload.is_alive():
             say("waiting for the running workload scenario to clean up its consumers...")
             workload.join(timeout=120)
+        if new_types is not None:
+            if new_types_run is not None:
+                new_types_run.join(timeout=60)
+            new_types.stop_all()
         if java_group is not None:
             if java_start is not None:
                 java_start.join(timeout=120)

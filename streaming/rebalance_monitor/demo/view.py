@@ -54,6 +54,10 @@ def cause_text(causes: list[dict]) -> str:
     return ", ".join(c["cause"] + (f" ({who(c)})" if who(c) else "") for c in causes)
 
 
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
+
+
 def lag_text(lag) -> str:
     if lag is None:
         return "-"
@@ -75,7 +79,8 @@ class GroupBoard:
         self.names: dict[str, str] = {}  # member id -> client id@host, from the causes that named them
 
     def _row(self, group: str) -> dict:
-        return self.groups.setdefault(group, {"state": "?", "generation": None, "members": 0, "cause": "",
+        return self.groups.setdefault(group, {"type": "?", "state": "?", "generation": None, "members": 0,
+                                              "cause": "",
                                               "storm": False, "timeouts": 0, "lag": None, "poll_gap": None})
 
     def on_records(self, batch_id, records, dead) -> None:
@@ -88,6 +93,8 @@ class GroupBoard:
     def _apply(self, g: str, r: dict) -> None:
         row = self._row(g)
         kind = r["kind"]
+        if r.get("group_type") and kind in (RecordKind.GROUP_STATUS, RecordKind.GENERATION):
+            row["type"] = r["group_type"]  # classic, consumer, streams or share
         if kind == RecordKind.GROUP_STATUS:
             if r["state"] != row["state"]:
                 was = row["state"]
@@ -105,7 +112,7 @@ class GroupBoard:
             row.update(generation=r["generation"], cause=causes, members=len(r["members"]))
             dur = f"{r['duration_ms']} ms" if r["duration_ms"] is not None else "?"
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
-                      f"{dur}, caused by {causes}; moved {r['partitions_moved']}, {mismatch_text(r)}")
+                      f"{dur}, caused by {causes}; moved {_or_dash(r.get('partitions_moved'))}, {mismatch_text(r)}")
         elif kind == RecordKind.MEMBER_AT_RISK:
             self._say(r.get("warn_ms"), early_warning_text(g, r, self.names))
         elif kind == RecordKind.MEMBER_TIMEOUT:
@@ -184,7 +191,7 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
 
     t = Table(title="consumer groups", expand=True)
     t.add_column("group", no_wrap=True)
-    for col in ("state", "gen", "members"):
+    for col in ("type", "state", "gen", "members"):
         t.add_column(col, no_wrap=True)
     t.add_column("last cause", overflow="fold", ratio=1)
     for col in ("storm", "timeouts", "poll gap"):
@@ -192,7 +199,7 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
     t.add_column("lag", overflow="fold", min_width=24)
     with board.lock:
         for name, r in sorted(board.groups.items()):
-            t.add_row(name, r["state"], str(r["generation"]), str(r["members"]), r["cause"],
+            t.add_row(name, r.get("type", "?"), r["state"], str(r["generation"]), str(r["members"]), r["cause"],
                       "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), gap_text(r["poll_gap"]),
                       lag_text(r["lag"]))
         lines = "\n".join(board.log) or "waiting for the first generation..."
