@@ -58,7 +58,7 @@ def _described_members(value) -> tuple:
 # each field kind's conversion from its JSON value (None: taken as it is), as event_parsing's converters make it
 _CONVERSIONS: dict[str, Callable | None] = {
     "str": None, "num": None, "int": _int, "str_list": tuple, "tp_list": _pairs, "offset_list": _pairs,
-    "topic_counts": _topic_counts, "members": _members, "described_members": _described_members,
+    "topic_counts": _topic_counts, "topic_ids": dict, "members": _members, "described_members": _described_members,
 }
 
 

@@ -49,6 +49,7 @@ def _kind_schema(kind: str) -> dict:
         "tp_list": {"type": "array", "items": _TP},
         "offset_list": {"type": "array", "items": _OFFSET},
         "topic_counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        "topic_ids": {"type": "object", "additionalProperties": {"type": "string"}},
         "members": {"type": "array", "items": {"$ref": "#/$defs/member"}},
         "described_members": {"type": "array", "items": {"$ref": "#/$defs/described_member"}},
     }[base]

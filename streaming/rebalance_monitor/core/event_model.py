@@ -94,6 +94,9 @@ class Sync(MemberEvent):
     # KIP-848 (from __consumer_offsets): "stable", or "unrevoked_partitions" / "unreleased_partitions" while the
     # member reconciles to its epoch's target assignment (not yet its settled state in that epoch)
     member_state: str | None = None
+    # a share member's (KIP-932, from __consumer_offsets): the ids of its assignment's topics, {name: Kafka Uuid}
+    # (the simple assignor's tie-breaks follow them)
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,8 @@ SPECS: dict[str, tuple[type, dict]] = {
         heartbeat_interval_ms=("int?", False), reason=("str?", False), rack=("str?", False),
         generation=("int?", False), group_protocol=("str?", False))),
     EventType.SYNC: (Sync, _member(generation=("int", True), protocol=("str?", True), leader=("str?", True),
-                           assignment=("tp_list", True), member_state=("str?", False))),
+                           assignment=("tp_list", True), member_state=("str?", False),
+                           topic_ids=("topic_ids", False))),
     EventType.HEARTBEAT: (Heartbeat, _member(generation=("int", True), error=("str?", True))),
     EventType.POLL: (Poll, _member(records=("int?", False))),
     EventType.LEAVE: (Leave, _member(reason=("str?", True), source=("str?", False), received_ms=("int?", False))),
@@ -210,6 +211,12 @@ def _to_topic_counts(name: str, value):
     return dict(value)
 
 
+def _to_topic_ids(name: str, value):
+    if not isinstance(value, dict) or not all(isinstance(u, str) for u in value.values()):
+        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected {topic: topic id}")
+    return dict(value)
+
+
 def _to_described_members(name: str, value):
     if not isinstance(value, list):
         raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
@@ -225,7 +232,7 @@ def _to_members(name: str, value):
 _BASE_CONVERTERS = {
     "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
-    "topic_counts": _to_topic_counts, "members": _to_members, "described_members": _to_described_members,
+    "topic_counts": _to_topic_counts, "topic_ids": _to_topic_ids, "members": _to_members, "described_members": _to_described_members,
 }
 _CONVERTERS: dict[str, Callable] = {}
 

@@ -102,7 +102,7 @@ class GroupProtocol(StrEnum):
 
 # the group protocols whose coordinator assigns (a member stays in every group epoch until it goes)
 BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE})
-# a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`), which the monitor does not recompute
+# a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`; core/assignors/share_simple.py)
 SHARE_ASSIGNOR = "simple"
 
 

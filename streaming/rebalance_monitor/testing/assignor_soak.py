@@ -21,12 +21,12 @@ import time
 from collections import Counter, deque
 from pathlib import Path
 
-from .assignor_cases import CLIENT, MIXES, SERVER, SIZES, seeded_case
+from .assignor_cases import CLIENT, MIXES, SERVER, SHARE, SIZES, seeded_case
 from .assignor_coverage import Coverage
 from .assignor_oracle import KafkaAssignorOracle, OracleError, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
 
-ASSIGNORS = CLIENT + SERVER
+ASSIGNORS = CLIENT + SERVER + SHARE
 BATCH_CASES = 256  # a batch closes at this many cases or at BATCH_WEIGHT partitions + members, whichever first
 BATCH_WEIGHT = 60_000
 KEEP_PER_ASSIGNOR = 20  # disagreements written per assignor (all are counted)

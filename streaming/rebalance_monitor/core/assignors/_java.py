@@ -289,3 +289,77 @@ def timeline_order(keys: Sequence[Hashable], hash_of: Callable[[Hashable], int],
     slots = [((hash_of(k) * _FIBONACCI) & _MASK64) >> shift for k in keys]
     order = sorted(range(len(keys)), key=lambda i: (slots[i], -i))
     return [keys[i] for i in order]
+
+
+class JavaHashMap:
+    """A ``java.util.HashMap`` whose iteration order matters, filled by ``put`` (a new key goes to the end of its
+    bucket, the table grows after the insertion that takes it past three quarters) or by ``computeIfAbsent`` (a new
+    key goes to the head of its bucket, and the table grows at the start of the next call, whatever its key, once
+    it holds more than three quarters). `capacity`: the table the map starts with (a power of two)."""
+
+    __slots__ = ("_hash_of", "_values", "_meta", "_seq", "_cap", "_threshold", "_counts")
+
+    def __init__(self, hash_of: Callable[[Hashable], int], capacity: int = 16):
+        self._hash_of = hash_of
+        self._values: dict = {}
+        self._meta: dict = {}  # key -> (spread hash, rank in its bucket's chain)
+        self._seq = 0
+        self._cap = capacity
+        self._threshold = int(capacity * 0.75)
+        self._counts: dict[int, int] = {}
+
+    def __contains__(self, key) -> bool:
+        return key in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def get(self, key, default=None):
+        return self._values.get(key, default)
+
+    def _grow(self) -> None:
+        self._cap <<= 1
+        self._threshold <<= 1
+        mask = self._cap - 1
+        counts: dict[int, int] = {}
+        for h, _ in self._meta.values():
+            counts[h & mask] = counts.get(h & mask, 0) + 1
+        self._counts = counts
+
+    def _insert(self, key, value, head: bool) -> int:
+        h = spread(self._hash_of(key))
+        b = h & (self._cap - 1)
+        before = self._counts.get(b, 0)
+        self._seq += 1
+        self._meta[key] = (h, -self._seq if head else self._seq)
+        self._values[key] = value
+        self._counts[b] = before + 1
+        return before
+
+    def put(self, key, value) -> None:
+        if key in self._values:
+            self._values[key] = value
+            return
+        before = self._insert(key, value, head=False)
+        if before >= _TREEIFY_THRESHOLD and self._cap < _MIN_TREEIFY_CAPACITY:
+            self._grow()
+        if len(self._values) > self._threshold:
+            self._grow()
+
+    def compute_if_absent(self, key, make: Callable[[], object]):
+        if len(self._values) > self._threshold:
+            self._grow()
+        if key in self._values:
+            return self._values[key]
+        value = make()
+        before = self._insert(key, value, head=True)
+        if before >= _TREEIFY_THRESHOLD - 1 and self._cap < _MIN_TREEIFY_CAPACITY:
+            self._grow()
+        return value
+
+    def keys(self) -> list:
+        mask = self._cap - 1
+        return [k for k, _ in sorted(self._meta.items(), key=lambda kv: (kv[1][0] & mask, kv[1][1]))]

@@ -168,6 +168,8 @@ def on_sync(g, ev: Sync, out: list) -> None:
     m.polled(ev.ts)
     m.join_done(ev.ts)
     deadlines.lower(g, m)
+    if ev.topic_ids:  # a share member's topics' ids (the simple assignor's tie-breaks follow them)
+        g.topic_ids.update(ev.topic_ids)
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
         # still hold): alive, but its place in the epoch is proven by its next, stable, record
