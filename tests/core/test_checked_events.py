@@ -27,6 +27,7 @@ _KINDS = {
     "offset_list": st.lists(st.tuples(st.text(max_size=3), st.integers(0, _BIG), st.integers(-_BIG, _BIG)).map(list),
                             max_size=3),
     "topic_counts": st.dictionaries(st.text(max_size=3), st.integers(0, _BIG), max_size=3),
+    "topic_ids": st.dictionaries(st.text(max_size=3), st.text(max_size=22), max_size=3),
 }
 # fields whose values the parser holds to a closed set or a form
 _FIELDS = {
