@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=1_000_000, help="cases in all, the assignors taking turns")
     p.add_argument("--minutes", type=float, default=0, help="stop generating after this long (0: no limit)")
-    p.add_argument("--assignors", default="", help="comma-separated (default: all six)")
+    p.add_argument("--assignors", default="", help="comma-separated (default: all seven)")
     p.add_argument("--mix", default="soak", choices=list(MIXES))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="var/assignor-soak")
