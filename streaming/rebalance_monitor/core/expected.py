@@ -12,7 +12,8 @@ STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
 # a share group's assignor hands out only the partitions whose share-group state is initialised; the partitions the
 # epoch's members hold stand in for them, so without the members' assignment there is nothing to recompute
-SHARE_UNKNOWN_REASON = "share group: the members' assignment is not known (the partitions the assignor could hand out)"
+SHARE_UNKNOWN_REASON = ("share group: the members' assignment is not known (its partitions stand in for the ones the "
+                        "assignor may hand out)")
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
