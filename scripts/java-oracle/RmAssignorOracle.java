@@ -145,9 +145,9 @@ public class RmAssignorOracle {
             case "roundrobin": return client(new RoundRobinAssignor(), c, false);
             case "sticky": return client(new StickyAssignor(), c, true);
             case "cooperative-sticky": return client(new CooperativeStickyAssignor(), c, false);
-            case "uniform": return server(new org.apache.kafka.coordinator.group.assignor.UniformAssignor(), c);
-            case "server-range": return server(new org.apache.kafka.coordinator.group.assignor.RangeAssignor(), c);
-            case "simple": return server(new org.apache.kafka.coordinator.group.assignor.SimpleAssignor(), c);
+            case "uniform": return server(new org.apache.kafka.coordinator.group.assignor.UniformAssignor(), c, false);
+            case "server-range": return server(new org.apache.kafka.coordinator.group.assignor.RangeAssignor(), c, false);
+            case "simple": return server(new org.apache.kafka.coordinator.group.assignor.SimpleAssignor(), c, true);
             default: throw new IllegalArgumentException("unknown assignor " + name);
         }
     }
@@ -263,7 +263,10 @@ public class RmAssignorOracle {
     }
 
     // --- the group coordinator's assignors -------------------------------------------------------
-    static Map<String, List<TopicPartition>> server(PartitionAssignor assignor, JsonNode c) throws Exception {
+    // byName: the subscription type from the topic names the members subscribe to, topics the cluster lacks included
+    // (as the coordinator decides it: ModernGroup.subscriptionType), not from the topic ids they resolve to
+    static Map<String, List<TopicPartition>> server(PartitionAssignor assignor, JsonNode c, boolean byName)
+            throws Exception {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, String> names = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
@@ -286,12 +289,14 @@ public class RmAssignorOracle {
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new LinkedHashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<Uuid>> distinct = new HashSet<>();
+        Set<Set<String>> distinctNames = new HashSet<>();
         Map<String, Uuid> deleted = new HashMap<>();
         for (JsonNode m : c.get("members")) {
             String id = m.get("member_id").asText();
             Set<Uuid> subscribed = new HashSet<>();
             for (String t : strings(m.get("topics"))) if (ids.containsKey(t)) subscribed.add(ids.get(t));
             distinct.add(subscribed);
+            distinctNames.add(new HashSet<>(strings(m.get("topics"))));
             // the member's current target as the coordinator loads it from its record: a HashMap of topics, each a
             // HashSet copied from the record's partition list
             Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
@@ -319,7 +324,8 @@ public class RmAssignorOracle {
             }
         }
         specs.forEach(members::putIfAbsent);
-        SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+        SubscriptionType type = (byName ? distinctNames.size() : distinct.size()) <= 1
+            ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
         GroupSpecImpl spec;
         if (c.hasNonNull("assignable_partitions")) {
             Map<Uuid, Set<Integer>> assignable = new HashMap<>();

@@ -130,8 +130,10 @@ def simple_assign(partitions_per_topic, members, topic_ids=None, member_order=No
         return [p for p in range(partitions_per_topic[t]) if allowed is None or p in allowed.get(t, ())]
 
     old = [_old_assignment(m, ids) for m in ordered]
-    first = set(ordered[0].topics)
-    if all(set(m.topics) == first for m in ordered):
+    # the coordinator tells equal subscriptions by the topic names the members subscribe to, topics the cluster does
+    # not have included (ModernGroup.subscriptionType)
+    named = [set(m.topics if m.subscribed is None else m.subscribed) for m in ordered]
+    if all(n == named[0] for n in named):
         result = _homogeneous(ordered, old, ids, targets)
     else:
         result = _heterogeneous(ordered, old, ids, targets)
