@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SIZES, seeded_case
+from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SHARE, SIZES, seeded_case
 from rebalance_monitor.testing.assignor_coverage import features
 from rebalance_monitor.testing.assignor_oracle import KafkaAssignorOracle, encode_batch
 from rebalance_monitor.testing.assignor_shrink import outcome
@@ -25,11 +25,11 @@ def main() -> int:
     with KafkaAssignorOracle() as oracle:
         for name in ("small", "medium"):  # the JIT warmed up on cases like the measured ones
             oracle.assign_many([seeded_case("warm", a, i, ((SIZES[name], 1.0),))[1]
-                                for i in range(200 if name == "small" else 30) for a in CLIENT + SERVER])
+                                for i in range(200 if name == "small" else 30) for a in CLIENT + SERVER + SHARE])
         print(f"{'size':6} {'assignor':18} {'generate':>9} {'assign':>9} {'cov+json':>9} {'JVM':>9}  (ms CPU/case)")
         for name in ("small", "medium", "large"):
             n = getattr(args, name)
-            for a in CLIENT + SERVER:
+            for a in CLIENT + SERVER + SHARE:
                 t = time.process_time()
                 cases = [seeded_case("bench", a, i, ((SIZES[name], 1.0),))[1] for i in range(n)]
                 generate = time.process_time() - t

@@ -6,6 +6,9 @@
 //     the case's racks; sticky's previous assignment and generation travel in its user data, as on the wire;
 //   uniform, server-range: the group coordinator's UniformAssignor and RangeAssignor with a GroupSpec built like the
 //     coordinator's (subscription type, each member's current target assignment, the inverted target).
+//   simple: the group coordinator's SimpleAssignor (share groups), its GroupSpec built the same way, with the case's
+//     "assignable_partitions" ({topic: [partition, ...]}: the partitions whose share-group state is initialised) as
+//     the coordinator's map of assignable partitions (none given: every partition is assignable).
 //   A server case's "coordinator_members" (["+member id", "-member id", ...]: the members the coordinator added to
 //     and removed from the group, in order) fills the assignor's member map as the target assignment builder does:
 //     first the members a TimelineHashMap so filled holds, as it iterates them, then the case's other members.
@@ -50,9 +53,9 @@ import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.common.protocol.types.Type;
 import org.apache.kafka.timeline.SnapshotRegistry;
 import org.apache.kafka.timeline.TimelineHashMap;
-import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.modern.Assignment;
@@ -165,8 +168,9 @@ public class RmAssignorOracle {
             case "roundrobin": return client(new RoundRobinAssignor(), c, false);
             case "sticky": return client(new StickyAssignor(), c, true);
             case "cooperative-sticky": return client(new CooperativeStickyAssignor(), c, false);
-            case "uniform": return server(new org.apache.kafka.coordinator.group.assignor.UniformAssignor(), c);
-            case "server-range": return server(new org.apache.kafka.coordinator.group.assignor.RangeAssignor(), c);
+            case "uniform": return server(new org.apache.kafka.coordinator.group.assignor.UniformAssignor(), c, false);
+            case "server-range": return server(new org.apache.kafka.coordinator.group.assignor.RangeAssignor(), c, false);
+            case "simple": return server(new org.apache.kafka.coordinator.group.assignor.SimpleAssignor(), c, true);
             default: throw new IllegalArgumentException("unknown assignor " + name);
         }
     }
@@ -282,7 +286,10 @@ public class RmAssignorOracle {
     }
 
     // --- the group coordinator's assignors -------------------------------------------------------
-    static Map<String, List<TopicPartition>> server(ConsumerGroupPartitionAssignor assignor, JsonNode c) throws Exception {
+    // byName: the subscription type from the topic names the members subscribe to, topics the cluster lacks included
+    // (as the coordinator decides it: ModernGroup.subscriptionType), not from the topic ids they resolve to
+    static Map<String, List<TopicPartition>> server(PartitionAssignor assignor, JsonNode c, boolean byName)
+            throws Exception {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, String> names = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
@@ -305,12 +312,14 @@ public class RmAssignorOracle {
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new LinkedHashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<Uuid>> distinct = new HashSet<>();
+        Set<Set<String>> distinctNames = new HashSet<>();
         Map<String, Uuid> deleted = new HashMap<>();
         for (JsonNode m : c.get("members")) {
             String id = m.get("member_id").asText();
             Set<Uuid> subscribed = new HashSet<>();
             for (String t : strings(m.get("topics"))) if (ids.containsKey(t)) subscribed.add(ids.get(t));
             distinct.add(subscribed);
+            distinctNames.add(new HashSet<>(strings(m.get("topics"))));
             // the member's current target as the coordinator loads it from its record: a HashMap of topics, each a
             // HashSet copied from the record's partition list
             Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
@@ -318,6 +327,7 @@ public class RmAssignorOracle {
                 // a deleted topic keeps its id in the targets; the describer knows nothing of it
                 Uuid t = ids.containsKey(tp.topic()) ? ids.get(tp.topic()) : deleted.computeIfAbsent(tp.topic(),
                     k -> given.hasNonNull(k) ? Uuid.fromString(given.get(k).asText()) : Uuid.randomUuid());
+                names.putIfAbsent(t, tp.topic());  // a share assignor may leave a deleted topic in a target
                 lists.computeIfAbsent(t, k -> new ArrayList<>()).add(tp.partition());
                 inverted.computeIfAbsent(t, k -> new HashMap<>()).put(tp.partition(), id);
             }
@@ -337,8 +347,24 @@ public class RmAssignorOracle {
             }
         }
         specs.forEach(members::putIfAbsent);
-        SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
-        GroupAssignment ga = assignor.assign(new GroupSpecImpl(members, type, inverted), describer);
+        SubscriptionType type = (byName ? distinctNames.size() : distinct.size()) <= 1
+            ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+        GroupSpecImpl spec;
+        if (c.hasNonNull("assignable_partitions")) {
+            Map<Uuid, Set<Integer>> assignable = new HashMap<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = c.get("assignable_partitions").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                Set<Integer> parts = new HashSet<>();
+                for (JsonNode p : e.getValue()) parts.add(p.asInt());
+                if (ids.containsKey(e.getKey())) assignable.put(ids.get(e.getKey()), parts);
+            }
+            // (by reflection: Kafka 4.0.0's GroupSpecImpl has no map of assignable partitions)
+            spec = GroupSpecImpl.class.getConstructor(Map.class, SubscriptionType.class, Map.class, Optional.class)
+                .newInstance(members, type, inverted, Optional.of(assignable));
+        } else {
+            spec = new GroupSpecImpl(members, type, inverted);
+        }
+        GroupAssignment ga = assignor.assign(spec, describer);
         Map<String, List<TopicPartition>> out = new HashMap<>();
         for (String id : members.keySet()) {
             List<TopicPartition> tps = new ArrayList<>();

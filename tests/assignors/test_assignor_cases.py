@@ -5,12 +5,12 @@ import random
 import pytest
 
 from helpers.assignor_mix import mix_cases
-from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, random_case
+from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SHARE, random_case
 from rebalance_monitor.testing.assignor_coverage import NAMES, Coverage, applicable, features
 from rebalance_monitor.testing.assignor_shrink import shrink
 
 
-@pytest.mark.parametrize("assignor", CLIENT + SERVER)
+@pytest.mark.parametrize("assignor", CLIENT + SERVER + SHARE)
 def test_the_default_mix_reaches_every_dimension(assignor):
     cov = Coverage()
     for case in mix_cases(assignor, 500):

@@ -18,7 +18,8 @@ CASE = {"assignor": "range", "partitions_per_topic": {"t": 3},
 
 
 def test_names():
-    assert ASSIGNOR_NAMES == ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range")
+    assert ASSIGNOR_NAMES == ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range",
+                              "simple")
     assert issubclass(UnknownAssignor, ValueError) and issubclass(AssignmentInputError, ValueError)
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from rebalance_monitor.core.assignors import ASSIGNOR_NAMES
-from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SMALL, cases
+from rebalance_monitor.testing.assignor_cases import CLIENT, SERVER, SHARE, SMALL, cases
 from rebalance_monitor.testing.assignor_oracle import ORACLE_VERSION, KafkaAssignorOracle
 from rebalance_monitor.testing.assignor_shrink import agree, outcome
 
@@ -35,10 +35,10 @@ def oracle():
 
 
 def test_every_assignor_is_compared():
-    assert set(CLIENT + SERVER) == set(ASSIGNOR_NAMES)
+    assert set(CLIENT + SERVER + SHARE) == set(ASSIGNOR_NAMES)
 
 
-@pytest.mark.parametrize("assignor", CLIENT + SERVER)
+@pytest.mark.parametrize("assignor", CLIENT + SERVER + SHARE)
 def test_agrees_with_kafka(oracle, assignor):
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
@@ -50,7 +50,7 @@ def test_agrees_with_kafka(oracle, assignor):
     agrees()
 
 
-@pytest.mark.parametrize("assignor", CLIENT + SERVER)
+@pytest.mark.parametrize("assignor", CLIENT + SERVER + SHARE)
 def test_agrees_with_kafka_on_a_mix_of_sizes(oracle, assignor):
     assert_kafka_agrees(oracle, mix_cases(assignor, MIX_CASES), ORACLE_VERSION, BATCH)
 

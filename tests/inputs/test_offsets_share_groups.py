@@ -1,7 +1,8 @@
 """Share groups (KIP-932) from `__consumer_offsets`: every ShareGroup* record Apache Kafka 4.4 writes (and the
 early-access layouts of 4.0) decoded into the events a KIP-848 group's records give, tombstones, malformed values
 rejected with the field's name, and a share group's generations through the core: its members share partitions,
-and no consumer assignor judges them (the expected assignment is unknown, with the reason)."""
+and each epoch is recomputed with Kafka's SimpleAssignor (core/assignors/share_simple.py) and held against what
+the coordinator assigned."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,7 @@ import helpers.offsets_encoder as enc
 from helpers.events import kinds, run
 
 from rebalance_monitor.core.events import Rejected, parse_event
-from rebalance_monitor.core.expected import SHARE_REASON
+from rebalance_monitor.core.expected import SHARE_UNKNOWN_REASON
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder, decode_offsets_record
 
 TS = 1_700_000_000_000
@@ -84,8 +85,10 @@ def test_share_group_current_assignment_is_a_sync_named_by_the_state_partition_m
     assert d.record_type == "ShareGroupCurrentMemberAssignment v0"
     assert only_event(d) == {"v": 1, "type": "sync", "ts": TS, "group": "sg", "member_id": "m-1", "generation": 4,
                              "protocol": "simple", "leader": None, "member_state": "stable",
-                             "assignment": [["orders", 0], ["orders", 1], ["payments", 0]]}
-    # an id no record named stays its UUID; an unknown state code is `unknown`
+                             "assignment": [["orders", 0], ["orders", 1], ["payments", 0]],
+                             # the named topics' ids as Kafka prints a Uuid (the simple assignor's tie-breaks)
+                             "topic_ids": {"orders": "C28cLowaTT6fABEiM0RVZg", "payments": "enp6ehERIiIzM0REVVVmZg"}}
+    # an id no record named stays its UUID (and names no topic id); an unknown state code is `unknown`
     ev = only_event(decode_offsets_record(enc.group_key(14, "sg", "m-1"),
                                           enc.sg_current_assignment_value(5, 4, 9, [(T1, [2])]), TS))
     assert ev["assignment"] == [[T1, 2]] and ev["member_state"] == "unknown"
@@ -192,7 +195,7 @@ def _share_group_records():
     ]
 
 
-def test_a_share_groups_generations_are_not_judged_by_a_consumer_assignor():
+def test_a_share_groups_generations_are_recomputed_with_the_simple_assignor():
     dec = OffsetsTopicDecoder()
     events = []
     for i, (key, value) in enumerate(_share_group_records()):
@@ -202,12 +205,13 @@ def test_a_share_groups_generations_are_not_judged_by_a_consumer_assignor():
     gens = kinds(run(events), "generation")
     assert [g["generation"] for g in gens] == [1, 2, 3, 4]
     assert [g["members"] for g in gens] == [["m-a"], ["m-a"], ["m-a", "m-b"], ["m-b"]]
-    # both members hold orders-0: shared, not mismatched, not moved
+    # both members hold orders-0: shared (the one partition wants both), as SimpleAssignor shares it; not moved
     assert gens[2]["assignment"] == {"m-a": [["orders", 0]], "m-b": [["orders", 0]]}
-    for g in gens:
-        assert (g["protocol"], g["expected_assignment"], g["mismatched_partitions"], g["expected_reason"]) == \
-            ("simple", None, None, SHARE_REASON), g
+    for g in gens:  # epoch 1: nothing initialised yet, nothing to hand out; then orders-0, to whoever is in
+        assert (g["protocol"], g["expected_assignment"], g["mismatched_partitions"], g["expected_reason"],
+                g["expected_assignor_release"]) == ("simple", g["assignment"], 0, None, "4.4.0"), g
         assert g["partitions_moved"] is None
+    assert gens[0]["assignment"] == {"m-a": []}
     assert [c["cause"] for c in gens[2]["causes"]] == ["member_joined"]
     assert gens[2]["causes"][0]["client_id"] == "share-b"
     assert gens[1]["causes"][0]["reason"] == "share group epoch bumped to 2"  # the partition's initialisation
@@ -231,3 +235,57 @@ def test_the_same_sharing_in_a_consumer_group_would_be_a_mismatch():
         events.extend(dec.decode(key, value, TS + i * 100).events)
     gen = kinds(run(events), "generation")[-1]
     assert gen["expected_assignment"] is not None and gen["mismatched_partitions"] == 1, gen
+
+
+def _two_partition_records(b_holds):
+    """a holds both partitions of orders (initialised, epoch 2); b joins (epoch 3) and the coordinator gives b
+    `b_holds` and a the rest."""
+    k, sg = enc.group_key, "sg2"
+    both = [(T1, [0, 1])]
+    return [
+        (k(10, sg, "m-a"), enc.sg_member_metadata_value("share-a", "/127.0.0.1", ["orders"])),
+        (k(15, sg), enc.sg_state_partition_metadata_value([(T1, "orders", [0, 1])])),
+        (k(11, sg), enc.sg_metadata_value(2, 78)),
+        (k(12, sg), enc.sg_target_metadata_value(2)),
+        (k(14, sg, "m-a"), enc.sg_current_assignment_value(2, 1, 0, both)),
+        (k(10, sg, "m-b"), enc.sg_member_metadata_value("share-b", "/127.0.0.1", ["orders"])),
+        (k(11, sg), enc.sg_metadata_value(3, 79)),
+        (k(12, sg), enc.sg_target_metadata_value(3)),
+        (k(14, sg, "m-a"), enc.sg_current_assignment_value(3, 2, 0, [(T1, [p for p in (0, 1) if p not in b_holds
+                                                                                    or len(b_holds) == 2])])),
+        (k(14, sg, "m-b"), enc.sg_current_assignment_value(3, 0, 0, [(T1, list(b_holds))])),
+    ]
+
+
+def _generations(records):
+    dec = OffsetsTopicDecoder()
+    events = []
+    for i, (key, value) in enumerate(records):
+        d = dec.decode(key, value, TS + i * 1000)
+        assert d.rejected_reason is None, (i, d.rejected_reason)
+        events.extend(d.events)
+    return events, kinds(run(events), "generation")
+
+
+def test_a_share_members_sync_names_its_topics_ids():
+    events, _gens = _generations(_two_partition_records([1]))
+    syncs = [e for e in events if e["type"] == "sync"]
+    # T1 as Kafka prints a Uuid (URL-safe base64 of its 16 bytes)
+    assert syncs[-1]["topic_ids"] == {"orders": "C28cLowaTT6fABEiM0RVZg"}, syncs[-1]
+
+
+def test_a_share_groups_epoch_is_held_against_the_simple_assignor():
+    """Two members, two partitions: SimpleAssignor gives each member one (which one follows Kafka's hash orders
+    of the topic's id and the members' ids); the coordinator's answer either agrees or is counted mismatched."""
+    _events, gens = _generations(_two_partition_records([1]))
+    expected = gens[-1]["expected_assignment"]
+    assert sorted(len(tps) for tps in expected.values()) == [1, 1], expected
+    ours = {"m-a": [["orders", 0]], "m-b": [["orders", 1]]}
+    assert expected == ours  # Kafka's own class answers the same: tests/assignors/test_share_simple_assignor.py
+    assert gens[-1]["mismatched_partitions"] == 0 and gens[-1]["partitions_moved"] is None
+    _events, gens = _generations(_two_partition_records([0]))  # the other way round: both partitions differ
+    assert gens[-1]["expected_assignment"] == ours and gens[-1]["mismatched_partitions"] == 2, gens[-1]
+    _events, gens = _generations(_two_partition_records([0, 1]))  # both to both: over-shared
+    assert gens[-1]["assignment"] == {"m-a": [["orders", 0], ["orders", 1]], "m-b": [["orders", 0], ["orders", 1]]}
+    assert gens[-1]["mismatched_partitions"] == 2, gens[-1]
+

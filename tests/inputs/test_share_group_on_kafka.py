@@ -4,7 +4,8 @@ with `kill -9` and removed by the coordinator after its session (`group.share.se
 test's broker of its own), the other stops gracefully. The project's decoder reads every ShareGroup* record the
 broker wrote, and the core's generations are held against what the broker's own share group tool
 (`kafka-share-groups --describe`, ShareGroupCommand) said at each step: the group epochs, the members' ids, client
-ids and partitions; no generation is judged by a consumer assignor. The same group is then reconstructed from
+ids and partitions; each epoch is recomputed with Kafka's SimpleAssignor (core/assignors/share_simple.py) and agrees
+with what the broker assigned. The same group is then reconstructed from
 the broker's coordinator log alone (its INFO lines of the share group: a member joining, the epoch's bump and
 target assignment, each member's new assignment, the fence on session expiry, the leave) and held against
 `__consumer_offsets`."""
@@ -24,7 +25,6 @@ from rebalance_monitor.broker_facts.describe import describe_groups
 from rebalance_monitor.broker_facts.poller import described_event
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.events import parse_event
-from rebalance_monitor.core.expected import SHARE_REASON
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
@@ -212,11 +212,18 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
     assert gens[-1]["generation"] == final[1] == final[2] and gens[-1]["members"] == [], gens[-1]
     assert sorted(by_epoch) == [g["generation"] for g in gens] and len(by_epoch) == len(gens)
     for g in gens[:-1]:  # (the last, empty, has nothing to assign: the core's rule for an empty group)
-        assert (g["protocol"], g["expected_assignment"], g["mismatched_partitions"], g["expected_reason"]) == \
-            ("simple", None, None, SHARE_REASON), g
-    # the epoch where both were in: the broker's members, client ids and partitions
+        # the simple assignor recomputed: what the broker assigned, partition for partition (topic ids from the
+        # members' records, the broker's tie-breaks); no partition "moved" between members that share them
+        assert (g["protocol"], g["expected_assignment"], g["mismatched_partitions"], g["expected_reason"],
+                g["expected_assignor_release"], g["partitions_moved"]) == \
+            ("simple", g["assignment"], 0, None, "4.4.0", None), g
+    # the epoch before the topic's partitions were initialised for the group: nothing to hand out yet
+    assert gens[0]["assignment"] == {ids["share-a"]: []} and gens[0]["expected_assignment"] == gens[0]["assignment"]
+    # the epoch where both were in: the broker's members, client ids and partitions (one each, as the simple
+    # assignor splits two partitions between two members: the expected assignment, which agrees)
     two = by_epoch[state_both[1]]
     assert sorted(two["members"]) == sorted(both), two
+    assert sorted(len(tps) for tps in two["expected_assignment"].values()) == [1, 1], two
     assert {mid: {tuple(tp) for tp in tps} for mid, tps in two["assignment"].items()} == \
         {mid: parts for mid, (_c, _e, parts) in both.items()}
     joined = {c["member_id"]: c.get("client_id") for g in gens for c in g["causes"] if c["cause"] == "member_joined"}
@@ -272,8 +279,9 @@ def test_a_share_groups_rebalances_from_the_coordinator_log_alone_match_consumer
     assert gens[-1]["generation"] == state_alone[1]
     for log_gen, off_gen in zip(gens, from_offsets):
         assert sorted(log_gen["members"]) == sorted(off_gen["members"]), (log_gen, off_gen)
+        # the log names no member's subscribed topics: its epochs are not recomputed
         assert (log_gen["protocol"], log_gen["expected_assignment"], log_gen["expected_reason"]) == \
-            ("simple", None, SHARE_REASON), log_gen
+            ("simple", None, f"subscription unknown for {len(log_gen['members'])} member(s)"), log_gen
         assert [c.get("member_id") for c in log_gen["causes"]] == [c.get("member_id") for c in off_gen["causes"]]
         named = {mid: sorted((names.topic_names.get(t, t), p) for t, p in tps)
                  for mid, tps in (log_gen["assignment"] or {}).items()}

@@ -103,6 +103,9 @@ class Sync(MemberEvent):
     active_tasks: tuple | None = None
     standby_tasks: tuple | None = None
     warmup_tasks: tuple | None = None
+    # a share member's (KIP-932, from __consumer_offsets): the ids of its assignment's topics, {name: Kafka Uuid}
+    # (the simple assignor's tie-breaks follow them)
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

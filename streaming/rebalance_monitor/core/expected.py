@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from . import assignment_checks as checks
 from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
-                        UnknownAssignor, assign, server_rules_release)
+                        UnknownAssignor, assign, parse_release, server_rules_release)
 from .assignors.server import coordinator_fill_order
 from .vocabulary import SHARE_ASSIGNOR
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
-SHARE_REASON = "share group: the simple assignor is not recomputed yet"
 STREAMS_REASON = "streams group: the sticky task assignor is not recomputed yet"
+# a share group's assignor hands out only the partitions whose share-group state is initialised; the partitions the
+# epoch's members hold stand in for them, so without the members' assignment there is nothing to recompute
+SHARE_UNKNOWN_REASON = ("share group: the members' assignment is not known (its partitions stand in for the ones the "
+                        "assignor may hand out)")
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
@@ -168,15 +171,17 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if protocol is None:
         out["expected_reason"] = protocol_reason or "protocol unknown"
         return out
-    if protocol == SHARE_ASSIGNOR:  # a share group's members share partitions: no consumer assignor judges it
-        out["expected_reason"] = SHARE_REASON
-        return out
     missing = [mid for mid, t in subscribed.items() if t is None]
     if missing:
         out["expected_reason"] = f"subscription unknown for {len(missing)} member(s)"
         return out
     unknown_topics = sorted({t for ts in subscribed.values() for t in ts} - set(counts))
-    if unknown_topics:
+    share = protocol == SHARE_ASSIGNOR
+    if unknown_topics and share:
+        # the share assignor hands out only partitions the epoch's members hold (share_inputs): a topic none of them
+        # holds has none to hand out, whatever its count
+        counts = {**counts, **{t: 0 for t in unknown_topics}}
+    elif unknown_topics:
         out["expected_reason"] = "partition count unknown for " + ", ".join(unknown_topics[:5])
         return out
     work = len(ids) * max(1, sum(counts.values()))
@@ -187,14 +192,19 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     if protocol == "range" and any(getattr(group.members.get(mid), "kip848", False) for mid in ids):
         assignor = "server-range"  # a KIP-848 group's `range` is the group coordinator's RangeAssignor
     release = ASSIGNOR_RELEASE  # the client assignors run in the clients: the broker's release is not theirs
+    broker = group.settings.broker_release or group.broker_release
     if assignor in SERVER_ASSIGNORS:
         # the configuration's release first, else the one the brokers' log said (broker_release events)
-        broker = group.settings.broker_release or group.broker_release
         release = server_rules_release(broker)
         if release is None:
             out["expected_reason"] = f"server assignor rules of Kafka {broker} not reproduced (4.0.0 and later are)"
             return out
-    if assignor in SERVER_ASSIGNORS:
+    if share:
+        why = share_rules_missing(broker, assignment)
+        if why is not None:
+            out["expected_reason"] = why
+            return out
+    if assignor in SERVER_ASSIGNORS or share:
         # the server assignors keep what members own: what they owned must be the previous epoch's assignment
         prev = group.generation if group.generation is not None and group.generation < gen else None
         owned = [m.owned_generation for m in (group.members.get(mid) for mid in ids)
@@ -202,7 +212,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
         if prev is not None and owned and max(owned) < prev:
             out["expected_reason"] = f"the members' assignment of epoch {prev} is not known"
             return out
-    order = fill_order if assignor in SERVER_ASSIGNORS else ids
+    order = fill_order if assignor in SERVER_ASSIGNORS or share else ids
     subs = []
     for mid in order:
         m = group.members[mid]
@@ -211,7 +221,8 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             owned_partitions=tuple(tuple(tp) for tp in (m.owned or ())), generation=m.owned_generation,
             rack=m.rack))
     try:
-        expected = assign(assignor, counts, subs, release=release)
+        extra = share_inputs(group, assignment) if share else {}
+        expected = assign(assignor, counts, subs, release=release, **extra)
     except UnknownAssignor:
         out["expected_reason"] = f"unknown assignor: {protocol}"
         return out
@@ -224,7 +235,7 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
     out["expected_assignment"] = {mid: sorted([list(tp) for tp in tps]) for mid, tps in expected.items()}
     # whose assignor this is: an operator on another Kafka release may see a different, equally correct answer
     out["expected_assignor_release"] = release
-    if inferred:
+    if inferred and not share:  # (a share group's counts play no part: share_inputs)
         out["expected_reason"] = "partition counts inferred from assignments for " + ", ".join(inferred[:5])
     if assignment is not None:
         out["mismatched_partitions"] = checks.mismatched_partitions(assignment, expected)
@@ -237,6 +248,31 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             out["min_moves"] = checks.min_moves_for_balance(
                 previous_by_member, {mid: subscribed[mid] for mid in ids}, counts)
     return out
+
+
+def share_rules_missing(broker: str | None, assignment) -> str | None:
+    """Why a share group's epoch cannot be recomputed with Kafka 4.4's SimpleAssignor, or None: a broker of an
+    earlier release (4.0's simple assignor had other rules), or the members' assignment unknown (its partitions
+    stand in for the ones whose share-group state is initialised, which the assignor alone hands out)."""
+    if broker is not None:
+        v = parse_release(broker)
+        if v is None or v < (4, 4, 0):
+            return f"share assignor rules of Kafka {broker} not reproduced (4.4.0's are)"
+    if assignment is None:
+        return SHARE_UNKNOWN_REASON
+    return None
+
+
+def share_inputs(group, assignment: dict) -> dict:
+    """The simple assignor's inputs besides the members: the partitions it may hand out (those the epoch's members
+    hold: the coordinator hands out the initialised ones, which no input the core reads lists) and the topics' ids
+    the group's share members' syncs named."""
+    assignable: dict = {}
+    for tps in assignment.values():
+        for t, p in tps:
+            assignable.setdefault(t, set()).add(int(p))
+    return {"assignable": {t: sorted(ps) for t, ps in assignable.items()},
+            "topic_ids": dict(group.topic_ids) or None}
 
 
 def unchecked_reason(rec: dict) -> str | None:

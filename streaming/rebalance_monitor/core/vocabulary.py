@@ -105,7 +105,7 @@ class GroupProtocol(StrEnum):
 
 # the group protocols whose coordinator assigns (a member stays in every group epoch until it goes)
 BROKER_ASSIGNED = frozenset({GroupProtocol.CONSUMER, GroupProtocol.SHARE, GroupProtocol.STREAMS})
-# a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`), which the monitor does not recompute
+# a share group's assignor: Kafka's SimpleAssignor (`group.share.assignors`; core/assignors/share_simple.py)
 SHARE_ASSIGNOR = "simple"
 # a streams group's task assignor: Kafka's StickyTaskAssignor (`group.streams.assignors`), not recomputed yet (its
 # name is also the classic StickyAssignor's: a streams member is told by its `streams` state, Member.streams)

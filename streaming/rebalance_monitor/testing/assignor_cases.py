@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 CLIENT = ("range", "roundrobin", "sticky", "cooperative-sticky")
 SERVER = ("uniform", "server-range")
+SHARE = ("simple",)  # KIP-932 share groups: members share partitions
 RACKS = ("r0", "r1", "r2")
 MISSING_TOPICS = ("deleted-topic", "not-yet-created")
 TOPIC_PREFIXES = ("t", "topic-", "orders.", "Events_")
@@ -129,8 +130,12 @@ def build_case(d, assignor: str, size: Size) -> dict:
     _static(d, members, size)
     case = {"assignor": assignor, "partitions_per_topic": ppt, "members": members}
     _racks(d, case)
-    _previous(d, assignor, case)
-    if assignor in SERVER:
+    if assignor in SHARE:
+        _shared_previous(d, case)
+        _assignable(d, case)
+    else:
+        _previous(d, assignor, case)
+    if assignor in SERVER + SHARE:
         # distinct ids, none of the two Kafka reserves (all zeros, and zeros ending in one)
         # (a deleted topic keeps its id in the members' targets)
         named = topics + list(MISSING_TOPICS)
@@ -250,3 +255,49 @@ def _previous(d, assignor: str, case: dict) -> None:
         t = d.pick(list(ppt))
         beyond = assignor in CLIENT and d.chance(50)
         m["owned_partitions"].append([t, ppt[t] + d.int(0, 2)] if beyond else [MISSING_TOPICS[0], d.int(0, 3)])
+
+
+def _shared_previous(d, case: dict) -> None:
+    """A share group's current targets: partitions held by one member or several, members that joined since (none),
+    members holding more or fewer than their share, partitions of topics they no longer subscribe to or the cluster
+    no longer has."""
+    members, ppt = case["members"], case["partitions_per_topic"]
+    mode = d.pick(("none", "shared", "skewed"))
+    if mode == "none":
+        return
+    subscribed = d.chance(70)  # each holder subscribed to the topic (else: any member)
+    joined = [m for m in members if d.chance(25)]  # new members: nothing yet
+    holders_max = d.int(1, 4)
+    for m in members:
+        m["owned_partitions"] = []
+    for t, n in ppt.items():
+        pool = [m for m in members if m not in joined and (not subscribed or t in m["topics"])]
+        if not pool:
+            continue
+        for p in range(n):
+            if not d.chance(85):
+                continue
+            k = d.int(1, holders_max) if mode == "shared" else 1
+            owners = [pool[d.int(0, len(pool) - 1)] if mode == "shared" else pool[d.int(0, max(0, len(pool) // 4))]
+                      for _ in range(k)]
+            for m in owners:
+                if [t, p] not in m["owned_partitions"]:
+                    m["owned_partitions"].append([t, p])
+    if d.chance(10):  # a target naming a topic the cluster no longer has
+        m = members[d.int(0, len(members) - 1)]
+        m["owned_partitions"].append([MISSING_TOPICS[0], d.int(0, 3)])
+
+
+def _assignable(d, case: dict) -> None:
+    """The partitions whose share-group state is initialised (the coordinator hands out only those): all (no map),
+    or some topics wholly, some partly, some not at all."""
+    if not d.chance(40):
+        return
+    out = {}
+    for t, n in case["partitions_per_topic"].items():
+        how = d.pick(("all", "some", "none"))
+        if how == "all":
+            out[t] = list(range(n))
+        elif how == "some":
+            out[t] = [p for p in range(n) if d.chance(60)]
+    case["assignable_partitions"] = out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from .assignor_cases import CLIENT, MIXES, SERVER, seeded_case
+from .assignor_cases import CLIENT, MIXES, SERVER, SHARE, seeded_case
 
 # (feature, what it means); every feature applies to every assignor unless NOT_APPLICABLE says otherwise
 FEATURES = (
@@ -61,6 +61,10 @@ _GENERATION_FEATURES = {"generations", "stale generation", "owned partitions wit
 NOT_APPLICABLE = {
     # the coordinator's members have no generation in the assignor's view, and its targets never share a partition
     **{a: _GENERATION_FEATURES for a in SERVER},
+    # a share group's targets are sets without generations; members holding one partition together is the rule
+    # ("conflicting claims, same generation": two members hold one partition)
+    **{a: (_GENERATION_FEATURES - {"conflicting claims, same generation"}) | {"claim listed twice by one member"}
+       for a in SHARE},
     # range and roundrobin read owned partitions and generations from the subscription but ignore them; the
     # comparison shows Kafka does too
 }
@@ -192,7 +196,7 @@ class Coverage:
                 for a in self.cases if any(self.hits.get(a, Counter())[f] < at_least for f in applicable(a))}
 
     def table(self) -> str:
-        names = [a for a in CLIENT + SERVER if a in self.cases]
+        names = [a for a in CLIENT + SERVER + SHARE if a in self.cases]
         width = max(len(f) for f in NAMES)
         lines = [f"{'cases':<{width}}  " + "  ".join(f"{a:>18}" for a in names),
                  f"{'':<{width}}  " + "  ".join(f"{self.cases[a]:>18,}" for a in names)]
@@ -211,7 +215,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", default="1")
     args = p.parse_args(argv)
     cov = Coverage()
-    for a in CLIENT + SERVER:
+    for a in CLIENT + SERVER + SHARE:
         for i in range(args.cases):
             cov.add(seeded_case(args.seed, a, i, MIXES[args.mix])[1])
     print(cov.table())

@@ -21,15 +21,15 @@ import time
 from collections import Counter, deque
 from pathlib import Path
 
-from .assignor_cases import CLIENT, MIXES, SERVER, SIZES, seeded_case
+from .assignor_cases import CLIENT, MIXES, SERVER, SHARE, SIZES, seeded_case
 from .assignor_coverage import Coverage
 from .assignor_oracle import KafkaAssignorOracle, OracleError, encode_batch
 from .assignor_shrink import agree, disagreement, outcome, shrink
 from .task_assignor_cases import STICKY_TASK_CASE, seeded_task_case
 
-# the six partition assignors, and the streams group's task assignor (KIP-1071; its cases are
-# testing.task_assignor_cases', one size; no coverage table, no shrinking)
-ASSIGNORS = CLIENT + SERVER + (STICKY_TASK_CASE,)
+# the six partition assignors, the share groups' simple assignor, and the streams group's task assignor
+# (KIP-1071; its cases are testing.task_assignor_cases', one size; no coverage table, no shrinking)
+ASSIGNORS = CLIENT + SERVER + SHARE + (STICKY_TASK_CASE,)
 BATCH_CASES = 256  # a batch closes at this many cases or at BATCH_WEIGHT partitions + members, whichever first
 BATCH_WEIGHT = 60_000
 KEEP_PER_ASSIGNOR = 20  # disagreements written per assignor (all are counted)
@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=1_000_000, help="cases in all, the assignors taking turns")
     p.add_argument("--minutes", type=float, default=0, help="stop generating after this long (0: no limit)")
-    p.add_argument("--assignors", default="", help="comma-separated (default: all seven, sticky-task included)")
+    p.add_argument("--assignors", default="", help="comma-separated (default: all eight, sticky-task included)")
     p.add_argument("--mix", default="soak", choices=list(MIXES))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="var/assignor-soak")

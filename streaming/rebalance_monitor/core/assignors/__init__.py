@@ -12,6 +12,7 @@ server assignor names), with one rename: the group coordinator's ``range`` is ca
 ``cooperative-sticky`` clients' CooperativeStickyAssignor (revoke-first adjustment)
 ``uniform``         group coordinator's UniformAssignor (KIP-848)
 ``server-range``    group coordinator's RangeAssignor (KIP-848)
+``simple``          group coordinator's SimpleAssignor (KIP-932 share groups: members share partitions)
 ==================  ==========================================================================
 
 A Kafka Streams group's tasks (KIP-1071) are assigned by the coordinator's StickyTaskAssignor, reproduced apart from
@@ -55,7 +56,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 __all__ = [
-    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "SERVER_ASSIGNOR_RELEASES", "SERVER_ASSIGNORS", "AssignmentInputError", "KafkaAssignorFailure", "MemberSubscription",
+    "ASSIGNOR_NAMES", "ASSIGNOR_RELEASE", "SERVER_ASSIGNOR_RELEASES", "SERVER_ASSIGNORS", "SHARE_ASSIGNORS",
+    "AssignmentInputError", "KafkaAssignorFailure", "MemberSubscription",
     "UnknownAssignor",
     "assign", "parse_release", "run_assign_case", "server_rules_release",
 ]
@@ -121,6 +123,7 @@ class MemberSubscription:
 def _registry():
     from .client_range import range_assign, roundrobin_assign
     from .server import server_range_assign, uniform_assign
+    from .share_simple import simple_assign
     from .sticky import cooperative_sticky_assign, sticky_assign
     return {
         "range": range_assign,
@@ -129,11 +132,14 @@ def _registry():
         "cooperative-sticky": cooperative_sticky_assign,
         "uniform": uniform_assign,
         "server-range": server_range_assign,
+        "simple": simple_assign,
     }
 
 
 ASSIGNOR_NAMES: tuple[str, ...] = (
-    "range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range")
+    "range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range", "simple")
+# KIP-932 share groups' assignors (Kafka 4.4's rules only): a partition may go to several members
+SHARE_ASSIGNORS = frozenset({"simple"})
 CLIENT_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 
 
@@ -141,7 +147,7 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-_USES_OWNED = frozenset({"sticky", "cooperative-sticky", "uniform"})
+_USES_OWNED = frozenset({"sticky", "cooperative-sticky", "uniform", "simple"})
 _KEEPS_REPEATS = frozenset({"sticky", "cooperative-sticky", "uniform"})
 
 
@@ -183,11 +189,14 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
            members: Sequence[MemberSubscription],
            partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
            topic_ids: Mapping[str, str] | None = None, *, release: str = ASSIGNOR_RELEASE,
+           assignable: Mapping[str, Sequence[int]] | None = None,
            _prefer_rack_aware: bool = False) -> dict[str, list[tuple[str, int]]]:
     """Compute the assignment Kafka's ``assignor`` produces; every member is present and every
     list is sorted by (topic, partition).  ``release``: the Kafka release whose rules to follow, one of
     :data:`SERVER_ASSIGNOR_RELEASES` for the server assignors (the client assignors follow
-    :data:`ASSIGNOR_RELEASE` only).  ``_prefer_rack_aware`` mirrors Kafka's test-only
+    :data:`ASSIGNOR_RELEASE` only).  ``assignable`` (``simple`` only): ``{topic: [partition, ...]}``, the
+    partitions the coordinator lets the share assignor hand out (those whose share-group state is initialised; a
+    topic not named: none), None for all.  ``_prefer_rack_aware`` mirrors Kafka's test-only
     ``preferRackAwareLogic`` switch (used by the ported Kafka tests only)."""
     registry = _registry()
     if assignor not in registry:
@@ -237,6 +246,13 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
                         f"partition_racks[{t!r}][{p}] must be a list of rack names")
                 rows.append(list(rs))
             racks[t] = rows
+    if assignable is not None:
+        if not isinstance(assignable, Mapping) or not all(
+                isinstance(t, str) and not isinstance(ps, (str, bytes)) and isinstance(ps, Sequence)
+                and all(_is_int(p) for p in ps) for t, ps in assignable.items()):
+            raise AssignmentInputError("assignable_partitions must be an object {topic: [partition, ...]}")
+        if assignor not in SHARE_ASSIGNORS:
+            raise AssignmentInputError(f"assignable_partitions: only the share assignors take them, not {assignor}")
     if topic_ids is not None:
         from ._java import Uuid
         if not isinstance(topic_ids, Mapping):
@@ -253,7 +269,8 @@ def assign(assignor: str, partitions_per_topic: Mapping[str, int],
     if assignor in CLIENT_ASSIGNORS:
         # AbstractPartitionAssignor: topics without partitions are left out of the metadata.
         ppt = {t: n for t, n in ppt.items() if n > 0}
-    result = registry[assignor](ppt, norm, partition_racks=racks,
+    extra = {"assignable": assignable} if assignor in SHARE_ASSIGNORS else {}
+    result = registry[assignor](ppt, norm, partition_racks=racks, **extra,
                                 topic_ids=dict(topic_ids) if topic_ids else None,
                                 prefer_rack_aware=_prefer_rack_aware, release=release)
     return {m.member_id: sorted(result.get(m.member_id, ())) for m in norm}
@@ -300,8 +317,9 @@ def run_assign_case(case: Any) -> dict[str, list[list]]:
     """Contract section 3 ``assign``: CASE object in, ``{member_id: [[topic, partition], ...]}``
     out (sorted).  Raises :class:`AssignmentInputError` (or its subclass
     :class:`UnknownAssignor`) with a readable message on bad input.  Extension: an optional
-    ``topic_ids`` object ``{topic: base64 uuid}`` for the server-side assignors, and an optional ``release``
-    (one of :data:`SERVER_ASSIGNOR_RELEASES` for them, default :data:`ASSIGNOR_RELEASE`)."""
+    ``topic_ids`` object ``{topic: base64 uuid}`` for the server-side assignors, an optional ``release``
+    (one of :data:`SERVER_ASSIGNOR_RELEASES` for them, default :data:`ASSIGNOR_RELEASE`), and for ``simple`` an
+    optional ``assignable_partitions`` object ``{topic: [partition, ...]}``."""
     if not isinstance(case, dict):
         raise AssignmentInputError("the case must be a JSON object")
     name = case.get("assignor")
@@ -326,5 +344,6 @@ def run_assign_case(case: Any) -> dict[str, list[list]]:
     release = case.get("release", ASSIGNOR_RELEASE)
     if not isinstance(release, str):
         raise AssignmentInputError("'release' must be a string, one of: " + ", ".join(SERVER_ASSIGNOR_RELEASES))
-    result = assign(name, ppt, members, racks, topic_ids, release=release)
+    result = assign(name, ppt, members, racks, topic_ids, release=release,
+                    assignable=case.get("assignable_partitions"))
     return {mid: [[t, p] for t, p in tps] for mid, tps in result.items()}

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from . import AssignmentInputError, KafkaAssignorFailure
-from ._java import JavaPriorityQueue, hashmap_iteration, jkey, string_hash
+from ._java import jkey, string_hash
+from .java_collections import JavaPriorityQueue, hashmap_iteration
 
 __all__ = ["Subtopology", "TaskAssignment", "TaskMember", "TASK_ASSIGNOR_NAME", "TASK_ASSIGNOR_RELEASE",
            "sticky_task_assign"]

@@ -172,6 +172,8 @@ def on_sync(g, ev: Sync, out: list) -> None:
     if m.streams is not None and ev.active_tasks is not None:  # a streams member's tasks, as it holds them now
         m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks": {
             kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
+    if ev.topic_ids:  # a share member's topics' ids (the simple assignor's tie-breaks follow them)
+        g.topic_ids.update(ev.topic_ids)
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
         # still hold): alive, but its place in the epoch is proven by its next, stable, record

@@ -60,6 +60,7 @@ class GroupMonitor:
         self.rebalance: Rebalance | None = None  # the rebalance under way
         self.owners: dict[tuple, str] = {}  # (topic, partition) -> owner key (instance id or member id)
         self.partitions: dict[str, int] = {}  # explicit partition counts (topic_partitions events)
+        self.topic_ids: dict[str, str] = {}  # topic name -> Kafka Uuid, as a share member's sync gave it
         self.coordinator_feed = False  # events from the coordinator seen
         self.client_feed = False  # events from the clients seen
         self.membership_known = False  # from client events, or coordinator member lists

@@ -20,7 +20,7 @@ group-coordinator/src/main/resources/common/message/ after), every version:
 | 11 | ShareGroupMetadata | 0 | `rebalance_started` (epoch bump); tombstone -> `group_deleted` |
 | 12 | ShareGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch, protocol `simple`) |
 | 13 | ShareGroupTargetAssignmentMember | 0 | none (decoded, counted) |
-| 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation) |
+| 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation; `topic_ids` of the named topics) |
 | 15 | ShareGroupStatePartitionMetadata | 0 | none (learns topic id -> name) |
 | 16 | ConsumerGroupRegularExpression | - | counted |
 | 17 | StreamsGroupMetadata (KIP-1071) | 0 | `rebalance_started` (epoch bump); tombstone -> `group_deleted` |

@@ -9,8 +9,8 @@ from .classic_values import group_metadata_value, member_info, offset_commit_key
 from .consumer_group_values import (KIP848_MEMBER_STATES, cg_current_assignment_value, cg_member_metadata_value,
                                     cg_metadata_value, cg_partition_metadata_value, target_member_value,
                                     cg_target_metadata_value, resolve_topic_ids)
-from .share_group_values import (learn_topic_names, sg_current_assignment_value, sg_member_metadata_value,
-                                 sg_metadata_value, sg_state_partition_metadata_value, sg_target_member_value,
+from .share_group_values import (learn_topic_names, named_topic_ids, sg_current_assignment_value,
+                                 sg_member_metadata_value, sg_metadata_value, sg_state_partition_metadata_value, sg_target_member_value,
                                  sg_target_metadata_value)
 from .streams_group_values import streams_group_events
 from .wire import MAX_TS, DecodeError, Reader, host_of
@@ -211,10 +211,14 @@ def share_group_events(name: str, k: dict, vr: Reader, ts_ms: int, topic_names: 
         return []
     if name == "ShareGroupCurrentMemberAssignment":
         v = sg_current_assignment_value(vr)
-        return [event("sync", pick_ts(ts_ms), group, member_id=k["member_id"], generation=v["member_epoch"],
-                      protocol=SHARE_ASSIGNOR, leader=None,
-                      assignment=resolve_topic_ids(v["assigned_partitions"], topic_names),
-                      member_state=KIP848_MEMBER_STATES.get(v["state"], "unknown"))]
+        ev = event("sync", pick_ts(ts_ms), group, member_id=k["member_id"], generation=v["member_epoch"],
+                   protocol=SHARE_ASSIGNOR, leader=None,
+                   assignment=resolve_topic_ids(v["assigned_partitions"], topic_names),
+                   member_state=KIP848_MEMBER_STATES.get(v["state"], "unknown"))
+        ids = named_topic_ids(v["assigned_partitions"], topic_names)
+        if ids:  # the simple assignor's tie-breaks follow the topics' ids
+            ev["topic_ids"] = ids
+        return [ev]
     if name == "ShareGroupStatePartitionMetadata":
         learn_topic_names(sg_state_partition_metadata_value(vr), topic_names)
         return []

@@ -130,3 +130,17 @@ def learn_topic_names(v: dict, topic_names: dict | None) -> None:
     for field in ("initializing_topics", "initialized_topics", "deleting_topics"):
         for t in v[field]:
             topic_names[t["topic_id"]] = t["topic_name"]
+
+
+def named_topic_ids(pairs: list, topic_names: dict | None) -> dict:
+    """{topic name: its id as Kafka prints a Uuid (URL-safe base64, no padding)} for the topics of a share member's
+    assignment whose names are known (`pairs`: [(topic id, partitions)], ids in the records' form)."""
+    import base64
+    import uuid
+
+    out = {}
+    for tid, _parts in pairs:
+        name = (topic_names or {}).get(tid)
+        if name is not None:
+            out[name] = base64.urlsafe_b64encode(uuid.UUID(tid).bytes).decode().rstrip("=")
+    return out
