@@ -98,7 +98,7 @@ def test_a_share_groups_description_is_compared_at_its_epoch():
 
 
 def _streams_group():
-    """A streams group at epoch 2 (as __consumer_offsets gives it): members a (process p-1: active 0_0, 0_1,
+    """A streams group at epoch 2 (as __consumer_offsets gives it): members a (process p-1: active tasks 0_0, 0_1,
     standby 1_0) and b (process p-2: active 1_0, 1_1)."""
     out = [ev("join", 1000, "g", member_id=mid, client_id=f"c-{mid}", host="/127.0.0.1", protocols=["sticky"],
               topics=[], rebalance_timeout_ms=300_000, group_protocol="streams", process_id=process,
@@ -135,8 +135,8 @@ def test_a_streams_groups_description_is_compared_at_its_epoch():
     assert view["agrees"] is False and view["differences"] == [
         "member c: the broker has it, the monitor does not", "member b: the monitor has it, the broker does not",
         "member a: the broker names its process p-9, the monitor p-1",
-        "member a: the broker gives it active tasks [0-0], the monitor [0-0, 0-1]",
-        "member a: the broker gives it standby tasks [], the monitor [1-0]"], view
+        "member a: the broker gives it active tasks [0_0], the monitor [0_0, 0_1]",
+        "member a: the broker gives it standby tasks [], the monitor [1_0]"], view
     (view,) = views(run(_streams_group() + [streams_described(3, same)]))
     assert (view["agrees"], view["reason"]) == (None, "the broker is at epoch 3, the monitor at 2: not read yet")
 

@@ -92,10 +92,12 @@ def _streams_differences(mid: str, ours: dict | None, said) -> list[str]:
         if seen is None or told is None:
             continue
         if set(map(tuple, seen)) != set(map(tuple, told)):
-            out.append(f"member {mid}: the broker gives it {kind} tasks {_short(told)}, the monitor {_short(seen)}")
+            out.append(f"member {mid}: the broker gives it {kind} tasks {_short(told, '_')}, the monitor "
+                       f"{_short(seen, '_')}")
     return out
 
 
-def _short(tps) -> str:
-    parts = sorted(f"{t}-{p}" for t, p in tps)
+def _short(tps, sep: str = "-") -> str:
+    """Partitions as `topic-partition`, tasks (sep "_") as Kafka names them, `subtopology_partition`."""
+    parts = sorted(f"{t}{sep}{p}" for t, p in tps)
     return "[" + ", ".join(parts[:6]) + (f", +{len(parts) - 6}" if len(parts) > 6 else "") + "]"
