@@ -33,8 +33,8 @@ export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the ch
 scripts/build_java.sh                   # and the Java plugins' (up to date: nothing to do)
 export RM_JAVA_HOME="$ROOT/var/java"
 # the inputs' tests, the newcomer's whole day on the broker alone (run by the base install's monitor), the
-# client-metrics command, the describe answers' decoders (broker_facts: API 69's schemas are package data), and
-# what the monitor asks the broker
+# client-metrics command, the describe answers' decoders (broker_facts: APIs 69, 77 and 89's schemas are package
+# data), and what the monitor asks the broker
 # (Spark's connector is the same jar with or without extras: the main suite reads with it)
 tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/inputs/test_inputs_integration.py
        tests/witnesses/test_witnesses_real_data.py tests/history/test_history_kafka_readers.py tests/newcomer
@@ -42,6 +42,7 @@ tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/in
        "tests/java/test_client_metrics_command.py::test_the_command_sets_up_the_subscription_a_stock_java_consumer_pushes_under[kafka-4.4-exporter]"
        tests/java/test_client_metrics_command.py::test_bad_arguments_name_the_option_and_the_allowed_values
        tests/broker_facts/test_describe_decode.py tests/broker_facts/test_describe_routing.py
+       tests/broker_facts/test_streams_describe_decode.py
        # what the monitor asks the broker, on real brokers (kafka-python's admin: the base install's only client)
        tests/broker_facts/test_broker_group_configs.py tests/broker_facts/test_describe_configs_denied.py
        tests/broker_facts/test_release_on_real_brokers.py tests/broker_facts/test_poller_stamps.py

@@ -13,6 +13,7 @@ from kafka.protocol.broker_version_data import BROKER_API_VERSIONS, BrokerVersio
 from kafka.protocol.metadata import FindCoordinatorResponse, MetadataResponse
 
 from rebalance_monitor.broker_facts import consumer_group_describe as cgd
+from rebalance_monitor.broker_facts import streams_group_describe as stgd
 from rebalance_monitor.broker_facts.describe import BrokerUnreachable, DecodeError, describe_groups
 
 KAFKA_4 = BROKER_API_VERSIONS[(4, 3)]
@@ -32,16 +33,17 @@ class Answer:
 
 
 class FakeBrokers:
-    """Coordinators holding groups ({node: {group: "consumer" | "classic"}}), answering like Kafka 4.x unless told
-    otherwise. `fail` is {(api name, node): exception} of requests that do not get an answer."""
+    """Coordinators holding groups ({node: {group: "consumer" | "classic" | "streams"}}), answering like Kafka 4.x
+    unless told otherwise. `fail` is {(api name, node): exception} of requests that do not get an answer."""
 
     def __init__(self, groups_by_node, api_versions=KAFKA_4, fail=None, coordinator_errors=None,
-                 answer_69=None, leave_out=(), topic_ids=None):
+                 answer_69=None, leave_out=(), topic_ids=None, answer_89=None):
         self.groups_by_node = groups_by_node
         self.broker_version_data = BrokerVersionData(broker_version=(4, 3), api_versions=dict(api_versions))
         self.fail = fail or {}
         self.coordinator_errors = coordinator_errors or {}
         self.answer_69 = answer_69 or {}  # {group: error code} API 69 answers instead of describing
+        self.answer_89 = answer_89 or {}  # {group: error code} API 89 answers instead of describing
         self.leave_out = set(leave_out)
         self.topic_ids = topic_ids or {}  # {topic: id} of topics API 69 names by id only
         self.sent = []
@@ -113,6 +115,26 @@ class FakeBrokers:
                          assignor_name="" if code else "uniform", members=members, authorized_operations=0))
         return R(throttle_time_ms=0, groups=out)
 
+    def _StreamsGroupDescribe(self, request, node):
+        R = stgd.StreamsGroupDescribeResponse
+        G = R.DescribedGroup
+        A = G.Member.Assignment
+        out = []
+        for g in request.group_ids:
+            code = self.answer_89.get(g, 0 if self.kind(g) == "streams" else 69)
+            tasks = A(active_tasks=[A.TaskIds(subtopology_id="0", partitions=[1, 0])], standby_tasks=[],
+                      warmup_tasks=[])
+            members = [] if code else [G.Member(
+                member_id="s1", member_epoch=5, instance_id=None, rack_id=None, client_id="c", client_host="/h",
+                topology_epoch=0, process_id="p1", user_endpoint=None, client_tags=[], task_offsets=[],
+                task_end_offsets=[], assignment=tasks, target_assignment=tasks, is_classic=False)]
+            out.append(G(error_code=code, error_message=None, group_id=g, group_state="" if code else "Stable",
+                         group_epoch=0 if code else 5, assignment_epoch=0 if code else 5,
+                         topology=None if code else G.Topology(epoch=0, subtopologies=None), members=members,
+                         authorized_operations=0, topology_description=None, topology_description_status=0,
+                         assignor_name=None if code else "sticky"))
+        return R(throttle_time_ms=0, groups=out)
+
     def _DescribeGroups(self, request, node):
         G = DescribeGroupsResponse.DescribedGroup
         v6 = request.API_VERSION >= 6
@@ -150,6 +172,10 @@ def without(versions, *keys, **caps):
     return out
 
 
+def with_api(versions, key, top):
+    return {**versions, key: (0, top)}
+
+
 def test_each_group_goes_to_its_coordinator_through_the_api_of_its_type():
     brokers = FakeBrokers({1: {"a": "consumer", "b": "classic"}, 2: {"c": "consumer", "d": "classic"}})
     got = describe_groups(Client(brokers), ["a", "b", "c", "d", "a"])
@@ -163,6 +189,48 @@ def test_each_group_goes_to_its_coordinator_through_the_api_of_its_type():
     a = got["a"]
     assert (a.state, a.protocol, a.group_epoch, a.generation, a.members[0].assignment) == (
         "Stable", "uniform", 4, 4, (("t", 0),))
+
+
+@pytest.mark.parametrize("top", [0, 1])
+def test_a_streams_group_is_asked_with_streams_group_describe(top):
+    brokers = FakeBrokers({1: {"s": "streams", "a": "consumer"}}, api_versions=with_api(KAFKA_4, 89, top))
+    got = describe_groups(Client(brokers), ["s", "a"])
+    s = got["s"]
+    assert (s.api, s.api_version, s.group_type, s.state, s.group_epoch, s.topology_epoch, s.error) == (
+        "StreamsGroupDescribe", top, "streams", "Stable", 5, 0, None)
+    assert s.protocol == ("sticky" if top >= 1 else None)  # AssignorName is v1+
+    assert [(m.member_id, m.process_id, m.active_tasks, m.assignment) for m in s.members] == [
+        ("s1", "p1", (("0", 0), ("0", 1)), None)]
+    assert got["a"].api == "ConsumerGroupDescribe"
+    assert brokers.sent == [("FindCoordinator", 6, None), ("ListGroups", 5, 1), ("StreamsGroupDescribe", top, 1),
+                            ("ConsumerGroupDescribe", 1, 1)]
+
+
+def test_a_streams_group_of_a_broker_without_api_89_is_asked_with_describe_groups():
+    brokers = FakeBrokers({1: {"s": "streams"}}, api_versions=without(KAFKA_4, 89))
+    got = describe_groups(Client(brokers), ["s"])
+    assert (got["s"].api, got["s"].group_type) == ("DescribeGroups", "streams")
+    assert [s[0] for s in brokers.sent] == ["FindCoordinator", "ListGroups", "DescribeGroups"]
+
+
+def test_without_listgroups_v5_a_streams_group_is_not_asked_with_api_89():
+    """Without the group's type, API 69 is tried first: it answers GROUP_ID_NOT_FOUND for a streams group, and
+    DescribeGroups is asked."""
+    brokers = FakeBrokers({1: {"s": "streams"}}, api_versions=without(KAFKA_4, k16=4))
+    got = describe_groups(Client(brokers), ["s"])
+    assert got["s"].api == "DescribeGroups"
+    assert "StreamsGroupDescribe" not in [s[0] for s in brokers.sent]
+
+
+@pytest.mark.parametrize("code,name", [(16, "NOT_COORDINATOR"), (69, "GROUP_ID_NOT_FOUND"),
+                                       (30, "GROUP_AUTHORIZATION_FAILED")])
+def test_an_error_of_api_89_for_a_group_is_its_error_not_retried(code, name):
+    """A streams group deleted between ListGroups and API 89 is not found: said so, not asked again another way."""
+    brokers = FakeBrokers({1: {"s": "streams"}}, answer_89={"s": code})
+    got = describe_groups(Client(brokers), ["s"])
+    assert (got["s"].error, got["s"].api, got["s"].group_type, got["s"].members) == (name, "StreamsGroupDescribe",
+                                                                                     "streams", ())
+    assert [s[0] for s in brokers.sent] == ["FindCoordinator", "ListGroups", "StreamsGroupDescribe"]
 
 
 def test_a_group_not_listed_is_asked_with_describe_groups():

@@ -95,3 +95,55 @@ def test_a_share_groups_description_is_compared_at_its_epoch():
     desc = ev("group_described", 5000, "g", group_type="share", state="Empty", protocol="", members=[])
     (view,) = views(run(share + [desc]))
     assert (view["agrees"], view["reason"]) == (None, "no epoch to compare"), view
+
+
+def _streams_group():
+    """A streams group at epoch 2 (as __consumer_offsets gives it): members a (process p-1: active tasks 0_0, 0_1,
+    standby 1_0) and b (process p-2: active 1_0, 1_1)."""
+    out = [ev("join", 1000, "g", member_id=mid, client_id=f"c-{mid}", host="/127.0.0.1", protocols=["sticky"],
+              topics=[], rebalance_timeout_ms=300_000, group_protocol="streams", process_id=process,
+              topology_epoch=0, client_tags={}) for mid, process in (("a", "p-1"), ("b", "p-2"))]
+    out += [ev("rebalance_started", 1000, "g", generation=1, reason="streams group epoch bumped to 2"),
+            ev("generation_completed", 1000, "g", generation=2, protocol="sticky", leader=None,
+               protocol_type="streams")]
+    for mid, active, standby in (("a", [["0", 0], ["0", 1]], [["1", 0]]), ("b", [["1", 0], ["1", 1]], [])):
+        out.append(ev("sync", 1000, "g", member_id=mid, generation=2, protocol="sticky", leader=None, assignment=[],
+                      member_state="stable", active_tasks=active, standby_tasks=standby, warmup_tasks=[]))
+    return out
+
+
+def streams_described(epoch, members, ts=5000):
+    """StreamsGroupDescribe's event (broker_facts/poller.described_event): {member: (process, active, standby)}."""
+    return ev("group_described", ts, "g", group_type="streams", state="Stable", protocol="sticky", group_epoch=epoch,
+              assignment_epoch=epoch, topology_epoch=0, members=[
+                  {"member_id": mid, "client_id": f"c-{mid}", "client_host": "/127.0.0.1", "member_epoch": epoch,
+                   "assignment": None, "target_assignment": None, "process_id": process, "active_tasks": active,
+                   "standby_tasks": standby, "warmup_tasks": [], "target_active_tasks": active,
+                   "target_standby_tasks": standby, "target_warmup_tasks": []}
+                  for mid, (process, active, standby) in members.items()])
+
+
+def test_a_streams_groups_description_is_compared_at_its_epoch():
+    """A streams group described by StreamsGroupDescribe: compared at the same group epoch, its members, each
+    member's process and current active and standby tasks against the reconstruction's."""
+    same = {"a": ("p-1", [["0", 1], ["0", 0]], [["1", 0]]), "b": ("p-2", [["1", 0], ["1", 1]], [])}
+    (view,) = views(run(_streams_group() + [streams_described(2, same)]))
+    assert (view["agrees"], view["differences"], view["group_type"], view["broker_epoch"], view["monitor_epoch"],
+            view["protocol"]) == (True, [], "streams", 2, 2, "sticky"), view
+    other = {"a": ("p-9", [["0", 0]], []), "c": ("p-2", [["1", 0], ["1", 1]], [])}
+    (view,) = views(run(_streams_group() + [streams_described(2, other)]))
+    assert view["agrees"] is False and view["differences"] == [
+        "member c: the broker has it, the monitor does not", "member b: the monitor has it, the broker does not",
+        "member a: the broker names its process p-9, the monitor p-1",
+        "member a: the broker gives it active tasks [0_0], the monitor [0_0, 0_1]",
+        "member a: the broker gives it standby tasks [], the monitor [1_0]"], view
+    (view,) = views(run(_streams_group() + [streams_described(3, same)]))
+    assert (view["agrees"], view["reason"]) == (None, "the broker is at epoch 3, the monitor at 2: not read yet")
+
+
+def test_a_streams_group_described_by_describe_groups_is_not_compared():
+    """A broker without StreamsGroupDescribe: DescribeGroups names the group's type only (no epoch, no tasks)."""
+    desc = ev("group_described", 5000, "g", group_type="streams", state=None, protocol=None, members=[])
+    (view,) = views(run(_streams_group() + [desc]))
+    assert (view["agrees"], view["differences"], view["reason"]) == (
+        None, [], "a streams group's description without its epoch (DescribeGroups) is not compared"), view

@@ -7,14 +7,14 @@ settings are the caller's, e.g. `KafkaConnection.kafka_python()`):
    a group whose coordinator is not found gets that error (COORDINATOR_NOT_AVAILABLE, ...).
 2. ListGroups v5 (KIP-848; Kafka 3.8+) at each coordinator names the type of each group it holds (classic,
    consumer, streams, share). A coordinator without v5, or whose listing fails, names none.
-3. ShareGroupDescribe (API 77, version 1: Kafka 4.1+) asks for the "share" groups; ConsumerGroupDescribe (API 69) for
-   the "consumer" groups, and for every group whose type is not known when
-   the broker has API 69; DescribeGroups (API 15) asks for the others (classic, streams, share, a group the
-   coordinator does not list), and for the groups API 69 answered with GROUP_ID_NOT_FOUND (a classic group: the
-   KIP-848 coordinator says "not a consumer group") or UNSUPPORTED_VERSION. A streams group is asked with
-   DescribeGroups, which names its type only (StreamsGroupDescribe is not asked yet).
+3. ShareGroupDescribe (API 77, version 1: Kafka 4.1+) asks for the "share" groups; StreamsGroupDescribe (API 89,
+   versions 0-1: Kafka 4.1+) for the "streams" groups; ConsumerGroupDescribe (API 69) for the "consumer" groups,
+   and for every group whose type is not known when the broker has API 69; DescribeGroups (API 15) asks for the
+   others (classic, a share or streams group of a broker without their API, a group the coordinator does not
+   list), and for the groups API 69 answered with GROUP_ID_NOT_FOUND (a classic group: the KIP-848 coordinator
+   says "not a consumer group") or UNSUPPORTED_VERSION. DescribeGroups names a share or streams group's type only.
 4. Topics are named by API 69's and 77's own answers; a topic id given without a name is looked up once with
-   Metadata.
+   Metadata. API 89 names tasks (a subtopology id and a partition), no topics.
 
 Each group's answer, error or not, is its GroupDescription (descriptions.py): an error code of the broker for one
 group is that description's `error` (its Kafka name), never an exception. A request that cannot be sent or is not
@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from . import classic_describe, consumer_group_describe as cgd, share_group_describe as sgd
+from . import streams_group_describe as stgd
 from .consumer_group_describe import DecodeError
 from .descriptions import GroupDescription, error_name, failed
 
@@ -57,13 +58,19 @@ def describe_groups(client, groups: list[str]) -> dict[str, GroupDescription]:
             by_node[found].append(group)
     has_69 = _supports(manager, cgd.ConsumerGroupDescribeRequest)
     has_77 = _supports(manager, sgd.ShareGroupDescribeRequest, 1)
+    has_89 = _supports(manager, stgd.StreamsGroupDescribeRequest)
     for node, node_groups in by_node.items():
         types = _group_types(manager, node)
         by_77 = [g for g in node_groups if has_77 and types is not None and types.get(g) == "share"]
-        by_69 = [g for g in node_groups if g not in by_77 and has_69 and (types is None or types.get(g) == "consumer")]
-        by_15 = [g for g in node_groups if g not in by_69 and g not in by_77]
+        by_89 = [g for g in node_groups if has_89 and types is not None and types.get(g) == "streams"]
+        by_69 = [g for g in node_groups if g not in by_77 and g not in by_89 and has_69
+                 and (types is None or types.get(g) == "consumer")]
+        by_15 = [g for g in node_groups if g not in by_69 and g not in by_77 and g not in by_89]
         if by_77:
             for d in _share_groups(manager, node, by_77):
+                out[d.group] = d
+        if by_89:
+            for d in _streams_groups(manager, node, by_89):
                 out[d.group] = d
         if by_69:
             for d in _consumer_groups(manager, node, by_69):
@@ -170,6 +177,12 @@ def _share_groups(manager, node, groups: list[str]) -> list[GroupDescription]:
     response = _send(manager, request, node)
     names = _topic_names(manager) if sgd.unnamed_topic_ids(response) else {}
     return [sgd.described(g, request.API_VERSION, node, names) for g in response.groups]
+
+
+def _streams_groups(manager, node, groups: list[str]) -> list[GroupDescription]:
+    request = stgd.request(groups)
+    response = _send(manager, request, node)
+    return [stgd.described(g, request.API_VERSION, node) for g in response.groups]
 
 
 def _classic_groups(manager, node, groups: list[str], types: dict[str, str]) -> list[GroupDescription]:

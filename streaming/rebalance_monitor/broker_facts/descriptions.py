@@ -1,7 +1,8 @@
 """What the broker says of a group when asked: `GroupDescription` and its `MemberDescription`s, plain Python values
 only (str, int, None, tuples of them), so a description turns into a canonical JSON event as it is
-(`dataclasses.asdict`). Filled by `consumer_group_describe.py` (KIP-848 groups) and `classic_describe.py`; a value
-the answering API does not carry is None, never a guess.
+(`dataclasses.asdict`). Filled by `consumer_group_describe.py` (KIP-848 groups), `share_group_describe.py`,
+`streams_group_describe.py` and `classic_describe.py`; a value the answering API does not carry is None, never a
+guess.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 
 # (topic, partition) pairs, sorted
 Partitions = tuple[tuple[str, int], ...]
+# a streams group's tasks: (subtopology id, partition) pairs, sorted
+Tasks = tuple[tuple[str, int], ...]
 
 GROUP_TYPES = ("classic", "consumer", "streams", "share")  # ListGroups v5's group types (Kafka 4.x)
 
@@ -35,6 +38,17 @@ class MemberDescription:
     member_type: str | None = None
     # a classic member whose metadata or assignment bytes did not decode as the consumer protocol: why
     decode_error: str | None = None
+    # a streams group's member (StreamsGroupDescribe), else None: the Kafka Streams client (process) whose thread
+    # it is, the topology epoch it runs, and its tasks now (active, standby, warm-up) and in the coordinator's
+    # target; member_type "streams" (or "classic": a classic member not upgraded yet)
+    process_id: str | None = None
+    topology_epoch: int | None = None
+    active_tasks: Tasks | None = None
+    standby_tasks: Tasks | None = None
+    warmup_tasks: Tasks | None = None
+    target_active_tasks: Tasks | None = None
+    target_standby_tasks: Tasks | None = None
+    target_warmup_tasks: Tasks | None = None
 
 
 @dataclass(frozen=True)
@@ -45,13 +59,15 @@ class GroupDescription:
     # not list, an error before any answer)
     group_type: str | None
     state: str | None  # the broker's state name ("Stable", "PreparingRebalance", "Empty", "Dead", "Reconciling", ...)
-    protocol_type: str | None  # DescribeGroups' protocol type ("consumer", "connect", ""); "consumer" for KIP-848
+    # DescribeGroups' protocol type ("consumer", "connect", ""); "consumer" for KIP-848, "share", "streams"
+    protocol_type: str | None
     # the assignor: ConsumerGroupDescribe's AssignorName ("uniform", "range"), DescribeGroups' protocol
-    # ("range", "cooperative-sticky", ...); "" while a classic group has none (Empty)
+    # ("range", "cooperative-sticky", ...); "" while a classic group has none (Empty); StreamsGroupDescribe's
+    # AssignorName (v1+: "sticky"), None from v0
     protocol: str | None
-    group_epoch: int | None  # KIP-848 groups only
+    group_epoch: int | None  # KIP-848 (consumer, share, streams) groups only
     assignment_epoch: int | None  # KIP-848 groups only (the epoch of the target assignment)
-    # the group's generation: a KIP-848 group's group epoch; None for classic groups, whose generation id
+    # the group's generation: a KIP-848 (share, streams) group's group epoch; None for classic groups, whose generation id
     # DescribeGroups does not carry (JoinGroup, SyncGroup and __consumer_offsets' group metadata do)
     generation: int | None
     members: tuple[MemberDescription, ...]  # sorted by member id
@@ -62,6 +78,9 @@ class GroupDescription:
     api: str | None = None  # the API whose answer this is: ConsumerGroupDescribe, DescribeGroups, FindCoordinator
     api_version: int | None = None
     coordinator: int | None = None  # the node id of the group's coordinator, where found
+    # a streams group's (StreamsGroupDescribe): the epoch of the topology the coordinator initialised, None before
+    # it has one (and for the other group types)
+    topology_epoch: int | None = None
 
 
 def sorted_partitions(pairs) -> Partitions:

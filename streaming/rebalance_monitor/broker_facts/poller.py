@@ -340,15 +340,29 @@ def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
     return poller.start()
 
 
+STREAMS_MEMBER_FIELDS = ("active_tasks", "standby_tasks", "warmup_tasks", "target_active_tasks",
+                         "target_standby_tasks", "target_warmup_tasks")
+
+
 def described_event(desc, ts: int) -> dict:
-    """The `group_described` event of a coordinator's description (broker_facts/descriptions.py)."""
+    """The `group_described` event of a coordinator's description (broker_facts/descriptions.py). A streams group's
+    (StreamsGroupDescribe) adds its topology epoch, and each member's process id and tasks ([subtopology id,
+    partition] pairs); the other groups' events carry none of these fields."""
     def parts(tps):
         return None if tps is None else [[t, p] for t, p in tps]
 
-    return {"v": 1, "type": "group_described", "ts": ts, "group": desc.group, "group_type": desc.group_type,
-            "state": desc.state, "protocol": desc.protocol or None, "group_epoch": desc.group_epoch,
-            "assignment_epoch": desc.assignment_epoch,
-            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-                         "client_host": m.client_host, "member_epoch": m.member_epoch,
-                         "assignment": parts(m.assignment), "target_assignment": parts(m.target_assignment)}
-                        for m in desc.members]}
+    def member(m) -> dict:
+        out = {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+               "client_host": m.client_host, "member_epoch": m.member_epoch, "assignment": parts(m.assignment),
+               "target_assignment": parts(m.target_assignment)}
+        if m.process_id is not None or m.active_tasks is not None:
+            out["process_id"] = m.process_id
+            out.update((f, parts(getattr(m, f))) for f in STREAMS_MEMBER_FIELDS)
+        return out
+
+    ev = {"v": 1, "type": "group_described", "ts": ts, "group": desc.group, "group_type": desc.group_type,
+          "state": desc.state, "protocol": desc.protocol or None, "group_epoch": desc.group_epoch,
+          "assignment_epoch": desc.assignment_epoch, "members": [member(m) for m in desc.members]}
+    if desc.topology_epoch is not None:
+        ev["topology_epoch"] = desc.topology_epoch
+    return ev

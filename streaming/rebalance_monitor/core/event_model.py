@@ -282,7 +282,8 @@ class GroupConfig(Event):
 
 @dataclass(frozen=True, slots=True)
 class DescribedMember:
-    """A member as its coordinator describes it (ConsumerGroupDescribe, DescribeGroups)."""
+    """A member as its coordinator describes it (ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe,
+    DescribeGroups)."""
 
     member_id: str
     group_instance_id: str | None = None
@@ -291,13 +292,23 @@ class DescribedMember:
     member_epoch: int | None = None  # KIP-848 groups
     assignment: tuple | None = None  # the partitions it owns now
     target_assignment: tuple | None = None  # KIP-848 groups: its partitions in the coordinator's target
+    # a streams group's member: its process (Kafka Streams client), and its tasks ((subtopology id, partition)
+    # pairs) now and in the coordinator's target
+    process_id: str | None = None
+    active_tasks: tuple | None = None
+    standby_tasks: tuple | None = None
+    warmup_tasks: tuple | None = None
+    target_active_tasks: tuple | None = None
+    target_standby_tasks: tuple | None = None
+    target_warmup_tasks: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class GroupDescribed(Event):
     """Extension: the group as its coordinator describes it when asked (the broker poller: ConsumerGroupDescribe for
-    KIP-848 groups, DescribeGroups for classic ones), held against the monitor's own reconstruction (a
-    `broker_view` record) and, for a KIP-848 group, naming its assignor."""
+    KIP-848 groups, ShareGroupDescribe and StreamsGroupDescribe for share and streams groups, DescribeGroups for
+    classic ones), held against the monitor's own reconstruction (a `broker_view` record) and, for a KIP-848
+    group, naming its assignor."""
 
     group_type: str | None = None  # classic, consumer, streams, share
     state: str | None = None
@@ -306,6 +317,7 @@ class GroupDescribed(Event):
     assignment_epoch: int | None = None
     members: tuple = ()  # DescribedMember
     error: str | None = None  # the Kafka error of the answer, e.g. GROUP_ID_NOT_FOUND
+    topology_epoch: int | None = None  # a streams group's: the epoch of its topology
 
 
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,

@@ -79,12 +79,14 @@ SPECS: dict[str, tuple[type, dict]] = {
     EventType.GROUP_DESCRIBED: (GroupDescribed, {
         "group_type": ("str?", False), "state": ("str?", False), "protocol": ("str?", False),
         "group_epoch": ("int?", False), "assignment_epoch": ("int?", False), "members": ("described_members", False),
-        "error": ("str?", False)}),
+        "error": ("str?", False), "topology_epoch": ("int?", False)}),
 }
 DESCRIBED_MEMBER_SPEC = {
     "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
     "client_host": ("str?", False), "member_epoch": ("int?", False), "assignment": ("tp_list?", False),
-    "target_assignment": ("tp_list?", False),
+    "target_assignment": ("tp_list?", False), "process_id": ("str?", False),  # and a streams member's tasks
+    **{f"{when}{kind}_tasks": ("tp_list?", False) for when in ("", "target_")
+       for kind in ("active", "standby", "warmup")},
 }
 EVENT_TYPES = tuple(SPECS)
 # the event types that may carry `received_ms`, their arrival time (the broker plugin's: when the push came)

@@ -1,8 +1,10 @@
 """The group as its coordinator describes it, held against what the monitor reconstructed (a `group_described`
-event: the broker poller's ConsumerGroupDescribe or DescribeGroups answer, broker_facts/describe.py).
+event: the broker poller's ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe or DescribeGroups
+answer, broker_facts/describe.py).
 
 The description is a second witness, never an overwrite: each one becomes a `broker_view` record saying whether
-the broker and the monitor agree on the group's epoch, members and each member's partitions, and what differs.
+the broker and the monitor agree on the group's epoch, members and each member's partitions (a streams member's
+process and tasks), and what differs.
 Where they stand at different epochs (the monitor has not read the newest epoch yet, or the description is
 older than what the monitor holds), nothing else is compared: `agrees` is null, with why. For a KIP-848 group the
 description names the assignor the coordinator uses: the core judges the group's later generations with it
@@ -43,13 +45,14 @@ def assignor(g) -> str | None:
 
 
 def compare(g, ev: GroupDescribed) -> tuple[bool | None, list[str], str | None]:
-    """(agrees, differences, why not compared). KIP-848 and share groups are compared at the same group epoch
-    (members, and each member's current assignment); a classic group's description carries no generation: it is
-    compared while the monitor holds the group stable. A streams group is not compared: StreamsGroupDescribe is
-    not asked (a classic DescribeGroups does not describe it)."""
-    if ev.group_type == "streams":
-        return None, [], f"a {ev.group_type} group's description is not compared"
-    if ev.group_type in ("consumer", "share"):
+    """(agrees, differences, why not compared). KIP-848, share and streams groups are compared at the same group
+    epoch (members, and each member's current assignment; a streams member's process and its current active and
+    standby tasks); a classic group's description carries no generation: it is compared while the monitor holds
+    the group stable. A streams group that DescribeGroups answered (a broker without StreamsGroupDescribe) names
+    neither epoch nor tasks: it is not compared."""
+    if ev.group_type == "streams" and ev.group_epoch is None:
+        return None, [], "a streams group's description without its epoch (DescribeGroups) is not compared"
+    if ev.group_type in ("consumer", "share", "streams"):
         if ev.group_epoch is None or g.generation is None:
             return None, [], "no epoch to compare"
         if ev.group_epoch != g.generation:
@@ -70,9 +73,31 @@ def compare(g, ev: GroupDescribed) -> tuple[bool | None, list[str], str | None]:
             continue
         if set(map(tuple, seen)) != set(map(tuple, said)):
             differences.append(f"member {mid}: the broker assigns {_short(said)}, the monitor {_short(seen)}")
+    for mid in sorted(ours & set(theirs)):
+        differences.extend(_streams_differences(mid, g.members[mid].streams, theirs[mid]))
     return not differences, differences, None
 
 
-def _short(tps) -> str:
-    parts = sorted(f"{t}-{p}" for t, p in tps)
+def _streams_differences(mid: str, ours: dict | None, said) -> list[str]:
+    """What a streams member's description (its process id, current active and standby tasks) says otherwise than
+    the monitor's reconstruction (Member.streams); nothing where either side does not know."""
+    if ours is None or (said.process_id is None and said.active_tasks is None):
+        return []
+    out = []
+    if said.process_id is not None and ours.get("process_id") is not None and said.process_id != ours["process_id"]:
+        out.append(f"member {mid}: the broker names its process {said.process_id}, the monitor {ours['process_id']}")
+    held = ours.get("tasks") or {}
+    for kind in ("active", "standby"):
+        seen, told = held.get(kind), getattr(said, f"{kind}_tasks")
+        if seen is None or told is None:
+            continue
+        if set(map(tuple, seen)) != set(map(tuple, told)):
+            out.append(f"member {mid}: the broker gives it {kind} tasks {_short(told, '_')}, the monitor "
+                       f"{_short(seen, '_')}")
+    return out
+
+
+def _short(tps, sep: str = "-") -> str:
+    """Partitions as `topic-partition`, tasks (sep "_") as Kafka names them, `subtopology_partition`."""
+    parts = sorted(f"{t}{sep}{p}" for t, p in tps)
     return "[" + ", ".join(parts[:6]) + (f", +{len(parts) - 6}" if len(parts) > 6 else "") + "]"
