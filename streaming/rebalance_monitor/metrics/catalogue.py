@@ -212,8 +212,8 @@ STORM_PATTERN = _g(
     "flapping_member, timeouts or mixed; 1 while the storm runs, 0 after it.", (*GROUP_KEY, "pattern"))
 BROKER_VIEW_DISAGREEMENTS = _g(
     "kafka_consumergroup_broker_view_disagreements_total", "counter",
-    "Times the group's coordinator, asked to describe it (ConsumerGroupDescribe, DescribeGroups), named other "
-    "members or partitions than the monitor reconstructed at the same epoch (a broker_view record says what "
+    "Times the group's coordinator, asked to describe it (ConsumerGroupDescribe, ShareGroupDescribe, "
+    "StreamsGroupDescribe, DescribeGroups), named other members, partitions or tasks than the monitor reconstructed at the same epoch (a broker_view record says what "
     "differed).", GROUP_KEY)
 # ---- lag -------------------------------------------------------------------------------------------------
 LAG = _g(
