@@ -20,7 +20,10 @@ import pytest
 
 pytestmark = [pytest.mark.integration]
 
-GROUPS = ("demo-storm", "demo-crash", "demo-steady", "demo-java")
+GROUPS = ("demo-storm", "demo-crash", "demo-steady", "demo-java", "demo-streams", "demo-share")
+# each group's row names its type, as its records say it (the new group types from __consumer_offsets)
+TYPED_ROWS = {"demo-streams": "streams", "demo-share": "share", "demo-java": "consumer|classic",
+              "demo-crash": "classic|consumer"}
 # the stalled Java member, named in its early warning (by client id and host once a generation's cause named them,
 # else by its member id: the client id and a uuid) and in its poll timeout
 JAVA_WARNING = re.compile(r"poll early warning in demo-java:\s+java-stall(@127\.0\.0\.1\s|-)")
@@ -57,7 +60,9 @@ def test_the_live_view_owns_the_terminal(tmp_path):
             screens.append(screen)
             rows = [g for g in GROUPS if re.search(rf"^\W*{g}\b", screen, re.M)]
             seen = "\n".join(screens)  # the panel keeps the last lines: the Java group's may have scrolled away
-            if len(rows) == len(GROUPS) and re.search(r"\d+ records", screen) and CRASH_TIMEOUT.search(seen) \
+            typed = all(re.search(rf"^\W*{g}\W+({t})\b", screen, re.M) for g, t in TYPED_ROWS.items())
+            if len(rows) == len(GROUPS) and typed and re.search(r"\d+ records", screen) \
+                    and CRASH_TIMEOUT.search(seen) \
                     and CAUSE.search(screen) and JAVA_WARNING.search(seen) and JAVA_TIMEOUT.search(seen):
                 break
             time.sleep(1.5)  # often enough that no line of the panel's last 12 scrolls by unseen
@@ -66,6 +71,8 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         assert screen.count("consumer groups") == 1, screen
         for g in GROUPS:
             assert len(re.findall(rf"^\W*{g}\b", screen, re.M)) == 1, (g, screen)
+        for g, t in TYPED_ROWS.items():   # a Kafka Streams application and a share group beside the others
+            assert re.search(rf"^\W*{g}\W+({t})\b", screen, re.M), (g, screen)
         assert re.search(r"\d+ records", screen), screen        # lag from the real broker
         assert CAUSE.search(screen), screen                    # a group's last rebalance and what caused it
         # the crash scenario's session timeout, named by client id and host, at clock times (on a screen seen: the
