@@ -99,34 +99,37 @@ def datasource_var() -> db.DatasourceVariable:
     return db.DatasourceVariable("datasource").label("Data source").type("prometheus")
 
 
-def cluster_var() -> db.QueryVariable:
-    # `cluster` is a target label set by Prometheus (relabelling), not by the monitor: see docs/operations.md.
-    # "All" is the regex .*, which also matches series without the label.
-    return (db.QueryVariable("cluster").label("Cluster").datasource(DS)
-            .query(f"label_values({metric('rebalance_monitor_up')}, cluster)")
-            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True).all_value(".*")
+def _all_of(v: db.QueryVariable) -> db.QueryVariable:
+    """Several values may be picked, "All" (the regex .*, which also matches series without the label) first."""
+    return (v.multi(True).include_all(True).all_value(".*")
             .current(dm.VariableOption(selected=True, text="All", value="$__all")))
 
 
+def _query_var(name: str, label: str, query: str, sort=dm.VariableSort.ALPHABETICAL_ASC) -> db.QueryVariable:
+    return (db.QueryVariable(name).label(label).datasource(DS).query(query)
+            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(sort))
+
+
+def cluster_var() -> db.QueryVariable:
+    # `cluster` is a target label set by Prometheus (relabelling), not by the monitor: see docs/operations.md.
+    return _all_of(_query_var("cluster", "Cluster", f"label_values({metric('rebalance_monitor_up')}, cluster)"))
+
+
 def group_var(multi: bool) -> db.QueryVariable:
-    v = (db.QueryVariable("group").label("Consumer group").datasource(DS)
-         .query(f'label_values({metric("kafka_consumergroup_generation")}'
-                f'{{cluster=~"$cluster", group_type=~"$group_type"}}, group)')
-         .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_CASE_INSENSITIVE_ASC))
-    if multi:
-        v = (v.multi(True).include_all(True).all_value(".*")
-             .current(dm.VariableOption(selected=True, text="All", value="$__all")))
-    return v
+    """The group variable: of the fleet (`multi`: several groups, narrowed by the group-type variable), or of a
+    drill-down (one group, any type)."""
+    generation = metric("kafka_consumergroup_generation")
+    where = 'cluster=~"$cluster", group_type=~"$group_type"' if multi else 'cluster=~"$cluster"'
+    v = _query_var("group", "Consumer group", f"label_values({generation}{{{where}}}, group)",
+                   dm.VariableSort.ALPHABETICAL_CASE_INSENSITIVE_ASC)
+    return _all_of(v) if multi else v
 
 
 def group_type_var() -> db.QueryVariable:
     # classic, consumer, streams, share (unknown: a group known by its commits alone), as the monitor labels them
-    return (db.QueryVariable("group_type").label("Group type").datasource(DS)
-            .query(f'label_values({metric("kafka_consumergroup_generation")}{{cluster=~"$cluster"}}, group_type)')
-            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True).all_value(".*")
-            .current(dm.VariableOption(selected=True, text="All", value="$__all")))
+    generation = metric("kafka_consumergroup_generation")
+    return _all_of(_query_var("group_type", "Group type",
+                              f'label_values({generation}{{cluster=~"$cluster"}}, group_type)'))
 
 
 def typed(recorded_selector: str) -> str:
@@ -136,11 +139,8 @@ def typed(recorded_selector: str) -> str:
 
 
 def instance_var() -> db.QueryVariable:
-    return (db.QueryVariable("instance").label("Monitor instance").datasource(DS)
-            .query(f'label_values({metric("rebalance_monitor_up")}{{cluster=~"$cluster"}}, instance)')
-            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_ASC)
-            .multi(True).include_all(True).all_value(".*")
-            .current(dm.VariableOption(selected=True, text="All", value="$__all")))
+    return _all_of(_query_var("instance", "Monitor instance",
+                              f'label_values({metric("rebalance_monitor_up")}{{cluster=~"$cluster"}}, instance)'))
 
 
 # ---- queries --------------------------------------------------------------------------------------------------

@@ -32,16 +32,24 @@ class ConsumerGroupDescribeRequest(ApiMessage, load_json=__package__):
     pass
 
 
-class ConsumerGroupDescribeResponse(ApiMessage, load_json=__package__):
+class StrictResponse:
+    """A response class of this package's schemas (first base, before ApiMessage) that kafka-python's connection
+    decodes strictly: the body after the response header (`header` and `framed` False) goes through
+    `strict_decode`, named by the class's `API`."""
+
+    API = ""
+
     @classmethod
     def decode(cls, data, version=None, header=False, framed=False):
-        """kafka-python's connection decodes the body after the response header (`header` and `framed` False):
-        strictly, through `decode_response`."""
         if header or framed:
             return super().decode(data, version=version, header=header, framed=framed)
         if hasattr(data, "read"):
             data = data.read()
-        return decode_response(data, cls._class_version if version is None else version)
+        return strict_decode(cls, cls.API, data, cls._class_version if version is None else version)
+
+
+class ConsumerGroupDescribeResponse(StrictResponse, ApiMessage, load_json=__package__):
+    API = API
 
 
 def request(groups: list[str]) -> ConsumerGroupDescribeRequest:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kafka.protocol.api_message import ApiMessage
 
-from .consumer_group_describe import DecodeError, partitions, strict_decode, topic_name  # noqa: F401 (re-exported)
+from .consumer_group_describe import StrictResponse, DecodeError, partitions, strict_decode, topic_name  # noqa: F401 (re-exported)
 from .descriptions import GroupDescription, MemberDescription, error_name, failed
 
 API = "ShareGroupDescribe"
@@ -22,15 +22,8 @@ class ShareGroupDescribeRequest(ApiMessage, load_json=__package__):
     pass
 
 
-class ShareGroupDescribeResponse(ApiMessage, load_json=__package__):
-    @classmethod
-    def decode(cls, data, version=None, header=False, framed=False):
-        """The body after the response header (`header` and `framed` False), strictly: `decode_response`."""
-        if header or framed:
-            return super().decode(data, version=version, header=header, framed=framed)
-        if hasattr(data, "read"):
-            data = data.read()
-        return decode_response(data, cls._class_version if version is None else version)
+class ShareGroupDescribeResponse(StrictResponse, ApiMessage, load_json=__package__):
+    API = API
 
 
 def request(groups: list[str]) -> ShareGroupDescribeRequest:

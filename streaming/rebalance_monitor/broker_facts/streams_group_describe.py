@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kafka.protocol.api_message import ApiMessage
 
-from .consumer_group_describe import DecodeError, strict_decode  # noqa: F401 (re-exported)
+from .consumer_group_describe import StrictResponse, DecodeError, strict_decode  # noqa: F401 (re-exported)
 from .descriptions import GroupDescription, MemberDescription, error_name, failed
 
 API = "StreamsGroupDescribe"
@@ -27,15 +27,8 @@ class StreamsGroupDescribeRequest(ApiMessage, load_json=__package__):
     pass
 
 
-class StreamsGroupDescribeResponse(ApiMessage, load_json=__package__):
-    @classmethod
-    def decode(cls, data, version=None, header=False, framed=False):
-        """The body after the response header (`header` and `framed` False), strictly: `decode_response`."""
-        if header or framed:
-            return super().decode(data, version=version, header=header, framed=framed)
-        if hasattr(data, "read"):
-            data = data.read()
-        return decode_response(data, cls._class_version if version is None else version)
+class StreamsGroupDescribeResponse(StrictResponse, ApiMessage, load_json=__package__):
+    API = API
 
 
 def request(groups: list[str]) -> StreamsGroupDescribeRequest:

@@ -90,6 +90,13 @@ def cg_target_metadata_value(r: Reader) -> dict:
     return out
 
 
+def timed_target_metadata_value(r: Reader, p: str) -> dict:
+    """A share or streams group's target assignment metadata: its epoch, and the tagged time it was computed."""
+    out = {"assignment_epoch": r.int32(f"{p}.assignment_epoch")}
+    out.update(r.tagged_fields(p, {0: ("assignment_timestamp", lambda rr, pp: rr.int64(pp))}))
+    return out
+
+
 # The coordinator's MemberState codes (ConsumerGroupCurrentMemberAssignmentValue.State)
 KIP848_MEMBER_STATES = {0: "stable", 1: "unrevoked_partitions", 2: "unreleased_partitions"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .consumer_group_values import target_member_value, uuid_partitions
+from .consumer_group_values import target_member_value, timed_target_metadata_value, uuid_partitions
 from .wire import DecodeError, Reader, partition_index
 
 
@@ -65,10 +65,7 @@ def sg_member_metadata_value(r: Reader) -> dict:
 
 
 def sg_target_metadata_value(r: Reader) -> dict:
-    p = "ShareGroupTargetAssignmentMetadataValue"
-    out = {"assignment_epoch": r.int32(f"{p}.assignment_epoch")}
-    out.update(r.tagged_fields(p, {0: ("assignment_timestamp", lambda rr, pp: rr.int64(pp))}))
-    return out
+    return timed_target_metadata_value(r, "ShareGroupTargetAssignmentMetadataValue")
 
 
 def sg_target_member_value(r: Reader) -> dict:

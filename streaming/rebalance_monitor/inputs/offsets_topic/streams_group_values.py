@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from rebalance_monitor.core.vocabulary import STREAMS_ASSIGNOR, GroupProtocol
 
-from .consumer_group_values import cg_partition_metadata_value
+from .consumer_group_values import cg_partition_metadata_value, timed_target_metadata_value
 from .wire import DecodeError, Reader, host_of, partition_index
 
 STREAMS = GroupProtocol.STREAMS.value  # a streams group's members' group_protocol and its generations' type
@@ -87,10 +87,7 @@ def _task_ids(r: Reader, p: str, with_epochs: bool) -> list:
 
 
 def sgs_target_metadata_value(r: Reader) -> dict:
-    p = "StreamsGroupTargetAssignmentMetadataValue"
-    out = {"assignment_epoch": r.int32(f"{p}.assignment_epoch")}
-    out.update(r.tagged_fields(p, {0: ("assignment_timestamp", lambda rr, pp: rr.int64(pp))}))
-    return out
+    return timed_target_metadata_value(r, "StreamsGroupTargetAssignmentMetadataValue")
 
 
 def sgs_target_member_value(r: Reader) -> dict:
