@@ -6,12 +6,12 @@ from . import assignment_checks as checks
 from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
                         UnknownAssignor, assign, server_rules_release)
 from .assignors.server import coordinator_fill_order
+from .streams_expected import judge_streams
 from .vocabulary import SHARE_ASSIGNOR
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
 SHARE_REASON = "share group: the simple assignor is not recomputed yet"
-STREAMS_REASON = "streams group: the sticky task assignor is not recomputed yet"
 
 
 def partition_counts(group, ids, assignment) -> tuple[dict[str, int], list[str]]:
@@ -117,11 +117,11 @@ def streams_members(group, ids) -> dict:
 
 def judge_streams_generation(group, ids: list[str], members: dict, gen: int, out: dict) -> dict:
     """A streams group's generation: a consumer assignor never judges it (a task is a subtopology and a partition,
-    with active, standby and warm-up kinds). The hook of the sticky task assignor: `members` (streams_members)
-    holds each member's process id and its tasks of its latest sync (`tasks_epoch`); until it is recomputed,
-    the expected assignment is unknown, with the reason, and no partition moved (`partitions_moved` null)."""
-    out["expected_reason"] = STREAMS_REASON
-    return out
+    with active, standby and warm-up kinds): `expected_assignment` and `partitions_moved` stay null. The sticky
+    task assignor recomputes its tasks (`streams_expected.judge_streams`: `expected_tasks`, `mismatched_tasks`,
+    `tasks_moved`...); `members` (streams_members) holds each member's process id and its tasks of its latest
+    sync (`tasks_epoch`)."""
+    return judge_streams(group, ids, members, gen, out)
 
 
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int,
