@@ -86,7 +86,8 @@ def judge_streams(group, ids: list[str], members: dict, gen: int, out: dict) -> 
         process_of.setdefault(mid, t.get("process_id") or f"member:{mid}")
     before = {mid: _assignment(t) for mid, t in prev.items()}
     actual = {mid: _assignment(s.get("tasks")) for mid, s in members.items()}
-    late = sorted(mid for mid, s in members.items() if s.get("tasks") is None or s.get("tasks_epoch") != gen)
+    late = sorted(mid for mid, s in members.items() if s.get("tasks") is None or s.get("tasks_epoch") != gen
+                  or s.get("tasks_state") not in (None, "stable"))
     if not late:
         # a move is a task a member gave up and another took (a new task, or a new replica, moves nothing)
         moves = task_moves(before, actual, process_of)

@@ -170,7 +170,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
     m.join_done(ev.ts)
     deadlines.lower(g, m)
     if m.streams is not None and ev.active_tasks is not None:  # a streams member's tasks, as it holds them now
-        m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks": {
+        m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks_state": ev.member_state, "tasks": {
             kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
