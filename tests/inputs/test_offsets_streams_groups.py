@@ -256,16 +256,16 @@ def test_a_streams_groups_generations_carry_tasks_and_are_judged_by_the_sticky_t
         assert (g["mismatched_tasks"], g["expected_reason"], g["expected_assignor_release"]) == (0, None, "4.4.0"), g
         assert (g["num_standby_replicas"], g["num_standby_replicas_source"]) == (1, "coordinator")
     assert gens[1]["tasks"] == {
-        "m-a": {"process_id": "p-1", "epoch": 2, "active": [["0", 0]], "standby": [["0", 1]], "warmup": []},
-        "m-b": {"process_id": "p-2", "epoch": 2, "active": [["0", 1]], "standby": [["0", 0]], "warmup": []}}
+        "m-a": {"process_id": "p-1", "client_id": "app-1-StreamThread-1-consumer", "epoch": 2, "active": [["0", 0]], "standby": [["0", 1]], "warmup": []},
+        "m-b": {"process_id": "p-2", "client_id": "app-2-StreamThread-1-consumer", "epoch": 2, "active": [["0", 1]], "standby": [["0", 0]], "warmup": []}}
     assert gens[1]["expected_tasks"] == {mid: {k: t[k] for k in ("active", "standby", "warmup")}
                                          for mid, t in gens[1]["tasks"].items()}
     # epoch 2: b took active 0_1 from a, a move between processes (a's new standby of 0_1 and b's of 0_0 are new
     # replicas, which move nothing); epoch 3: b took active 0_0 from a, gone (b's standby of 0_0 gave way to it)
     assert [(g["tasks_moved"], g["tasks_moved_between_processes"], g["tasks_moved_within_process"])
             for g in gens] == [(0, 0, 0), (1, 1, 0), (1, 1, 0)]
-    assert gens[2]["tasks"] == {"m-b": {"process_id": "p-2", "epoch": 3, "active": [["0", 0], ["0", 1]],
-                                        "standby": [], "warmup": []}}
+    assert gens[2]["tasks"] == {"m-b": {"process_id": "p-2", "client_id": "app-2-StreamThread-1-consumer", "epoch": 3,
+                                        "active": [["0", 0], ["0", 1]], "standby": [], "warmup": []}}
     assert gens[2]["expected_tasks"] == {"m-b": {"active": [["0", 0], ["0", 1]], "standby": [], "warmup": []}}
     assert [c["cause"] for c in gens[1]["causes"]] == ["member_joined"]
     assert gens[1]["causes"][0]["client_id"] == "app-2-StreamThread-1-consumer"

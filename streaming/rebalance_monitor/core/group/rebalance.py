@@ -287,7 +287,8 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     rec.update(judged)
     streams = streams_members(g, ids)
     if streams:  # a streams group's generation: each member's process and tasks (latest sync)
-        rec["tasks"] = {mid: {"process_id": s.get("process_id"), "epoch": s.get("tasks_epoch"),
+        rec["tasks"] = {mid: {"process_id": s.get("process_id"), "client_id": g.members[mid].client_id,
+                              "epoch": s.get("tasks_epoch"),
                               **(s.get("tasks") or {"active": None, "standby": None, "warmup": None})}
                         for mid, s in sorted(streams.items())}
         streams_topology.remember_tasks(g, rec["tasks"])
