@@ -130,14 +130,34 @@ def test_a_member_not_reconciled_to_the_epoch_leaves_the_check_open():
     assert "not reconciled yet" in g["expected_reason"]
 
 
+def test_the_tasks_held_at_the_epochs_bump_are_the_previous_assignment():
+    """The coordinator hands the assignor each member's current tasks when it computes an epoch's target: those the
+    members reconciled to after their last generation's record went out, not the record's."""
+    events = [TOPOLOGY, PARTITIONS,
+              *epoch(1000, 1, {"m1": ((0, 1, 2, 3), ())}, [join(1000, "m1", "p1")]),
+              join(2000, "m2", "p2"), ev("rebalance_started", 2000, G, generation=1),
+              ev("generation_completed", 2001, G, generation=2, protocol="sticky", leader=None,
+                 protocol_type="streams"),
+              ev("heartbeat", 30000, G, member_id="m2", generation=2, error=None),  # epoch 2's record goes out
+              *epoch(31000, 2, {"m1": ((0, 1), ()), "m2": ((2, 3), ())})[2:],  # then both reconcile to epoch 2
+              # m1's process crashes: m2 takes 0_0 and 0_1 from it (two moves, not four)
+              *epoch(40000, 3, {"m2": ((0, 1, 2, 3), ())},
+                     [ev("member_removed", 40000, G, member_id="m1", cause="session_timeout")])]
+    gens = kinds(run(events), "generation")
+    assert [g["generation"] for g in gens] == [1, 2, 3]
+    assert gens[1]["mismatched_tasks"] is None  # its record went out before the members reconciled
+    assert (gens[2]["mismatched_tasks"], moves(gens[2])) == (0, (2, 2, 0))
+
+
 def test_the_topology_and_the_last_tasks_survive_the_groups_snapshot():
     events = [parse_event(e) for e in [
         TOPOLOGY, PARTITIONS, standby(1), *epoch(1000, 1, {"m1": ((0, 1, 2, 3), ())}, [join(1000, "m1", "p1")]),
         *epoch(2000, 2, {"m1": ((0, 1), (2, 3)), "m2": ((2, 3), (0, 1))}, [join(2000, "m2", "p2")])]]
     g = GroupMonitor(G, CoreSettings())
-    for e in events[:7]:
+    for e in events[:9]:  # epoch 1, then m2 joins and the epoch is bumped to 2
         g.process(e)
     assert g.streams_state["standby"] == 1 and g.streams_state["prev"]["m1"]["active"] == [["0", p] for p in range(4)]
+    assert g.streams_state["before"]["2"]["m1"]["active"] == [["0", p] for p in range(4)]
     again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
     assert again.streams_state == g.streams_state
-    assert [g.process(e) for e in events[7:]] == [again.process(e) for e in events[7:]]
+    assert [g.process(e) for e in events[9:]] == [again.process(e) for e in events[9:]]

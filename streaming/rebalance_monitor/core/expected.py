@@ -249,7 +249,19 @@ def unchecked_reason(rec: dict) -> str | None:
     return "the members' assignment is not known"
 
 
+def unchecked_tasks_reason(rec: dict) -> str | None:
+    """Why a streams group's generation record's tasks were not checked (`mismatched_tasks` null); None when
+    checked."""
+    if rec.get("mismatched_tasks") is not None:
+        return None
+    return rec.get("expected_reason") or "expected tasks not computed"
+
+
 def mismatch_text(rec: dict) -> str:
-    """`mismatched N`, or `mismatched unknown (why)`, as the demo's view and line mode say it."""
+    """`mismatched N`, or `mismatched unknown (why)`, as the demo's view and line mode say it (a streams group's:
+    `mismatched N tasks`)."""
+    if rec.get("tasks") is not None:
+        why = unchecked_tasks_reason(rec)
+        return f"mismatched {rec.get('mismatched_tasks')} tasks" if why is None else f"mismatched unknown ({why})"
     why = unchecked_reason(rec)
     return f"mismatched {rec.get('mismatched_partitions')}" if why is None else f"mismatched unknown ({why})"

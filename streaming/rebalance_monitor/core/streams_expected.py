@@ -9,8 +9,9 @@ What the assignor is handed, as the coordinator hands it (`TargetAssignmentBuild
   topic's own count where the topology fixes it; it is stateful when it has state changelog topics. A count the
   core does not know is bounded below by the tasks the members hold (said in `expected_reason`); with no topology
   at all, the subtopologies are those the members' tasks name (stateful when a standby of one is held);
-- the members in the order the group holds them, each with its process and its tasks of the previous generation
-  (the coordinator hands each member's current tasks: the previous generation's, once it reconciled);
+- the members in the order the group holds them, each with its process and the tasks it held when the group's
+  epoch was bumped (the coordinator hands each member's current tasks: group/streams_topology.py `before_epoch`;
+  the previous generation's when no input showed the bump);
 - `num.standby.replicas`: the coordinator's own, from the group metadata record's LastAssignmentConfigs (Kafka 4.4
   writes it), else 0 (Kafka's default): `num_standby_replicas_source` says which.
 
@@ -48,6 +49,13 @@ def _held_tasks(assignments) -> dict:
     return out
 
 
+def _tasks_before(state: dict, epoch: int) -> dict:
+    """{member id: tasks} the members held when epoch `epoch`'s target was computed: taken at its bump
+    (group/streams_topology.py `before_epoch`), else the group's last generation's."""
+    taken = (state.get("before") or {}).get(str(epoch))
+    return dict(taken if taken is not None else state.get("prev") or {})
+
+
 def subtopologies(group, held: dict) -> tuple[list[Subtopology], list[str]]:
     """The subtopologies with their task counts, and what was bounded by the tasks held (for the reason)."""
     known = (group.streams_state or {}).get("subtopologies")
@@ -81,7 +89,7 @@ def judge_streams(group, ids: list[str], members: dict, gen: int, out: dict) -> 
     out.update(NULL_FIELDS)
     state = group.streams_state or {}
     process_of = {mid: s.get("process_id") or f"member:{mid}" for mid, s in members.items()}
-    prev = {mid: t for mid, t in (state.get("prev") or {}).items()}
+    prev = _tasks_before(state, gen)
     for mid, t in prev.items():
         process_of.setdefault(mid, t.get("process_id") or f"member:{mid}")
     before = {mid: _assignment(t) for mid, t in prev.items()}

@@ -13,7 +13,8 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import BROKER_ASSIGNED, TimeoutKind
-from . import coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R, timers
+from . import (coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R,
+               streams_topology, timers)
 from .states import COMPLETING, STABLE
 
 
@@ -172,6 +173,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
     if m.streams is not None and ev.active_tasks is not None:  # a streams member's tasks, as it holds them now
         m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks_state": ev.member_state, "tasks": {
             kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
+        streams_topology.note_tasks(g, m.member_id, m.streams.get("process_id"), m.streams["tasks"])
     if ev.member_state not in (None, "stable"):
         # a KIP-848 member on its way to its epoch's target (revoking, or waiting for partitions others
         # still hold): alive, but its place in the epoch is proven by its next, stable, record
