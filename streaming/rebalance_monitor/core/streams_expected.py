@@ -111,7 +111,11 @@ def judge_streams(group, ids: list[str], members: dict, gen: int, out: dict) -> 
     if not subs:
         out["expected_reason"] = "topology unknown and no task held"
         return out
-    order = [mid for mid in group.members if mid in members] + [mid for mid in ids if mid not in group.members]
+    work = len(members) * max(1, sum(sub.partitions for sub in subs) * (1 + standby))
+    if work > group.settings.expected_assignment_max_work:
+        out["expected_reason"] = f"group too large to recompute ({work} member-tasks)"
+        return out
+    order = [mid for mid in group.members if mid in members]  # the order the group (its coordinator) holds them
     task_members = [TaskMember(mid, process_of[mid], active=tuple(sorted(before[mid].active)) if mid in before
                                else (), standby=tuple(sorted(before[mid].standby)) if mid in before else ())
                     for mid in order]
