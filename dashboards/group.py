@@ -1,5 +1,5 @@
 """Group drill-down: one consumer group's generations, rebalance durations and causes, members, assignment
-quality and lag, with rebalances, storms and member timeouts as annotations."""
+quality, a streams group's tasks, and lag, with rebalances, storms and member timeouts as annotations."""
 from __future__ import annotations
 
 from grafana_foundation_sdk.models import common as cm
@@ -54,6 +54,9 @@ def build() -> str:
     needless = sel("kafka_consumergroup_needless_moves", ONE)
     moved = sel("kafka_consumergroup_partitions_moved_total", ONE)
     lag = sel("kafka_consumergroup_lag", ONE)
+    member_tasks = sel("kafka_streamsgroup_member_tasks", ONE)
+    tasks_moved = sel("kafka_streamsgroup_tasks_moved_total", ONE)
+    mismatched_tasks = sel("kafka_streamsgroup_assignment_mismatched_tasks", ONE)
     lag_sum = sel("kafka_consumergroup_lag_sum", ONE)
     lag_s = sel("kafka_consumergroup_lag_seconds", ONE)
     lag_at_start = sel("kafka_consumergroup_lag_sum_at_rebalance_start", ONE)
@@ -212,6 +215,18 @@ def build() -> str:
         help_of("kafka_consumergroup_needless_moves") + " Imbalance: " +
         help_of("kafka_consumergroup_assignment_imbalance"),
         [q(f"max({needless})", "needless moves"), q(f"max({imbalance})", "imbalance")], step=True, w=8, h=8))
+
+    d = d.with_row(row("Streams group tasks"))
+    d = d.with_panel(ts_panel(
+        "Tasks per member", help_of("kafka_streamsgroup_member_tasks") + " Empty for a group that is no streams group.",
+        [q(f"max by (client_id, kind) ({member_tasks})", "{{client_id}} {{kind}}")], step=True, w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Tasks moved", help_of("kafka_streamsgroup_tasks_moved_total"),
+        [q(f"sum by (scope) (increase({tasks_moved}[$__rate_interval]))", "{{scope}}")], bars=True, stack=True,
+        w=8, h=8))
+    d = d.with_panel(ts_panel(
+        "Mismatched tasks", help_of("kafka_streamsgroup_assignment_mismatched_tasks"),
+        [q(f"max({mismatched_tasks})", "mismatched")], step=True, w=8, h=8))
 
     d = d.with_row(row("Lag"))
     d = d.with_panel(ts_panel(

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from rebalance_monitor.core import events as E
 from rebalance_monitor.core.event_parsing import (CONFIG_SOURCES, COORDINATOR_ACTIONS, DESCRIBED_MEMBER_SPEC,
-                                                  GROUP_TYPES, MEMBER_SPEC, SPECS)
+                                                  GROUP_TYPES, MEMBER_SPEC, SPECS, SUBTOPOLOGY_SPEC)
 from rebalance_monitor.core.events import (Rejected, event_from_checked_dict, event_from_checked_text, event_to_dict,
                                            parse_event)
 
@@ -47,6 +47,8 @@ def _value(kind: str):
         value = st.lists(_object(MEMBER_SPEC), max_size=2)
     elif base == "described_members":
         value = st.lists(_object(DESCRIBED_MEMBER_SPEC), max_size=2)
+    elif base == "subtopologies":
+        value = st.lists(_object(SUBTOPOLOGY_SPEC), max_size=2)
     else:
         value = _KINDS[base]
     return value | st.none() if kind.endswith("?") else value
@@ -106,8 +108,9 @@ def test_the_rebuilt_event_is_the_parsed_one(parser, etype, data):
 
 def test_every_field_kind_is_generated():
     kinds = {kind.rstrip("?") for _, spec in SPECS.values() for kind, _ in spec.values()}
-    kinds |= {kind.rstrip("?") for spec in (MEMBER_SPEC, DESCRIBED_MEMBER_SPEC) for kind, _ in spec.values()}
-    assert kinds <= set(_KINDS) | {"members", "described_members"}
+    kinds |= {kind.rstrip("?") for spec in (MEMBER_SPEC, DESCRIBED_MEMBER_SPEC, SUBTOPOLOGY_SPEC)
+              for kind, _ in spec.values()}
+    assert kinds <= set(_KINDS) | {"members", "described_members", "subtopologies"}
 
 
 @pytest.mark.parametrize("parser", PARSERS)

@@ -43,6 +43,9 @@ VALID = {
                         "assignment_epoch": 4, "members": [{"member_id": "m", "client_id": "c", "client_host": "/h",
                                                             "member_epoch": 4, "assignment": [["t", 0]],
                                                             "target_assignment": [["t", 0]]}]},
+    "streams_topology": {"topology_epoch": 0, "num_standby_replicas": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["in"], "repartition_source_topics": {"app-rep": 0},
+         "state_changelog_topics": ["app-store-changelog"], "source_topic_regex": []}]},
 }
 
 

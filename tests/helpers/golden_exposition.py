@@ -90,6 +90,14 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
          "client_id": "billing-2", "host": "/10.0.0.2"},
         {"kind": "member_timeout", "group": "billing", "member_id": "b-3", "timeout": "session",
          "detected_ms": t + 2, "client_id": "billing-3", "host": "/10.0.0.3"},
+        # the streams group of sample_records: s2's thread gone, s3 a second thread of p1 (moves within the process), one misplaced
+        _gen("word-count", 4, t + 2_500, members=("s1", "s3"), protocol="sticky", group_type="streams",
+             mismatched_partitions=None, partitions_moved=None, min_moves=None, imbalance=None, mismatched_tasks=1,
+             tasks_moved_between_processes=2, tasks_moved_within_process=2, tasks={
+                 "s1": {"process_id": "p1", "client_id": "wc-1-StreamThread-1-consumer", "epoch": 4,
+                        "active": [["0", 0], ["1", 0]], "standby": [], "warmup": []},
+                 "s3": {"process_id": "p1", "client_id": "wc-1-StreamThread-2-consumer", "epoch": 4,
+                        "active": [["0", 1], ["1", 1]], "standby": [], "warmup": [["0", 1]]}}),
         # the storm ends (its end repeats its start key), a second one starts
         {"kind": "storm", "group": WEIRD, "started_ms": t - 28_000, "ended_ms": t, "pattern": "scaling"},
         {"kind": "storm", "group": "orders-service", "started_ms": t - 20_000, "ended_ms": t + 3_000,
@@ -121,7 +129,7 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
         {"kind": "offsets_committed", "group": "orders-service", "ts": t - 1, "offsets": [["orders", 0, 3]]},
         {"kind": "offsets_committed", "group": "orders-service", "ts": t + 5_000,
          "offsets": [["orders", 0, 1200], ["orders", 2, 0]]},
-        # over max_groups (4): dropped, counted once
+        # over max_groups (5): dropped, counted once
         _gen("late-1", 1, t + 5_000), _gen("late-2", 1, t + 5_000), _gen("late-1", 2, t + 6_000),
     ]
     figures1 = {"events_read": {"events": 40}, "rejects": {"invalid_json": 1, "late_event": 3}, "duration_s": 7.5,
@@ -145,7 +153,7 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
     """(what, text) of every exposition (and snapshot) the run produced, in order."""
     out: list[tuple[str, str]] = []
     clock = Clock(T0 / 1000)
-    u = MetricsUpdater(clock=clock, max_groups=4, group_deny=r"tmp-.*", idle_group_ttl_s=3600, ready_max_age_s=60,
+    u = MetricsUpdater(clock=clock, max_groups=5, group_deny=r"tmp-.*", idle_group_ttl_s=3600, ready_max_age_s=60,
                        time_lag_samples=4, prerender=prerender, lag_granularity=granularity)
     out.append(("empty", u.render()))
     u.set_ready(False, "starting")
@@ -169,7 +177,7 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
     u.note_sink_error("kafka")
     u.mark_alive()
     out.append(("state", u.state_text(2, query_id="q-1")))
-    restarted = MetricsUpdater(clock=clock, max_groups=4, group_deny=r"tmp-.*", idle_group_ttl_s=3600,
+    restarted = MetricsUpdater(clock=clock, max_groups=5, group_deny=r"tmp-.*", idle_group_ttl_s=3600,
                                ready_max_age_s=60, time_lag_samples=4, prerender=prerender,
                                lag_granularity=granularity)
     restarted.load_state(json.loads(out[-1][1]))

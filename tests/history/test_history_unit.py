@@ -123,3 +123,29 @@ def test_the_brokers_description_is_a_timeline_row():
     assert [(r["event"], r["generation"], r["detail"]) for r in timeline_rows(recs)] == [
         ("broker disagrees", 7, "member c: the broker has it, the monitor does not"),
         ("broker not compared", 8, "the broker is at epoch 8, the monitor at 7: not read yet")]
+
+
+def test_a_streams_groups_generation_names_its_processes_threads_and_tasks():
+    rec = {"kind": "generation", "group": "app", "ts": 7000, "generation": 4, "duration_ms": 800,
+           "members": ["m1", "m2", "m3"], "group_type": "streams", "partitions_moved": None,
+           "mismatched_partitions": None, "expected_assignment": None, "mismatched_tasks": 0, "tasks_moved": 3,
+           "tasks_moved_between_processes": 1, "tasks_moved_within_process": 2, "expected_reason": None,
+           "causes": [{"cause": "member_joined", "member_id": "m3", "client_id": "app-1-StreamThread-2-consumer"}],
+           "tasks": {
+               "m1": {"process_id": "p1", "client_id": "app-1-StreamThread-1-consumer", "epoch": 4,
+                      "active": [["0", 0]], "standby": [["0", 2]], "warmup": []},
+               "m2": {"process_id": "p2", "client_id": "app-2-StreamThread-1-consumer", "epoch": 4,
+                      "active": [["0", 2], ["1", 0]], "standby": [], "warmup": [["0", 0]]},
+               "m3": {"process_id": "p1", "client_id": "app-1-StreamThread-2-consumer", "epoch": 4,
+                      "active": [], "standby": [], "warmup": []}}}
+    unchecked = {**rec, "generation": 5, "mismatched_tasks": None, "tasks_moved": None,
+                 "expected_reason": "tasks of epoch 5 not known for 1 member(s) (not reconciled yet)"}
+    rows = timeline_rows([rec, unchecked])
+    assert (rows[0]["moved"], rows[0]["mismatched"], rows[0]["unchecked_reason"]) == ("1/2 tasks", 0, None)
+    assert rows[0]["tasks"] == ("process p1: app-1-StreamThread-1 [0_0 standby 0_2], app-1-StreamThread-2 [none]; "
+                                "process p2: app-2-StreamThread-1 [0_2,1_0 warm-up 0_0]")
+    assert (rows[1]["mismatched"], rows[1]["unchecked_reason"]) == (None, unchecked["expected_reason"])
+    assert rows[1]["moved"] is None
+    out = io.StringIO()
+    render(rows, TIMELINE_COLUMNS, "table", out, title="group app")
+    assert "app-1-StreamThread-2 [none]" in out.getvalue()

@@ -14,7 +14,6 @@ import helpers.streams_encoder as senc
 from helpers.events import ev, kinds, run, stable_group
 
 from rebalance_monitor.core.events import Rejected, parse_event
-from rebalance_monitor.core.expected import STREAMS_REASON
 from rebalance_monitor.core.group import GroupMonitor
 from rebalance_monitor.core.settings import CoreSettings
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder, decode_offsets_record
@@ -44,8 +43,14 @@ def test_streams_group_metadata_gives_the_epoch_bump(kafka41):
                                 configs=[("num.standby.replicas", "1")], kafka41=kafka41)
     d = decode_offsets_record(K(17, "app"), value, TS)
     assert d.record_type == "StreamsGroupMetadata v0"
-    assert only_event(d) == {"v": 1, "type": "rebalance_started", "ts": TS, "group": "app", "generation": 6,
-                             "reason": "streams group epoch bumped to 7"}
+    bump = {"v": 1, "type": "rebalance_started", "ts": TS, "group": "app", "generation": 6,
+            "reason": "streams group epoch bumped to 7"}
+    if kafka41:  # (4.1 wrote no LastAssignmentConfigs)
+        assert only_event(d) == bump
+    else:  # 4.4's: the num.standby.replicas the coordinator's last assignment used
+        assert d.events == [bump, {"v": 1, "type": "streams_topology", "ts": TS, "group": "app",
+                                   "num_standby_replicas": 1}]
+        assert not isinstance(parse_event(d.events[1]), Rejected)
     d = decode_offsets_record(K(17, "app"), None, TS)
     assert d.record_type == "StreamsGroupMetadata tombstone" and only_event(d)["type"] == "group_deleted"
 
@@ -104,12 +109,19 @@ def test_streams_current_assignment_is_a_sync_with_the_members_tasks(kafka41):
     counted_only(decode_offsets_record(K(22, "app", "m-1"), None, TS), "StreamsGroupCurrentMemberAssignment tombstone")
 
 
-def test_streams_topology_is_decoded_and_counted():
+def test_streams_topology_gives_the_subtopologies():
     value = senc.topology_value(2, [
         {"id": "0", "sources": ["words"], "changelogs": ["app-store-changelog"],
          "repartition_sinks": ["app-repartition"], "copartition": [[0]]},
         {"id": "1", "repartition_sources": [("app-repartition", 3)]}])
-    counted_only(decode_offsets_record(K(23, "app"), value, TS), "StreamsGroupTopology v0")
+    d = decode_offsets_record(K(23, "app"), value, TS)
+    assert d.record_type == "StreamsGroupTopology v0"
+    assert only_event(d) == {"v": 1, "type": "streams_topology", "ts": TS, "group": "app", "topology_epoch": 2,
+                             "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["words"], "repartition_source_topics": {},
+         "state_changelog_topics": ["app-store-changelog"], "source_topic_regex": []},
+        {"subtopology_id": "1", "source_topics": [], "repartition_source_topics": {"app-repartition": 3},
+         "state_changelog_topics": [], "source_topic_regex": []}]}
     counted_only(decode_offsets_record(K(23, "app"), None, TS), "StreamsGroupTopology tombstone")
     d = decode_offsets_record(K(23, "app"), value[:-9], TS)
     assert d.rejected_reason.startswith("truncated:StreamsGroupTopologyValue.subtopologies[1]"), d.rejected_reason
@@ -186,6 +198,9 @@ def test_corrupted_streams_values_name_the_field():
 
 
 # --- through the core --------------------------------------------------------------------------------
+STANDBY_1 = [("num.standby.replicas", "1")]
+
+
 def _member(client: str, process: str) -> bytes:
     return senc.member_metadata_value(client, "/127.0.0.1", process, rebalance_timeout_ms=20000, topology_epoch=0)
 
@@ -193,18 +208,19 @@ def _member(client: str, process: str) -> bytes:
 def _streams_group_records():
     """A streams group's records in a 4.4 coordinator's order: thread a (process p-1) joins and takes every task
     (epoch 1); thread b (process p-2) joins, a gives up 0_1 (revoking it first) and b takes it (epoch 2); a is
-    fenced: tombstones of its current assignment, target assignment and metadata, then the epoch's bump (3)."""
+    fenced: tombstones of its current assignment, target assignment and metadata, then the epoch's bump (3).
+    A stateful subtopology (a changelog), one standby replica (the group metadata's last assignment configs)."""
     k, g = K, "app"
     both = [("0", [0, 1])]
     return [
         (k(19, g, "m-a"), _member("app-1-StreamThread-1-consumer", "p-1")),
-        (k(23, g), senc.topology_value(0, [{"id": "0", "sources": ["words"]}])),
-        (k(17, g), senc.metadata_value(1, 11, 0)),
+        (k(23, g), senc.topology_value(0, [{"id": "0", "sources": ["words"], "changelogs": ["app-counts-changelog"]}])),
+        (k(17, g), senc.metadata_value(1, 11, 0, configs=STANDBY_1)),
         (k(21, g, "m-a"), senc.target_member_value(both)),
         (k(20, g), senc.target_metadata_value(1)),
         (k(22, g, "m-a"), senc.current_assignment_value(1, 0, 1, both)),
         (k(19, g, "m-b"), _member("app-2-StreamThread-1-consumer", "p-2")),
-        (k(17, g), senc.metadata_value(2, 11, 0)),
+        (k(17, g), senc.metadata_value(2, 11, 0, configs=STANDBY_1)),
         (k(21, g, "m-a"), senc.target_member_value([("0", [0])], standby=[("0", [1])])),
         (k(21, g, "m-b"), senc.target_member_value([("0", [1])], standby=[("0", [0])])),
         (k(20, g), senc.target_metadata_value(2)),
@@ -212,7 +228,7 @@ def _streams_group_records():
         (k(22, g, "m-a"), senc.current_assignment_value(2, 1, 1, [("0", [0])], standby=[("0", [1])])),
         (k(22, g, "m-b"), senc.current_assignment_value(2, 2, 1, [("0", [1])], standby=[("0", [0])])),
         (k(22, g, "m-a"), None), (k(21, g, "m-a"), None), (k(19, g, "m-a"), None),
-        (k(17, g), senc.metadata_value(3, 11, 0)),
+        (k(17, g), senc.metadata_value(3, 11, 0, configs=STANDBY_1)),
         (k(21, g, "m-b"), senc.target_member_value(both)),
         (k(20, g), senc.target_metadata_value(3)),
         (k(22, g, "m-b"), senc.current_assignment_value(3, 2, 1, both)),
@@ -229,23 +245,39 @@ def _decoded_events():
     return events
 
 
-def test_a_streams_groups_generations_carry_tasks_and_are_not_judged_by_a_consumer_assignor():
-    gens = kinds(run(_decoded_events()), "generation")
+def test_a_streams_groups_generations_carry_tasks_and_are_judged_by_the_sticky_task_assignor():
+    events = [ev("topic_partitions", TS - 1, "app", topics={"words": 2})] + _decoded_events()
+    gens = kinds(run(events), "generation")
     assert [g["generation"] for g in gens] == [1, 2, 3]
     assert [g["members"] for g in gens] == [["m-a"], ["m-a", "m-b"], ["m-b"]]
-    for g in gens:
+    for g in gens:  # no consumer assignor judges it: partitions are not what a streams member is given
         assert (g["protocol"], g["group_type"], g["expected_assignment"], g["mismatched_partitions"],
-                g["partitions_moved"], g["expected_reason"]) == ("sticky", "streams", None, None, None,
-                                                                  STREAMS_REASON), g
+                g["partitions_moved"]) == ("sticky", "streams", None, None, None), g
+        assert (g["mismatched_tasks"], g["expected_reason"], g["expected_assignor_release"]) == (0, None, "4.4.0"), g
+        assert (g["num_standby_replicas"], g["num_standby_replicas_source"]) == (1, "coordinator")
     assert gens[1]["tasks"] == {
-        "m-a": {"process_id": "p-1", "epoch": 2, "active": [["0", 0]], "standby": [["0", 1]], "warmup": []},
-        "m-b": {"process_id": "p-2", "epoch": 2, "active": [["0", 1]], "standby": [["0", 0]], "warmup": []}}
-    assert gens[2]["tasks"] == {"m-b": {"process_id": "p-2", "epoch": 3, "active": [["0", 0], ["0", 1]],
-                                        "standby": [], "warmup": []}}
+        "m-a": {"process_id": "p-1", "client_id": "app-1-StreamThread-1-consumer", "epoch": 2, "active": [["0", 0]], "standby": [["0", 1]], "warmup": []},
+        "m-b": {"process_id": "p-2", "client_id": "app-2-StreamThread-1-consumer", "epoch": 2, "active": [["0", 1]], "standby": [["0", 0]], "warmup": []}}
+    assert gens[1]["expected_tasks"] == {mid: {k: t[k] for k in ("active", "standby", "warmup")}
+                                         for mid, t in gens[1]["tasks"].items()}
+    # epoch 2: b took active 0_1 from a, a move between processes (a's new standby of 0_1 and b's of 0_0 are new
+    # replicas, which move nothing); epoch 3: b took active 0_0 from a, gone (b's standby of 0_0 gave way to it)
+    assert [(g["tasks_moved"], g["tasks_moved_between_processes"], g["tasks_moved_within_process"])
+            for g in gens] == [(0, 0, 0), (1, 1, 0), (1, 1, 0)]
+    assert gens[2]["tasks"] == {"m-b": {"process_id": "p-2", "client_id": "app-2-StreamThread-1-consumer", "epoch": 3,
+                                        "active": [["0", 0], ["0", 1]], "standby": [], "warmup": []}}
+    assert gens[2]["expected_tasks"] == {"m-b": {"active": [["0", 0], ["0", 1]], "standby": [], "warmup": []}}
     assert [c["cause"] for c in gens[1]["causes"]] == ["member_joined"]
     assert gens[1]["causes"][0]["client_id"] == "app-2-StreamThread-1-consumer"
     # the member whose metadata was deleted; whether it crashed or left, only a commit of its partitions would tell
     assert [(c["cause"], c["member_id"]) for c in gens[2]["causes"]] == [("unknown", "m-a")]
+
+
+def test_without_partition_counts_the_tasks_held_bound_the_task_counts():
+    gens = kinds(run(_decoded_events()), "generation")
+    assert [g["mismatched_tasks"] for g in gens] == [0, 0, 0]
+    assert {g["expected_reason"] for g in gens} == {
+        "task counts bounded below by the tasks held for subtopology 0 (words)"}
 
 
 def test_the_same_generations_of_a_consumer_assignors_name_are_judged():

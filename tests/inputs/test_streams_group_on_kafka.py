@@ -5,7 +5,9 @@ coordinator after its session (`group.streams.session.timeout.ms`, 6 s on this t
 closes gracefully (leaving the group); the last stops. The project's decoder reads every StreamsGroup* record the
 broker wrote, and the core's generations are held against what Kafka's own streams group tool
 (`kafka-streams-groups --describe`, StreamsGroupCommand) said at each step: the group epochs, the members' ids,
-client ids, process ids and active tasks; no generation is judged by a consumer assignor."""
+client ids, process ids and active tasks; no generation is judged by a consumer assignor, and each is judged by the
+project's sticky task assignor (Kafka 4.4's StickyTaskAssignor reproduced): the tasks it expects are the ones the
+broker assigned, and the tasks a member's departure moved are counted between processes."""
 from __future__ import annotations
 
 import time
@@ -16,7 +18,6 @@ from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers import streams_group_kafka as sk
 
-from rebalance_monitor.core.expected import STREAMS_REASON
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
 from rebalance_monitor.testing.witnesses import read_topic
 
@@ -82,6 +83,14 @@ def _tasks_of(broker_members: dict) -> dict:
     return {mid: sorted(m["tasks"].get("active", ())) for mid, m in broker_members.items()}
 
 
+def _held_before(gens: list, gen: dict, member: str) -> int:
+    """The active tasks `member` held in the generation before `gen` (what its departure hands to others)."""
+    before = max((g for g in gens if g["generation"] < gen["generation"]), key=lambda g: g["generation"])
+    n = len(before["tasks"][member]["active"])
+    assert n >= 1, before
+    return n
+
+
 def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(streams_broker, streams_run):
     bootstrap = streams_broker.bootstrap
     r = streams_run
@@ -103,8 +112,15 @@ def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(stre
     assert gens[-1]["generation"] == r["final"][1] and gens[-1]["members"] == [], gens[-1]
     for g in gens[:-1]:  # (the last, empty, has nothing to assign: the core's rule for an empty group)
         assert (g["protocol"], g["group_type"], g["expected_assignment"], g["mismatched_partitions"],
-                g["partitions_moved"], g["expected_reason"]) == ("sticky", "streams", None, None, None,
-                                                                  STREAMS_REASON), g
+                g["partitions_moved"]) == ("sticky", "streams", None, None, None), g
+        # judged by the sticky task assignor: what it expects is what the broker assigned (the input's partition
+        # count is not among the replayed events: the three tasks the members hold bound the count, which is 3)
+        assert (g["num_standby_replicas"], g["num_standby_replicas_source"]) == (0, "coordinator"), g
+        reason = "task counts bounded below by the tasks held for subtopology 0 (streams-in)"
+        if g["mismatched_tasks"] is None:  # only a member that had not reconciled to the epoch when it completed
+            assert "not reconciled yet" in g["expected_reason"] and g["expected_tasks"] is not None, g
+        else:
+            assert (g["mismatched_tasks"], g["expected_reason"]) == (0, reason), g
     # each epoch the broker described: its members, their processes and active tasks
     for broker_members, st in ((r["three"], r["state_three"]), (r["two"], r["state_two"]),
                                (r["one"], r["state_one"])):
@@ -114,15 +130,22 @@ def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(stre
             {mid: m["process_id"] for mid, m in broker_members.items()}
         assert {mid: sorted(map(tuple, t["active"])) for mid, t in g["tasks"].items()} == _tasks_of(broker_members)
         assert all(t["standby"] == [] and t["warmup"] == [] for t in g["tasks"].values())  # stateless: none
+        assert g["mismatched_tasks"] == 0 and {mid: sorted(map(tuple, t["active"]))
+                                               for mid, t in g["expected_tasks"].items()} == _tasks_of(broker_members)
     joined = {c["member_id"]: c.get("client_id") for g in gens for c in g["causes"] if c["cause"] == "member_joined"}
     assert joined == {mid: f"{c}-StreamThread-1-consumer" for c, mid in ids.items()}, joined
     # s-a's fence: the first epoch without it, after its session ran out
     gone = next(g for g in gens if g["generation"] > r["state_three"][1] and ids["s-a"] not in g["members"])
     assert sorted(gone["members"]) == sorted([ids["s-b"], ids["s-c"]]), gone
     assert [c.get("member_id") for c in gone["causes"]] == [ids["s-a"]], gone["causes"]
+    # its tasks went to other processes (each instance is a process of one thread): moves between processes
+    assert (gone["tasks_moved_between_processes"], gone["tasks_moved_within_process"]) == (
+        _held_before(gens, gone, ids["s-a"]), 0), gone
     assert sk.SESSION_MS - 1500 <= gone["started_ms"] - r["killed_at_ms"] <= sk.SESSION_MS + 15000, \
         (gone["started_ms"] - r["killed_at_ms"])
     # s-b's graceful close, then s-c's: each the cause of the epoch it ended
     left_b = next(g for g in gens if g["generation"] > r["state_two"][1] and ids["s-b"] not in g["members"])
     assert [c.get("member_id") for c in left_b["causes"]] == [ids["s-b"]], left_b["causes"]
+    assert (left_b["tasks_moved_between_processes"], left_b["tasks_moved_within_process"]) == (
+        _held_before(gens, left_b, ids["s-b"]), 0), left_b
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["s-c"]], gens[-1]["causes"]

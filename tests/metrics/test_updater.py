@@ -1,4 +1,6 @@
 """Each metric of the updater checked against the exposition text, parsed by prometheus_client's parser."""
+import json
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -414,3 +416,45 @@ def test_every_series_of_a_group_carries_its_type_and_follows_a_change(granulari
     # a record without a type (an older producer) leaves the label as it is
     u.apply([gen(generation=2, completed_ms=1_700_000_100_000)], now_ms=97_000)
     assert set(types_of_group_lines()) == {"consumer"}
+
+
+def _streams_gen(generation, completed_ms, tasks, between, within, mismatched, members=None):
+    return gen(generation=generation, completed_ms=completed_ms, protocol="sticky", group_type="streams",
+               members=members or sorted(tasks), mismatched_partitions=None, partitions_moved=None, min_moves=None,
+               imbalance=None, mismatched_tasks=mismatched, tasks_moved_between_processes=between,
+               tasks_moved_within_process=within, tasks={
+                   mid: {"process_id": p, "client_id": c, "epoch": generation, "active": [["0", x] for x in a],
+                         "standby": [["0", x] for x in s], "warmup": []}
+                   for mid, (p, c, a, s) in tasks.items()})
+
+
+def test_a_streams_groups_tasks_per_member_moves_and_mismatches_survive_a_restart():
+    u = MetricsUpdater()
+    u.apply([_streams_gen(3, 1_700_000_030_000, {"m1": ("p1", "app-1-t1", (0, 1), (2,)),
+                                                 "m2": ("p2", "app-2-t1", (2,), (0, 1))}, 1, 0, 0)])
+    # the next generation: app-2's thread gone (its series drop), app-1's second thread took tasks within p1;
+    # then the same record replayed (not counted twice) and a late older one (counted, gauges kept)
+    later = _streams_gen(4, 1_700_000_040_000, {"m1": ("p1", "app-1-t1", (0,), ()),
+                                                "m3": ("p1", "app-1-t2", (1, 2), ())}, 1, 1, 2)
+    u.apply([later, later, _streams_gen(2, 1_700_000_020_000, {"m1": ("p1", "app-1-t1", (0,), ())}, 0, 3, 0)])
+    s = scrape(u)
+    assert series(s, "kafka_streamsgroup_member_tasks") == {
+        (("client_id", "app-1-t1"), ("group", "g"), ("kind", "active")): 1,
+        (("client_id", "app-1-t1"), ("group", "g"), ("kind", "standby")): 0,
+        (("client_id", "app-1-t1"), ("group", "g"), ("kind", "warmup")): 0,
+        (("client_id", "app-1-t2"), ("group", "g"), ("kind", "active")): 2,
+        (("client_id", "app-1-t2"), ("group", "g"), ("kind", "standby")): 0,
+        (("client_id", "app-1-t2"), ("group", "g"), ("kind", "warmup")): 0}
+    assert value(s, "kafka_streamsgroup_tasks_moved_total", group="g", group_type="streams",
+                 scope="between_processes") == 2
+    assert value(s, "kafka_streamsgroup_tasks_moved_total", group="g", scope="within_process") == 4
+    assert value(s, "kafka_streamsgroup_assignment_mismatched_tasks", group="g") == 2
+    again = MetricsUpdater()
+    again.load_state(json.loads(u.state_text(1)))
+    assert {k: v for k, v in scrape(again).items() if "streamsgroup" in k[0]} == \
+        {k: v for k, v in s.items() if "streamsgroup" in k[0]}
+    # a generation whose tasks could not be checked: the gauge goes absent
+    again.apply([_streams_gen(5, 1_700_000_050_000, {"m1": ("p1", "app-1-t1", (0, 1, 2), ())}, 0, 2, None)])
+    s = scrape(again)
+    assert value(s, "kafka_streamsgroup_assignment_mismatched_tasks", group="g") is None
+    assert value(s, "kafka_streamsgroup_tasks_moved_total", group="g", scope="within_process") == 6

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .event_model import DEFAULT_MAX_BYTES, DescribedMember, MemberInfo
-from .event_parsing import DESCRIBED_MEMBER_SPEC, MEMBER_SPEC, SPECS, loads_json, parse_event
+from .event_model import DEFAULT_MAX_BYTES, DescribedMember, MemberInfo, StreamsSubtopology
+from .event_parsing import DESCRIBED_MEMBER_SPEC, MEMBER_SPEC, SPECS, SUBTOPOLOGY_SPEC, loads_json, parse_event
 from .vocabulary import EventType
 
 
@@ -55,10 +55,15 @@ def _described_members(value) -> tuple:
     return tuple(_rebuild_object(DescribedMember, _DESCRIBED_MEMBER_FIELDS, m) for m in value)
 
 
+def _subtopologies(value) -> tuple:
+    return tuple(_rebuild_object(StreamsSubtopology, _SUBTOPOLOGY_FIELDS, m) for m in value)
+
+
 # each field kind's conversion from its JSON value (None: taken as it is), as event_parsing's converters make it
 _CONVERSIONS: dict[str, Callable | None] = {
     "str": None, "num": None, "int": _int, "str_list": tuple, "tp_list": _pairs, "offset_list": _pairs,
     "topic_counts": _topic_counts, "str_map": dict, "members": _members, "described_members": _described_members,
+    "subtopologies": _subtopologies,
 }
 
 
@@ -72,6 +77,7 @@ def _fields(spec: dict, common: tuple = ()) -> tuple:
 # "ts" and "v" are taken as they are: an accepted event's are integers below 2^53
 _MEMBER_FIELDS = _fields(MEMBER_SPEC)
 _DESCRIBED_MEMBER_FIELDS = _fields(DESCRIBED_MEMBER_SPEC)
+_SUBTOPOLOGY_FIELDS = _fields(SUBTOPOLOGY_SPEC)
 _EVENT_FIELDS: dict[str, tuple] = {etype: (cls, _fields(spec, ("v", "type", "ts", "group")))
                                    for etype, (cls, spec) in SPECS.items()}
 

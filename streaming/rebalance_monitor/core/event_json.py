@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from .event_model import SCHEMA_VERSION, DescribedMember, Event, MemberInfo
-from .event_parsing import COMMON, DESCRIBED_MEMBER_SPEC, MEMBER_SPEC, SPECS
+from .event_model import SCHEMA_VERSION, DescribedMember, Event, MemberInfo, StreamsSubtopology
+from .event_parsing import COMMON, DESCRIBED_MEMBER_SPEC, MEMBER_SPEC, SPECS, SUBTOPOLOGY_SPEC
 
 # --- serialisation back to the canonical JSON form -----------------------------------------------
 def _plain(value):
     if isinstance(value, tuple):
         return [_plain(x) for x in value]
-    if isinstance(value, (MemberInfo, DescribedMember)):
+    if isinstance(value, (MemberInfo, DescribedMember, StreamsSubtopology)):
         return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
                 if getattr(value, f.name) is not None}
     if isinstance(value, dict):
@@ -52,6 +52,7 @@ def _kind_schema(kind: str) -> dict:
         "str_map": {"type": "object", "additionalProperties": {"type": "string"}},
         "members": {"type": "array", "items": {"$ref": "#/$defs/member"}},
         "described_members": {"type": "array", "items": {"$ref": "#/$defs/described_member"}},
+        "subtopologies": {"type": "array", "items": {"$ref": "#/$defs/subtopology"}},
     }[base]
     if nullable:
         return {"anyOf": [schema, {"type": "null"}]}
@@ -82,5 +83,6 @@ def json_schema() -> dict:
         "$id": "https://github.com/kafka-rebalance-monitor/schemas/event-v1.json",
         "title": "Kafka rebalance monitor canonical event, schema v1",
         "oneOf": variants,
-        "$defs": {"member": _object_schema(MEMBER_SPEC), "described_member": _object_schema(DESCRIBED_MEMBER_SPEC)},
+        "$defs": {"member": _object_schema(MEMBER_SPEC), "described_member": _object_schema(DESCRIBED_MEMBER_SPEC),
+                  "subtopology": _object_schema(SUBTOPOLOGY_SPEC)},
     }

@@ -12,7 +12,7 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "Leave", "ClientMetrics", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted",
            "GenerationCompleted", "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions",
            "EndOffsets", "BrokerRelease", "GroupConfig", "GroupDescribed", "DescribedMember",
-           "AnyEvent"]
+           "StreamsSubtopology", "StreamsTopology", "AnyEvent"]
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
@@ -320,6 +320,31 @@ class GroupDescribed(Event):
     topology_epoch: int | None = None  # a streams group's: the epoch of its topology
 
 
+@dataclass(frozen=True, slots=True)
+class StreamsSubtopology:
+    """A subtopology of a streams group's topology (StreamsGroupTopologyValue): its tasks number the most partitions
+    among its source topics and repartition source topics (Kafka's InternalTopicManager); it is stateful when it has
+    state changelog topics (only stateful tasks get standby replicas)."""
+
+    subtopology_id: str
+    source_topics: tuple = ()
+    # a repartition topic the topology reads: {name: partitions} (0: the coordinator derives it from its upstream)
+    repartition_source_topics: dict | None = None
+    state_changelog_topics: tuple = ()
+    source_topic_regex: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsTopology(Event):
+    """Extension: a streams group's topology as its coordinator keeps it (KIP-1071, `__consumer_offsets` record type
+    23), or the assignment configs it last used (its group metadata record's LastAssignmentConfigs): each field
+    absent (None) leaves what the core knows of it unchanged."""
+
+    topology_epoch: int | None = None
+    subtopologies: tuple | None = None  # StreamsSubtopology
+    num_standby_replicas: int | None = None  # the coordinator's `num.standby.replicas` of its last assignment
+
+
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig, GroupDescribed]
+                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig, GroupDescribed, StreamsTopology]

@@ -7,13 +7,13 @@ import json
 import re
 from typing import Any, Callable
 
-from .event_model import (BrokerRelease, DescribedMember, GroupConfig, GroupDescribed, ClientMetrics, Commit, CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets,
-                          GenerationCompleted, GroupDeleted, GroupEmpty, Heartbeat, Join, Leave,
-                          Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE, REASON_BAD_VALUE,
-                          REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
-                          REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNKNOWN_TYPE,
-                          REASON_UNSUPPORTED_VERSION, RebalanceStarted, Rejected, Revoked,
-                          SCHEMA_VERSION, Sync, TopicPartitions)
+from .event_model import (BrokerRelease, DescribedMember, GroupConfig, GroupDescribed, ClientMetrics, Commit,
+                          CoordinatorChange, DEFAULT_MAX_BYTES, EndOffsets, GenerationCompleted, GroupDeleted,
+                          GroupEmpty, Heartbeat, Join, Leave, Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE,
+                          REASON_BAD_VALUE, REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
+                          REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNKNOWN_TYPE, REASON_UNSUPPORTED_VERSION,
+                          RebalanceStarted, Rejected, Revoked, SCHEMA_VERSION, StreamsSubtopology, StreamsTopology,
+                          Sync, TopicPartitions)
 from .vocabulary import ConfigSource, EventType
 
 # A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
@@ -80,7 +80,12 @@ SPECS: dict[str, tuple[type, dict]] = {
         "group_type": ("str?", False), "state": ("str?", False), "protocol": ("str?", False),
         "group_epoch": ("int?", False), "assignment_epoch": ("int?", False), "members": ("described_members", False),
         "error": ("str?", False), "topology_epoch": ("int?", False)}),
+    EventType.STREAMS_TOPOLOGY: (StreamsTopology, {"topology_epoch": ("int?", False), "subtopologies": (
+        "subtopologies?", False), "num_standby_replicas": ("int?", False)}),
 }
+SUBTOPOLOGY_SPEC = {"subtopology_id": ("str", True), "source_topics": ("str_list", False),
+                    "repartition_source_topics": ("topic_counts?", False),
+                    "state_changelog_topics": ("str_list", False), "source_topic_regex": ("str_list", False)}
 DESCRIBED_MEMBER_SPEC = {
     "member_id": ("str", True), "group_instance_id": ("str?", False), "client_id": ("str?", False),
     "client_host": ("str?", False), "member_epoch": ("int?", False), "assignment": ("tp_list?", False),
@@ -223,23 +228,21 @@ def _to_str_map(name: str, value):
     return dict(value)
 
 
-def _to_described_members(name: str, value):
-    if not isinstance(value, list):
-        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
-    return tuple(_build(DescribedMember, DESCRIBED_MEMBER_SPEC, m, f"{name}.") for m in value)
-
-
-def _to_members(name: str, value):
-    if not isinstance(value, list):
-        raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a list of member objects")
-    return tuple(_build(MemberInfo, MEMBER_SPEC, m, f"{name}.") for m in value)
+def _objects(cls, spec: dict, what: str) -> Callable:
+    """The converter of a list of `cls` objects (fields by `spec`)."""
+    def convert(name: str, value):
+        if not isinstance(value, list):
+            raise _Bad(f"{REASON_BAD_TYPE}:{name}", f"expected a list of {what} objects")
+        return tuple(_build(cls, spec, m, f"{name}.") for m in value)
+    return convert
 
 
 _BASE_CONVERTERS = {
     "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
-    "topic_counts": _to_topic_counts, "str_map": _to_str_map, "members": _to_members,
-    "described_members": _to_described_members,
+    "topic_counts": _to_topic_counts, "str_map": _to_str_map, "members": _objects(MemberInfo, MEMBER_SPEC, "member"),
+    "described_members": _objects(DescribedMember, DESCRIBED_MEMBER_SPEC, "member"),
+    "subtopologies": _objects(StreamsSubtopology, SUBTOPOLOGY_SPEC, "subtopology"),
 }
 _CONVERTERS: dict[str, Callable] = {}
 

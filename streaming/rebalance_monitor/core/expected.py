@@ -6,11 +6,11 @@ from . import assignment_checks as checks
 from .assignors import (ASSIGNOR_RELEASE, SERVER_ASSIGNORS, AssignmentInputError, MemberSubscription,
                         UnknownAssignor, assign, parse_release, server_rules_release)
 from .assignors.server import coordinator_fill_order
+from .streams_expected import judge_streams
 from .vocabulary import SHARE_ASSIGNOR
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
-STREAMS_REASON = "streams group: the sticky task assignor is not recomputed yet"
 # a share group's assignor hands out only the partitions whose share-group state is initialised; the partitions the
 # epoch's members hold stand in for them, so without the members' assignment there is nothing to recompute
 SHARE_UNKNOWN_REASON = ("share group: the members' assignment is not known (its partitions stand in for the ones the "
@@ -120,11 +120,11 @@ def streams_members(group, ids) -> dict:
 
 def judge_streams_generation(group, ids: list[str], members: dict, gen: int, out: dict) -> dict:
     """A streams group's generation: a consumer assignor never judges it (a task is a subtopology and a partition,
-    with active, standby and warm-up kinds). The hook of the sticky task assignor: `members` (streams_members)
-    holds each member's process id and its tasks of its latest sync (`tasks_epoch`); until it is recomputed,
-    the expected assignment is unknown, with the reason, and no partition moved (`partitions_moved` null)."""
-    out["expected_reason"] = STREAMS_REASON
-    return out
+    with active, standby and warm-up kinds): `expected_assignment` and `partitions_moved` stay null. The sticky
+    task assignor recomputes its tasks (`streams_expected.judge_streams`: `expected_tasks`, `mismatched_tasks`,
+    `tasks_moved`...); `members` (streams_members) holds each member's process id and its tasks of its latest
+    sync (`tasks_epoch`)."""
+    return judge_streams(group, ids, members, gen, out)
 
 
 def judge_generation(group, ids: list[str], assignment: dict | None, protocol: str | None, gen: int,
@@ -285,7 +285,19 @@ def unchecked_reason(rec: dict) -> str | None:
     return "the members' assignment is not known"
 
 
+def unchecked_tasks_reason(rec: dict) -> str | None:
+    """Why a streams group's generation record's tasks were not checked (`mismatched_tasks` null); None when
+    checked."""
+    if rec.get("mismatched_tasks") is not None:
+        return None
+    return rec.get("expected_reason") or "expected tasks not computed"
+
+
 def mismatch_text(rec: dict) -> str:
-    """`mismatched N`, or `mismatched unknown (why)`, as the demo's view and line mode say it."""
+    """`mismatched N`, or `mismatched unknown (why)`, as the demo's view and line mode say it (a streams group's:
+    `mismatched N tasks`)."""
+    if rec.get("tasks") is not None:
+        why = unchecked_tasks_reason(rec)
+        return f"mismatched {rec.get('mismatched_tasks')} tasks" if why is None else f"mismatched unknown ({why})"
     why = unchecked_reason(rec)
     return f"mismatched {rec.get('mismatched_partitions')}" if why is None else f"mismatched unknown ({why})"

@@ -33,6 +33,9 @@ class EventType(StrEnum):
     CLIENT_METRICS = "client_metrics"  # a snapshot of a member's own heartbeat and poll clocks (KIP-714 push, reporter)
     GROUP_CONFIG = "group_config"  # a group's settings as the broker holds them (DescribeConfigs; broker_facts/)
     GROUP_DESCRIBED = "group_described"  # the group as its coordinator describes it (the describe APIs; broker_facts/)
+    # a streams group's topology (its subtopologies, source and state topics) and the coordinator's last assignment
+    # configs (num.standby.replicas), from __consumer_offsets (KIP-1071): what the task assignor is handed
+    STREAMS_TOPOLOGY = "streams_topology"
 
 
 class RecordKind(StrEnum):

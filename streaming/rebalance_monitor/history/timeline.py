@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ..core.expected import unchecked_reason
+from ..core.expected import unchecked_reason, unchecked_tasks_reason
 from ..core.vocabulary import RecordKind
 
 TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail",
-                    "unchecked_reason")
+                    "unchecked_reason", "tasks")
 FLEET_COLUMNS = ("group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
 
 
@@ -28,6 +28,33 @@ def _causes(rec: dict) -> str:
     return "; ".join(out)
 
 
+def _task_names(tasks) -> str:
+    return ",".join(f"{t[0]}_{t[1]}" for t in tasks or ())
+
+
+def streams_tasks(rec: dict) -> str | None:
+    """A streams group's generation (KIP-1071): each process, its threads (a member's client id, without the
+    consumer suffix) and their tasks (`subtopology_partition`; standby and warm-up tasks marked); None when the
+    generation is no streams group's."""
+    tasks = rec.get("tasks")
+    if not isinstance(tasks, dict):
+        return None
+    by_process: dict = {}
+    for mid, t in sorted(tasks.items()):
+        thread = (t.get("client_id") or mid).removesuffix("-consumer")
+        kinds = [f"{label}{_task_names(t.get(kind))}" for kind, label in
+                 (("active", ""), ("standby", "standby "), ("warmup", "warm-up ")) if t.get(kind)]
+        by_process.setdefault(t.get("process_id") or "?", []).append(f"{thread} [{' '.join(kinds) or 'none'}]")
+    return "; ".join(f"process {p}: {', '.join(threads)}" for p, threads in by_process.items())
+
+
+def _moved(r: dict):
+    """Partitions moved; for a streams group, tasks moved (`between processes/within a process`)."""
+    if r.get("tasks_moved") is None:
+        return r.get("partitions_moved")
+    return f"{r.get('tasks_moved_between_processes')}/{r.get('tasks_moved_within_process')} tasks"
+
+
 def timeline_rows(records: Iterable[dict]) -> list[dict]:
     """One row per thing that happened to the group, oldest first."""
     rows = []
@@ -39,9 +66,11 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
             d = r.get("duration_ms")
             row.update(event="generation", generation=r.get("generation"),
                        duration_s=round(d / 1000.0, 3) if d is not None else None,
-                       members=len(r.get("members") or []), moved=r.get("partitions_moved"),
+                       members=len(r.get("members") or []), moved=_moved(r),
                        mismatched=r.get("mismatched_partitions"), detail=_causes(r),
-                       unchecked_reason=unchecked_reason(r))
+                       unchecked_reason=unchecked_reason(r), tasks=streams_tasks(r))
+            if r.get("tasks") is not None:  # a streams group's: its tasks, as the sticky task assignor checked them
+                row.update(mismatched=r.get("mismatched_tasks"), unchecked_reason=unchecked_tasks_reason(r))
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row.update(event=f"{r.get('timeout')} timeout", detail=_who(r) or r.get("member_id"))
         elif kind == RecordKind.MEMBER_AT_RISK:

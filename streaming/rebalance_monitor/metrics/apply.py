@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.vocabulary import REBALANCING_STATES, GroupState, RecordKind
-from . import client_families
+from . import client_families, task_families
 from .lag import EndOffsetTable
 from .series import GroupSeries
 
@@ -48,6 +48,7 @@ def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     moved = r.get("partitions_moved")
     if isinstance(moved, int) and moved > 0:
         s.partitions_moved_total += moved
+    task_families.count_moves(s, r)
     if not isinstance(gen, int) or (s.generation is not None and gen < s.generation):
         return  # a late record of an older generation: counted, but the gauges keep the newer values
     s.generation = gen
@@ -63,6 +64,7 @@ def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     s.imbalance = r.get("imbalance")
     mm = r.get("min_moves")
     s.needless_moves = max(0, moved - mm) if isinstance(moved, int) and isinstance(mm, int) else None
+    task_families.take_gauges(s, r)
     started = r.get("started_ms")
     if isinstance(started, (int, float)) and (s.last_rebalance_start_ts is None
                                               or started / 1000.0 > s.last_rebalance_start_ts):

@@ -215,6 +215,22 @@ BROKER_VIEW_DISAGREEMENTS = _g(
     "Times the group's coordinator, asked to describe it (ConsumerGroupDescribe, ShareGroupDescribe, "
     "StreamsGroupDescribe, DescribeGroups), named other members, partitions or tasks than the monitor reconstructed at the same epoch (a broker_view record says what "
     "differed).", GROUP_KEY)
+# ---- streams groups (KIP-1071): tasks -------------------------------------------------------------------------
+STREAMS_MEMBER_TASKS = _g(
+    "kafka_streamsgroup_member_tasks", "gauge",
+    "A streams group's tasks held in its latest generation, by member (its client id: a Kafka Streams stream "
+    "thread, stable across restarts where the member id is not) and kind (active, standby, warmup).",
+    (*GROUP_KEY, "client_id", "kind"), "tasks")
+STREAMS_TASKS_MOVED = _g(
+    "kafka_streamsgroup_tasks_moved_total", "counter",
+    "Tasks a streams group's rebalances handed from one member to another, by scope: between_processes (the task's "
+    "state is restored on the new process unless a standby of it was there) or within_process (another stream "
+    "thread of the same Kafka Streams process).", (*GROUP_KEY, "scope"), "tasks")
+STREAMS_MISMATCHED_TASKS = _g(
+    "kafka_streamsgroup_assignment_mismatched_tasks", "gauge",
+    "Tasks (of any kind) of a streams group's latest generation held by other members than the sticky task "
+    "assignor (Kafka 4.4's StickyTaskAssignor, recomputed) would give them (absent when it cannot be computed).",
+    GROUP_KEY, "tasks")
 # ---- lag -------------------------------------------------------------------------------------------------
 LAG = _g(
     "kafka_consumergroup_lag", "gauge",
@@ -308,7 +324,8 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
     LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
     NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, CLIENT_POLL_IDLE_RATIO,
-    CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS, LAG, LAG_SUM, LAG_SECONDS,
+    CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
+    STREAMS_MEMBER_TASKS, STREAMS_TASKS_MOVED, STREAMS_MISMATCHED_TASKS, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
     GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS, BROKER_FACTS_ERRORS,

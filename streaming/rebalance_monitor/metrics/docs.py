@@ -52,6 +52,17 @@ def sample_records() -> list[dict]:
              {"client_id": "java-1", "client_instance_id": "cXV4YmF6YmFyZm9vMTIzNA", "source": "kip714",
               "ts": T0, "poll_idle_ratio": 0.4, "rebalance_latency_avg_ms": 35, "rebalance_latency_max_ms": 60,
               "rebalances_total": 3, "rebalance_latency_total_ms": 105}]},
+        # a streams group (KIP-1071): its members' tasks, the tasks moved, the sticky task assignor's check
+        {"kind": "generation", "group": "word-count", "generation": 3, "protocol": "sticky", "group_type": "streams",
+         "started_ms": T0 - 27_500, "completed_ms": T0 - 26_000, "ts": T0 - 26_000, "duration_ms": 1_500,
+         "causes": [{"cause": "member_joined", "member_id": "s2"}], "members": ["s1", "s2"],
+         "expected_assignment": None, "mismatched_partitions": None, "partitions_moved": None,
+         "mismatched_tasks": 0, "tasks_moved": 1, "tasks_moved_between_processes": 1,
+         "tasks_moved_within_process": 0, "tasks": {
+             "s1": {"process_id": "p1", "client_id": "wc-1-StreamThread-1-consumer", "epoch": 3,
+                    "active": [["0", 0], ["1", 0]], "standby": [["0", 1]], "warmup": []},
+             "s2": {"process_id": "p2", "client_id": "wc-2-StreamThread-1-consumer", "epoch": 3,
+                    "active": [["0", 1], ["1", 1]], "standby": [["0", 0]], "warmup": []}}},
     ]
 
 
@@ -65,7 +76,7 @@ class _FixedClock:
 
 def sample_exposition(lag_granularity: str = "partition") -> str:
     clock = _FixedClock(T0 / 1000)
-    u = MetricsUpdater(clock=clock, max_groups=1, group_deny=r"tmp-.*", lag_granularity=lag_granularity)
+    u = MetricsUpdater(clock=clock, max_groups=2, group_deny=r"tmp-.*", lag_granularity=lag_granularity)
     u.apply(sample_records(), now_ms=T0)
     u.apply([{"kind": "generation", "group": "tmp-console-consumer-1", "generation": 1, "completed_ms": T0},
              {"kind": "generation", "group": "billing", "generation": 1, "completed_ms": T0}], now_ms=T0)
@@ -95,6 +106,7 @@ SECTIONS = [
     ("Rebalances and generations", lambda m: m.name.startswith("kafka_consumergroup_") and not any(
         k in m.name for k in ("lag", "offset", "timeout", "heartbeat", "storm"))),
     ("Members and storms", lambda m: any(k in m.name for k in ("timeout", "heartbeat", "storm"))),
+    ("Streams groups: tasks", lambda m: m.name.startswith("kafka_streamsgroup_")),
     ("Lag and offsets", lambda m: m.name.startswith("kafka_") and any(k in m.name for k in ("lag", "offset"))),
     ("The monitor itself", lambda m: m.name.startswith("rebalance_monitor_")),
 ]
@@ -115,7 +127,7 @@ Grafana dashboards are generated from it.
 
 The samples below come from running the real exporter state (`MetricsUpdater`) on a short sample history
 of a group `orders-service` (a member left, a rebalance of 2.4 s, a poll timeout, a storm, lag on two
-partitions), with `max_groups=1` and `group_deny="tmp-.*"` so the drop counters show.
+partitions) and a streams group `word-count` (its members' tasks, a task moved), with `max_groups=2` and `group_deny="tmp-.*"` so the drop counters show.
 
 ## Endpoints
 

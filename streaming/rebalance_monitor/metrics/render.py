@@ -21,7 +21,7 @@ from .catalogue import (
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
     BROKER_VIEW_DISAGREEMENTS,
 )
-from . import client_families, lag_levels
+from . import client_families, lag_levels, task_families
 from .exposition import Family, escape_label
 from .lag import EndOffsetTable
 from .series import GroupSeries
@@ -54,7 +54,8 @@ META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, 
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
                  LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
                  REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO,
-                 *client_families.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS)
+                 *client_families.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
+                 *task_families.FAMILIES)
 LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
 
 
@@ -137,6 +138,7 @@ def meta_lines(s: GroupSeries) -> dict[str, str]:
     rebalance_lines(s, f)
     state_lines(s, f)
     liveness_lines(s, f)
+    task_families.lines(s, f)
     return f
 
 

@@ -42,7 +42,7 @@ _STATE_COUNTERS = ("generations_total", "partitions_moved_total", "storms_total"
 _STATE_GAUGES = ("generation", "state", "members", "protocol", "in_progress", "last_rebalance_ts",
                  "last_rebalance_start_ts", "lag_at_rebalance_start", "mismatched", "unassigned", "imbalance",
                  "needless_moves", "heartbeat_gap_ratio", "poll_gap_ratio", "storm", "storm_started_ms",
-                 "storm_pattern")  # default None
+                 "storm_pattern", "mismatched_tasks")  # default None
 _STATE_FLAGS = ("has_status",)                                                         # default False
 
 
@@ -83,6 +83,10 @@ class GroupSeries:
         self.storm_started_ms: int | None = None
         self.storm_pattern: str | None = None  # the running (or last) storm's pattern (core/storm_pattern.py)
         self.coordinator: tuple[int, object] | None = None   # (partition, broker or None)
+        # a streams group's tasks (task_families.py): (client id, kind) -> tasks held, scope -> tasks moved
+        self.member_tasks: dict[tuple[str, str], int] = {}
+        self.tasks_moved: dict[str, int] = {}
+        self.mismatched_tasks: int | None = None
         # offsets
         self.committed: dict[tuple[str, int], int] = {}
         self.committed_ts: dict[tuple[str, int], int] = {}
@@ -134,6 +138,10 @@ class GroupSeries:
             d["member_timeouts"] = [[*k, n] for k, n in self.member_timeouts.items()]
         if self.coordinator is not None:
             d["coordinator"] = list(self.coordinator)
+        if self.member_tasks:
+            d["member_tasks"] = [[*k, n] for k, n in self.member_tasks.items()]
+        if self.tasks_moved:
+            d["tasks_moved"] = self.tasks_moved
         if self.seen_storms.keys:
             # a storm's end record repeats its start's key: it must not count the storm again after a restart
             d["seen_storms"] = list(self.seen_storms.keys)
@@ -155,6 +163,8 @@ class GroupSeries:
         g.member_timeouts = {(str(t), str(c), str(h)): int(n) for t, c, h, n in d.get("member_timeouts") or ()}
         if d.get("coordinator") is not None:
             g.coordinator = tuple(d["coordinator"])
+        g.member_tasks = {(str(c), str(k)): int(n) for c, k, n in d.get("member_tasks") or ()}
+        g.tasks_moved = {str(k): int(n) for k, n in (d.get("tasks_moved") or {}).items()}
         for key in d.get("seen_storms") or ():
             g.seen_storms.first_time(key)
         return g

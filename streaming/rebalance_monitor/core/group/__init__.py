@@ -15,6 +15,7 @@
 | client_metrics.py | the snapshots of a member's own heartbeat and poll clocks (Java clients: KIP-714, reporter) |
 | client_standard.py | the clients' own KIP-714 standard metrics (librdkafka's only ones), per client, never member evidence |
 | coordinator_events.py | the handlers of the coordinator's and the cluster's events |
+| streams_topology.py | a streams group's topology, assignment configs and tasks before each epoch (KIP-1071) |
 | codec.py | the snapshot kept between micro-batches, versioned |
 
 Why a rebalance happened is decided by the rules of `core/causes.py`.

@@ -13,7 +13,8 @@ from .. import causes as C, records
 from ..events import Commit, Heartbeat, Join, Leave, Poll, Sync
 from ..members import Member
 from ..vocabulary import BROKER_ASSIGNED, TimeoutKind
-from . import coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R, timers
+from . import (coordinator_events, deadlines, group_config as GC, held, membership as M, rebalance as R,
+               streams_topology, timers)
 from .states import COMPLETING, STABLE
 
 
@@ -170,8 +171,9 @@ def on_sync(g, ev: Sync, out: list) -> None:
     m.join_done(ev.ts)
     deadlines.lower(g, m)
     if m.streams is not None and ev.active_tasks is not None:  # a streams member's tasks, as it holds them now
-        m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks": {
+        m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks_state": ev.member_state, "tasks": {
             kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
+        streams_topology.note_tasks(g, m.member_id, m.streams.get("process_id"), m.streams["tasks"])
     if ev.topic_ids:  # a share member's topics' ids (the simple assignor's tie-breaks follow them)
         g.topic_ids.update(ev.topic_ids)
     if ev.member_state not in (None, "stable"):

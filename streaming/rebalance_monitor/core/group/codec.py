@@ -14,7 +14,8 @@ s storm, h history, t timer ms, c clock ms, le last event ms, r recent fingerpri
 record held for its members' late syncs (held.py; absent or null: none, as in snapshots before it), cs the clients'
 standard metrics {client key: entry} (client_standard.py; absent from older snapshots: none), mp the most members
 the coordinator has held at once (expected.coordinator_order; absent from older snapshots: 0), gt the group's
-type once known (group_type.py; absent from older snapshots: None).
+type once known (group_type.py; absent from older snapshots: None), ss a streams group's topology, assignment configs
+and last tasks (streams_topology.py; absent from older snapshots: None).
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def group_to_state(g) -> dict:
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
         "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
-        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids,
+        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids, "ss": g.streams_state,
     }
 
 
@@ -108,6 +109,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.client_standard = {k: dict(e) for k, e in (state.get("cs") or {}).items()}
     g.configs = dict(state.get("gc") or {})  # (snapshots before it: the broker has not said)
     g.group_type = state.get("gt")  # (snapshots before it: its members say it again)
+    g.streams_state = state.get("ss")  # (snapshots before it: no topology known yet)
     g.members_peak = state.get("mp", 0)  # (snapshots before it: the members the coordinator holds now count)
     g.topic_ids = dict(state.get("ti") or {})  # (snapshots before it: learned again from the next syncs)
     g.dirty = False

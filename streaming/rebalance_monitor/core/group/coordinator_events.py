@@ -15,7 +15,7 @@ from ..events import (
 )
 from ..members import Member
 from ..vocabulary import BROKER_ASSIGNED, TimeoutKind
-from . import deadlines, group_config as GC, membership as M, rebalance as R, timers
+from . import deadlines, group_config as GC, membership as M, rebalance as R, streams_topology, timers
 from .states import COMPLETING, DEAD, STABLE
 
 SNAPSHOT_RESOLUTION_MS = 1000  # Java clients' snapshots count whole seconds (contract: client_metrics)
@@ -77,6 +77,7 @@ REJOIN_CAUSES = (C.LEADER_REJOIN, C.SUBSCRIPTION_CHANGE)
 
 def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     g.coordinator_feed = True
+    streams_topology.before_epoch(g, ev.generation + 1)  # (a streams group's: what its members hold now)
     if g.generation is None and ev.generation >= 0:
         g.generation = ev.generation
     r = g.rebalance

@@ -22,13 +22,13 @@ from ..coordinator_placement import offsets_partition_for
 from ..events import (
     BrokerRelease, ClientMetrics, GroupConfig, GroupDescribed, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
-    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, Sync, TopicPartitions,
+    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, StreamsTopology, Sync, TopicPartitions,
 )
 from ..members import Member
 from ..settings import CoreSettings
 from ..storm import StormTracker
 from . import (broker_view, client_events as client, client_metrics, client_standard, codec, coordinator_events as coordinator,
-               deadlines, group_config, group_type, timers)
+               deadlines, group_config, group_type, streams_topology, timers)
 from .rebalance import Rebalance
 from .states import EMPTY
 
@@ -69,6 +69,7 @@ class GroupMonitor:
         self.broker_release_exact = False  # a log line named it (an ApiVersions guess does not replace it)
         self.group_type: str | None = None  # classic, consumer, streams or share, once known (group_type.py)
         self.configs: dict[str, dict] = {}  # the group's settings as the broker said them (group_config.py)
+        self.streams_state: dict | None = None  # a streams group's topology and last tasks (streams_topology.py)
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
         self.timer_ms: int | None = None  # lower bound of the earliest member deadline (see timers.py)
@@ -104,7 +105,7 @@ class GroupMonitor:
         """`process` by the event's handler, without the heartbeat / poll fast path (which is held equal to it)."""
         kind = type(ev)
         out: list[dict] = []
-        if kind is GroupConfig or kind is GroupDescribed:
+        if kind is GroupConfig or kind is GroupDescribed or kind is StreamsTopology:
             # what the broker says of the group, not an occurrence in it: applied as the group stands, whatever its
             # time (it moves no clock and fires no timer); a group known by it alone so far is kept for its idle
             # TTL (its settings would be lost with it)
@@ -275,5 +276,6 @@ _HANDLERS = {
     BrokerRelease: coordinator.on_broker_release,
     GroupConfig: group_config.on_group_config,
     GroupDescribed: broker_view.on_group_described,
+    StreamsTopology: streams_topology.on_streams_topology,
     EndOffsets: coordinator.on_end_offsets,
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation, streams_members
 from ..storm_pattern import summarise
-from . import deadlines, group_config, group_type, held, membership
+from . import deadlines, group_config, group_type, held, membership, streams_topology
 from .states import EMPTY, PREPARING, STABLE
 
 
@@ -287,9 +287,13 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     rec.update(judged)
     streams = streams_members(g, ids)
     if streams:  # a streams group's generation: each member's process and tasks (latest sync)
-        rec["tasks"] = {mid: {"process_id": s.get("process_id"), "epoch": s.get("tasks_epoch"),
+        rec["tasks"] = {mid: {"process_id": s.get("process_id"), "client_id": g.members[mid].client_id,
+                              "epoch": s.get("tasks_epoch"),
                               **(s.get("tasks") or {"active": None, "standby": None, "warmup": None})}
                         for mid, s in sorted(streams.items())}
+        streams_topology.remember_tasks(g, rec["tasks"])
+    elif not ids and g.streams_state is not None:
+        streams_topology.remember_tasks(g, {})  # a streams group gone empty: nobody holds a task now
     if from_broker:
         rec["protocol_source"] = "broker"  # the brokers' default assignor (group.consumer.assignors)
     waiting = held.late_syncs(g, r, ids, coord, gen) if assignment is None and settled_at is None else None

@@ -154,6 +154,22 @@ def _whole(r: Reader, path: str, out: dict) -> dict:
     return out
 
 
+def _standby_replicas(configs: list | None) -> int | None:
+    """`num.standby.replicas` of a group metadata record's LastAssignmentConfigs; None when absent or not a number."""
+    for k, v in configs or ():
+        if k == "num.standby.replicas":
+            return int(v) if v.isdigit() else None
+    return None
+
+
+def _subtopology(s: dict) -> dict:
+    """A decoded subtopology as the `streams_topology` event carries it: what its task count and state depend on."""
+    return {"subtopology_id": s["subtopology_id"], "source_topics": s["source_topics"],
+            "repartition_source_topics": {t["name"]: max(t["partitions"], 0) for t in s["repartition_source_topics"]},
+            "state_changelog_topics": [t["name"] for t in s["state_changelog_topics"]],
+            "source_topic_regex": s["source_topic_regex"]}
+
+
 def streams_group_events(name: str, k: dict, vr: Reader, at, topic_names: dict | None, event) -> list[dict]:
     """The events of a streams group's record (KIP-1071), as its consumer-group (KIP-848) twin gives them: the group
     epoch's bump starts a rebalance, a member's metadata is its join (`group_protocol` `streams`, assignor
@@ -163,9 +179,14 @@ def streams_group_events(name: str, k: dict, vr: Reader, at, topic_names: dict |
     group = k["group"]
     value = name + "Value"
     if name == "StreamsGroupMetadata":
-        epoch = _whole(vr, value, sgs_metadata_value(vr))["epoch"]
-        return [event("rebalance_started", at(), group, generation=max(epoch - 1, 0),
-                      reason=f"streams group epoch bumped to {epoch}")]
+        v = _whole(vr, value, sgs_metadata_value(vr))
+        epoch = v["epoch"]
+        out = [event("rebalance_started", at(), group, generation=max(epoch - 1, 0),
+                     reason=f"streams group epoch bumped to {epoch}")]
+        standby = _standby_replicas(v.get("last_assignment_configs"))
+        if standby is not None:  # (4.4's records: the configs the coordinator's last assignment used)
+            out.append(event("streams_topology", at(), group, num_standby_replicas=standby))
+        return out
     if name == "StreamsGroupMemberMetadata":
         v = _whole(vr, value, sgs_member_metadata_value(vr))
         ev = event("join", at(), group, member_id=k["member_id"], group_instance_id=v["instance_id"],
@@ -191,8 +212,9 @@ def streams_group_events(name: str, k: dict, vr: Reader, at, topic_names: dict |
                       active_tasks=v["active_tasks"], standby_tasks=v["standby_tasks"],
                       warmup_tasks=v["warmup_tasks"])]
     if name == "StreamsGroupTopology":
-        _whole(vr, value, sgs_topology_value(vr))
-        return []
+        v = _whole(vr, value, sgs_topology_value(vr))
+        return [event("streams_topology", at(), group, topology_epoch=v["epoch"],
+                      subtopologies=[_subtopology(s) for s in v["subtopologies"]])]
     # StreamsGroupPartitionMetadata (builds before 4.1): ConsumerGroupPartitionMetadataValue's layout
     v = _whole(vr, value, cg_partition_metadata_value(vr, value))
     if topic_names is not None:

@@ -1,0 +1,71 @@
+"""A streams group's topology and assignment configs as its coordinator keeps them (KIP-1071): what its task
+assignor is handed besides the members. `streams_topology` events (from `__consumer_offsets`: the topology record,
+and the group metadata record's LastAssignmentConfigs) are kept in `g.streams_state`, which survives the group's
+snapshot (codec key `ss`), and so are the tasks the members held when the coordinator computed each epoch's target
+(the assignor's previous assignment): each member's latest tasks (`note_tasks`, from its syncs), taken when the
+group's epoch is bumped (`before_epoch`: the coordinator hands the assignor each member's current tasks), and the
+tasks of the group's last generation (`remember_tasks`), for an epoch whose bump no input showed
+(core/streams_expected.py reads them).
+
+    g.streams_state = {"epoch": topology epoch, "subtopologies": [{subtopology_id, source_topics,
+                       repartition_source_topics, state_changelog_topics, source_topic_regex}, ...],
+                       "standby": num.standby.replicas of the coordinator's last assignment,
+                       "held": {member id: tasks}, "before": {"<epoch>": {member id: tasks}},
+                       "prev": {member id: tasks}}      # tasks: {"process_id", "active", "standby", "warmup"}
+"""
+from __future__ import annotations
+
+from ..events import StreamsTopology
+
+TASK_KINDS = ("active", "standby", "warmup")
+EPOCHS_KEPT = 3  # the epochs whose members' tasks before the bump are kept (a generation's record may come late)
+
+
+def on_streams_topology(g, ev: StreamsTopology, out: list) -> None:
+    """Keep what the event says (a field it leaves out stays as it was)."""
+    state = dict(g.streams_state or {})
+    if ev.topology_epoch is not None:
+        state["epoch"] = ev.topology_epoch
+    if ev.subtopologies is not None:
+        state["subtopologies"] = [
+            {"subtopology_id": s.subtopology_id, "source_topics": list(s.source_topics),
+             "repartition_source_topics": dict(s.repartition_source_topics or {}),
+             "state_changelog_topics": list(s.state_changelog_topics),
+             "source_topic_regex": list(s.source_topic_regex)} for s in ev.subtopologies]
+    if ev.num_standby_replicas is not None:
+        state["standby"] = ev.num_standby_replicas
+    g.streams_state = state
+
+
+def _entry(t: dict) -> dict:
+    return {"process_id": t.get("process_id"), **{k: t.get(k) or [] for k in TASK_KINDS}}
+
+
+def note_tasks(g, member_id: str, process_id: str | None, tasks: dict) -> None:
+    """A streams member's tasks as its latest sync (current assignment) gave them."""
+    state = dict(g.streams_state or {})
+    state["held"] = {**(state.get("held") or {}), member_id: _entry({"process_id": process_id, **tasks})}
+    g.streams_state = state
+
+
+def before_epoch(g, epoch: int) -> None:
+    """The group's epoch is bumped to `epoch`: what its members hold now is what the coordinator hands the assignor
+    (the first bump of an epoch counts: a second input's word on it changes nothing)."""
+    state = g.streams_state
+    if state is None or not state.get("held"):
+        return
+    before = dict(state.get("before") or {})
+    if str(epoch) in before:
+        return
+    before[str(epoch)] = dict(state["held"])
+    keep = sorted(before, key=int)[-EPOCHS_KEPT:]
+    g.streams_state = {**state, "before": {k: before[k] for k in keep}}
+
+
+def remember_tasks(g, tasks: dict) -> None:
+    """The tasks each member holds in the generation just recorded (a generation record's `tasks`); the members no
+    longer in the group are forgotten."""
+    state = dict(g.streams_state or {})
+    state["prev"] = {mid: _entry(t) for mid, t in tasks.items()}
+    state["held"] = {mid: t for mid, t in (state.get("held") or {}).items() if mid in tasks}
+    g.streams_state = state
