@@ -82,9 +82,8 @@ class NewGroupTypes:
 
     def _step(self, kind: str, action: str, name: str) -> None:
         group = STREAMS_GROUP if kind == "streams" else SHARE_GROUP
-        if action == "start":
+        if action == "start":  # (its join is said by the generation it causes)
             self.procs[name] = self._streams(name) if kind == "streams" else self._share(name)
-            self.say(f"{group}: {name} started")
         elif action == "kill":
             proc = self.procs.pop(name)
             os.killpg(proc.pid, signal.SIGKILL)

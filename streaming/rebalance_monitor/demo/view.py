@@ -16,7 +16,7 @@ from collections import deque
 from ..core.expected import mismatch_text
 from ..core.vocabulary import RecordKind
 
-LOG_LINES = 12  # the live view's "what happened" panel
+LOG_LINES = 18  # the live view's "what happened" panel (a 50-row terminal holds it beside six groups)
 PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
 LAG_EVERY_S = 30.0  # the line mode says a group's lag when it changed, at most this often
 # the group's largest poll-gap ratio (kafka_consumergroup_poll_gap_ratio, from the group_status records) is shown
