@@ -134,6 +134,9 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
         assert [f for f in facts if f["group"] == own] == [
             {**next(f for f in facts if f["group"] == own), "session_timeout_ms": 20_000, "source": "group"}]
         assert "session_timeout_ms" not in next(f for f in facts if f["group"] == plain)
+        # the streams family's num.standby.replicas, Kafka's default (0)
+        assert [f.get("num_standby_replicas") for f in facts if f["group"] == "" and f["group_type"] == "streams"] \
+            == [0]
         # the brokers' release, as their ApiVersions answer tells it (a minor release: 4.4.x)
         assert [(f["release"], f["source"]) for f in facts if f["type"] == "broker_release"] == [
             ("4.4.0", "api_versions")]

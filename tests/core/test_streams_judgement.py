@@ -161,3 +161,22 @@ def test_the_topology_and_the_last_tasks_survive_the_groups_snapshot():
     again = GroupMonitor.from_state(json.loads(json.dumps(g.to_state())), CoreSettings())
     assert again.streams_state == g.streams_state
     assert [g.process(e) for e in events[9:]] == [again.process(e) for e in events[9:]]
+
+
+def test_without_the_coordinators_record_the_brokers_settings_give_num_standby_replicas():
+    """No group metadata record named the coordinator's num.standby.replicas: the group's own
+    `streams.num.standby.replicas`, else the brokers' `group.streams.num.standby.replicas` (the broker poller's
+    `group_config` events) is what the assignor is taken to use, and the record says where it came from."""
+    brokers = ev("group_config", 5, "", source="broker", group_type="streams", num_standby_replicas=1)
+    own = ev("group_config", 6, G, source="group", group_type="streams", num_standby_replicas=0)
+    two = [*epoch(1000, 1, {"m1": ((0, 1, 2, 3), ())}, [join(1000, "m1", "p1")]),
+           *epoch(2000, 2, {"m1": ((0, 1), (2, 3)), "m2": ((2, 3), (0, 1))}, [join(2000, "m2", "p2")])]
+    gens = kinds(run([TOPOLOGY, PARTITIONS, brokers, *two]), "generation")
+    assert [(g["num_standby_replicas"], g["num_standby_replicas_source"]) for g in gens] == [(1, "broker")] * 2
+    assert gens[-1]["mismatched_tasks"] == 0
+    gens = kinds(run([TOPOLOGY, PARTITIONS, brokers, own, *two]), "generation")
+    assert [(g["num_standby_replicas"], g["num_standby_replicas_source"]) for g in gens] == [(0, "group")] * 2
+    assert gens[-1]["mismatched_tasks"] == 4      # with no standby, each standby held is misplaced
+    # the coordinator's own word wins
+    gens = kinds(run([TOPOLOGY, PARTITIONS, brokers, own, standby(1), *two]), "generation")
+    assert [(g["num_standby_replicas"], g["num_standby_replicas_source"]) for g in gens] == [(1, "coordinator")] * 2

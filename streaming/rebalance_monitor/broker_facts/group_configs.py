@@ -3,7 +3,7 @@ the base install), as `group_config` events (contract extension; core/group/grou
 
 - The brokers: `group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms`,
   `group.consumer.assignors` (the first is the default), and the same keys of the `streams` and `share` families
-  where the broker has them -> one event per family, group "", `source` "broker".
+  where the broker has them, with the streams family's `group.streams.num.standby.replicas` -> one event per family, group "", `source` "broker".
 - A group (config resource type GROUP, Kafka 4.0+): its `consumer.session.timeout.ms`,
   `consumer.heartbeat.interval.ms`, ... The broker answers every key, with where its value came from; only those
   the group sets itself (`DYNAMIC_GROUP_CONFIG`) are its overrides -> one event per family, `source` "group",
@@ -16,6 +16,8 @@ from __future__ import annotations
 FAMILIES = ("consumer", "streams", "share")
 # event field -> key suffix of the family's config
 FIELDS = {"session_timeout_ms": "session.timeout.ms", "heartbeat_interval_ms": "heartbeat.interval.ms"}
+# event field -> key suffix of the streams family's config (a count: 0 is a value)
+STREAMS_COUNTS = {"num_standby_replicas": "num.standby.replicas"}
 GROUP_OVERRIDE_SOURCE = "DYNAMIC_GROUP_CONFIG"
 
 
@@ -31,13 +33,29 @@ def _int(value) -> int | None:
     return n if n > 0 else None
 
 
+def _count(value) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n >= 0 else None
+
+
+def _fields(family: str) -> list[tuple[str, str, object]]:
+    """(event field, key suffix, parser) of a family's settings."""
+    out = [(field, suffix, _int) for field, suffix in FIELDS.items()]
+    if family == "streams":
+        out += [(field, suffix, _count) for field, suffix in STREAMS_COUNTS.items()]
+    return out
+
+
 def broker_events(entries: dict[str, dict], ts: int) -> list[dict]:
     """The `group_config` events of one broker's DescribeConfigs answer (`entries`: {name: {"value": ...}})."""
     out = []
     for family in FAMILIES:
         ev = {"v": 1, "type": "group_config", "ts": ts, "group": "", "source": "broker", "group_type": family}
-        for field, suffix in FIELDS.items():
-            n = _int((entries.get(f"group.{family}.{suffix}") or {}).get("value"))
+        for field, suffix, parse in _fields(family):
+            n = parse((entries.get(f"group.{family}.{suffix}") or {}).get("value"))
             if n is not None:
                 ev[field] = n
         if family == "consumer":
@@ -64,9 +82,9 @@ def group_events(group: str, entries: dict[str, dict], ts: int, families=("consu
     out = []
     for family in FAMILIES:
         ev = {"v": 1, "type": "group_config", "ts": ts, "group": group, "source": "group", "group_type": family}
-        for field, suffix in FIELDS.items():
+        for field, suffix, parse in _fields(family):
             entry = entries.get(f"{family}.{suffix}") or {}
-            n = _int(entry.get("value"))
+            n = parse(entry.get("value"))
             if n is not None and entry.get("config_source") == GROUP_OVERRIDE_SOURCE:
                 ev[field] = n
         if len(ev) > 6 or family in families:

@@ -278,6 +278,7 @@ class GroupConfig(Event):
     session_timeout_ms: int | None = None
     heartbeat_interval_ms: int | None = None
     assignors: tuple | None = None  # the server assignors the broker offers, its default first
+    num_standby_replicas: int | None = None  # streams: `group.streams.num.standby.replicas` / a group's own
 
 
 @dataclass(frozen=True, slots=True)

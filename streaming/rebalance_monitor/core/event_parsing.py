@@ -75,7 +75,8 @@ SPECS: dict[str, tuple[type, dict]] = {
                                                "source": ("str?", False)}),
     EventType.GROUP_CONFIG: (GroupConfig, {
         "source": ("str", True), "group_type": ("str?", False), "session_timeout_ms": ("int?", False),
-        "heartbeat_interval_ms": ("int?", False), "assignors": ("str_list?", False)}),
+        "heartbeat_interval_ms": ("int?", False), "assignors": ("str_list?", False),
+        "num_standby_replicas": ("int?", False)}),
     EventType.GROUP_DESCRIBED: (GroupDescribed, {
         "group_type": ("str?", False), "state": ("str?", False), "protocol": ("str?", False),
         "group_epoch": ("int?", False), "assignment_epoch": ("int?", False), "members": ("described_members", False),
@@ -383,7 +384,7 @@ def _from_object(value, raw, now_ms: int | None, max_future_ms: int | None):
 
 def _bad_group_config(kwargs: dict) -> tuple[str, str] | None:
     """Why a `group_config` event's fields do not fit (reason, detail), or None. A broker's defaults belong to no
-    group (group ""), a group's overrides to one; timeouts are positive; `group_type` null is consumer."""
+    group (group ""), a group's overrides to one; timeouts positive, standbys not negative; group_type null: consumer."""
     source = kwargs["source"]
     if source not in CONFIG_SOURCES:
         return f"{REASON_BAD_VALUE}:source", f"allowed: {', '.join(CONFIG_SOURCES)}"
@@ -393,7 +394,7 @@ def _bad_group_config(kwargs: dict) -> tuple[str, str] | None:
         kwargs["group_type"] = "consumer"
     elif kwargs["group_type"] not in GROUP_TYPES:
         return f"{REASON_BAD_VALUE}:group_type", f"allowed: {', '.join(GROUP_TYPES)}"
-    for name in ("session_timeout_ms", "heartbeat_interval_ms"):
-        if kwargs.get(name) is not None and kwargs[name] <= 0:
-            return f"{REASON_BAD_VALUE}:{name}", "must be greater than 0"
+    for name, least in (("session_timeout_ms", 1), ("heartbeat_interval_ms", 1), ("num_standby_replicas", 0)):
+        if kwargs.get(name) is not None and kwargs[name] < least:
+            return f"{REASON_BAD_VALUE}:{name}", f"must be at least {least}"
     return None

@@ -13,7 +13,9 @@ What the assignor is handed, as the coordinator hands it (`TargetAssignmentBuild
   epoch was bumped (the coordinator hands each member's current tasks: group/streams_topology.py `before_epoch`;
   the previous generation's when no input showed the bump);
 - `num.standby.replicas`: the coordinator's own, from the group metadata record's LastAssignmentConfigs (Kafka 4.4
-  writes it), else 0 (Kafka's default): `num_standby_replicas_source` says which.
+  writes it), else the group's `streams.num.standby.replicas`, else the brokers' `group.streams.num.standby.replicas`
+  (DescribeConfigs, the broker poller's `group_config` events), else 0 (Kafka's default):
+  `num_standby_replicas_source` says which (coordinator, group, broker, default).
 
 What the recomputation is held against: the members' tasks of the generation itself (their current assignment
 records at the generation's epoch). The coordinator's target assignment (record type 21) is not kept by the core:
@@ -105,7 +107,8 @@ def judge_streams(group, ids: list[str], members: dict, gen: int, out: dict) -> 
     if not group.settings.expected_assignment:
         out["expected_reason"] = "disabled"
         return out
-    standby, source = (state["standby"], "coordinator") if state.get("standby") is not None else (0, "default")
+    standby, source = ((state["standby"], "coordinator") if state.get("standby") is not None
+                       else tuple(state.get("standby_config") or (0, "default")))
     out.update(num_standby_replicas=standby, num_standby_replicas_source=source)
     subs, bounded = subtopologies(group, _held_tasks([*before.values(), *actual.values()]))
     if not subs:

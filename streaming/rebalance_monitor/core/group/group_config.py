@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..events import GroupConfig, Join
 from ..members import Member
 from ..vocabulary import SHARE_ASSIGNOR, ConfigSource, GroupProtocol, TimeoutSource
-from . import broker_view, deadlines
+from . import broker_view, deadlines, streams_topology
 from .group_type import is_share, is_streams
 
 FAMILY = "consumer"
@@ -28,7 +28,7 @@ SHARE = GroupProtocol.SHARE.value
 STREAMS = GroupProtocol.STREAMS.value
 BROKER_SOURCES = (TimeoutSource.GROUP, TimeoutSource.BROKER)
 # the keys of a source's entry in `g.configs`
-SESSION, HEARTBEAT, ASSIGNORS = "st", "hb", "as"
+SESSION, HEARTBEAT, ASSIGNORS, STANDBYS = "st", "hb", "as", "sb"
 
 
 def on_group_config(g, ev: GroupConfig, out: list) -> None:
@@ -45,16 +45,29 @@ def on_group_config(g, ev: GroupConfig, out: list) -> None:
         entry[HEARTBEAT] = ev.heartbeat_interval_ms
     if ev.assignors:
         entry[ASSIGNORS] = list(ev.assignors)
+    if ev.num_standby_replicas is not None:
+        entry[STANDBYS] = ev.num_standby_replicas
     key = _key(ev.group_type, ConfigSource.GROUP if ev.source == ConfigSource.GROUP else ConfigSource.BROKER)
     if g.configs.get(key) == entry:
         return
     g.configs[key] = entry
+    if ev.group_type == STREAMS:
+        streams_topology.note_configured_standbys(g, streams_standbys(g))
     changed = False
     for m in g.members.values():
         if m.kip848 and family_of(m) == ev.group_type:
             changed = apply_session(g, m) or changed
     if changed:
         deadlines.recompute(g)
+
+
+def streams_standbys(g) -> tuple[int, str] | None:
+    """(num.standby.replicas, "group" or "broker") as the broker's settings say it for this streams group, or None."""
+    for source in (ConfigSource.GROUP, ConfigSource.BROKER):
+        n = (g.configs.get(_key(STREAMS, source)) or {}).get(STANDBYS)
+        if n is not None:
+            return n, source.value
+    return None
 
 
 def _key(family: str, source: str) -> str:

@@ -10,6 +10,7 @@ tasks of the group's last generation (`remember_tasks`), for an epoch whose bump
     g.streams_state = {"epoch": topology epoch, "subtopologies": [{subtopology_id, source_topics,
                        repartition_source_topics, state_changelog_topics, source_topic_regex}, ...],
                        "standby": num.standby.replicas of the coordinator's last assignment,
+                       "standby_config": [num.standby.replicas, "group" or "broker"] as DescribeConfigs said it,
                        "held": {member id: tasks}, "before": {"<epoch>": {member id: tasks}},
                        "prev": {member id: tasks}}      # tasks: {"process_id", "active", "standby", "warmup"}
 """
@@ -35,6 +36,18 @@ def on_streams_topology(g, ev: StreamsTopology, out: list) -> None:
     if ev.num_standby_replicas is not None:
         state["standby"] = ev.num_standby_replicas
     g.streams_state = state
+
+
+def note_configured_standbys(g, configured: tuple[int, str] | None) -> None:
+    """The group's num.standby.replicas as the broker's settings say it (group_config.streams_standbys): what the
+    assignor is taken to use while no group metadata record has said the coordinator's own."""
+    state = dict(g.streams_state or {})
+    if configured is None:
+        state.pop("standby_config", None)
+    else:
+        state["standby_config"] = list(configured)
+    if state != (g.streams_state or {}):
+        g.streams_state = state
 
 
 def _entry(t: dict) -> dict:
