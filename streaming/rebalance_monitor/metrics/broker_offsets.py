@@ -65,8 +65,13 @@ class BrokerOffsets:
         groups = list(groups)
         if not groups:
             return {}
+        try:
+            answers = share_offsets(self._admin, groups)
+        except Exception as exc:  # a broker not reached, an answer that does not decode: the other lag still flows
+            log.warning("share group offsets of %d groups failed: %s", len(groups), exc)
+            return {}
         out = {}
-        for g, answer in share_offsets(self._admin, groups).items():
+        for g, answer in answers.items():
             if answer.error is not None:
                 log.warning("share group offsets of %r: %s %s", g, answer.error, answer.error_message or "")
                 continue
