@@ -14,7 +14,7 @@ import pytest
 
 from helpers.exposition import parse, value
 from helpers.replay import group_records
-from inputs.test_share_group_on_kafka import SHARE_BROKER_SETTINGS
+from helpers.share_broker import SHARE_BROKER_SETTINGS
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.decoding.reference import decode_record
