@@ -5,7 +5,8 @@ exporter it is a share group, and its broker-offsets poller (kafka-python's admi
 DescribeShareGroupOffsets (API 90, version 1: Lag) at the group's coordinator. The exported lag per partition, its
 sum and the committed offset (the share-partition start offset) are held against what Kafka's share group tool
 printed (`kafka-share-groups --describe --offsets`, ShareGroupCommand: START-OFFSET and LAG), after each of two
-consumer runs: the lag shrinks as records are consumed."""
+consumer runs: the lag shrinks as records are consumed. The broker's own bytes of API 90 at versions 0 and 1 are
+decoded strictly beside the tool's table each time."""
 from __future__ import annotations
 
 import subprocess
@@ -13,9 +14,11 @@ import subprocess
 import pytest
 
 from helpers.exposition import parse, value
+from helpers.raw_answer import raw_answer
 from helpers.replay import group_records
 from helpers.share_broker import SHARE_BROKER_SETTINGS
 
+from rebalance_monitor.broker_facts import share_group_offsets as sgo
 from rebalance_monitor.config import load_config
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
@@ -149,4 +152,16 @@ def test_the_exported_share_lag_is_the_brokers_and_shrinks_as_records_are_consum
         # the initialised share-partitions and every record of the others
         waiting.append(sum(v[1] if v[1] is not None else PER_PARTITION for v in tool.values()))
         assert waiting[-1] == TOTAL - consumed, tool
+        # the broker's own bytes at each version it answers (0-1), strictly decoded: v0 has the tool's start
+        # offsets and no lag; v1 the tool's lag too
+        for version in (0, 1):
+            body = raw_answer(bootstrap, sgo.request([GROUP]), version)
+            (group,) = sgo.decode_response(body, version).groups
+            got = sgo.group_offsets(group, version)
+            # (a share-partition not initialised: start offset -1, no lag; the tool prints "-")
+            want = {k: sgo.SharePartitionOffset(-1 if start is None else start, lag if version >= 1 else None)
+                    for k, (start, lag) in tool.items()}
+            assert (got.error, got.partitions, got.partition_errors) == (None, want, None), (version, got, tool)
+            with pytest.raises(sgo.DecodeError):
+                sgo.decode_response(body[:-1], version)
     assert waiting[0] > waiting[1], waiting
