@@ -20,6 +20,7 @@ import pytest
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers.replay import group_records
+from helpers.share_broker import SESSION_MS, SHARE_BROKER_SETTINGS
 
 from rebalance_monitor.broker_facts.describe import describe_groups
 from rebalance_monitor.broker_facts.poller import described_event
@@ -34,14 +35,6 @@ from rebalance_monitor.testing.witnesses import read_topic
 
 pytestmark = pytest.mark.integration
 
-SESSION_MS = 6000
-# share groups are on by default in 4.4 (the `share.version` feature is finalised at format); the share-group
-# state topic must fit one broker, and members may have short sessions
-SHARE_BROKER_SETTINGS = {
-    "group.share.session.timeout.ms": str(SESSION_MS), "group.share.min.session.timeout.ms": "1000",
-    "group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "500",
-    "share.coordinator.state.topic.replication.factor": "1", "share.coordinator.state.topic.min.isr": "1",
-}
 TOPIC, GROUP = "share-orders", "share-group-1"
 
 

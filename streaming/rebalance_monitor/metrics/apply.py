@@ -75,7 +75,7 @@ def apply_generation(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
 
 
 def _snapshot_rebalance_start(s: GroupSeries, started_ms, ends: EndOffsetTable) -> None:
-    s.lag_at_rebalance_start = ends.lag_sum(s.committed)
+    s.lag_at_rebalance_start = group_lag_sum(s, ends)
     if isinstance(started_ms, (int, float)):
         s.last_rebalance_start_ts = started_ms / 1000.0
 
@@ -188,12 +188,45 @@ def _offsets(r: dict):
             yield e
 
 
+def group_lag_sum(s: GroupSeries, ends: EndOffsetTable) -> int | None:
+    """The group's lag summed over its partitions (a share group's: the broker's lag where it gave one)."""
+    if not s.share_lag:
+        return ends.lag_sum(s.committed)
+    total = None
+    for key, c in s.committed.items():
+        lag = s.share_lag.get(key)
+        if lag is None:
+            lag = ends.lag(key[0], key[1], c)
+        if lag is not None:
+            total = lag if total is None else total + lag
+    return total
+
+
+def apply_share_lag(s: GroupSeries, r: dict) -> None:
+    """A share group's lag per partition as its share coordinator gave it (``share_lag`` of a broker
+    ``offsets_committed`` record): it replaces the one held for each partition the record names (a lag of
+    None: the broker gave none, the lag is then derived as end - start offset)."""
+    for entry in r.get("share_lag") or ():
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3:
+            continue
+        key, lag = (entry[0], entry[1]), entry[2]
+        if isinstance(lag, int) and not isinstance(lag, bool) and lag >= 0:
+            if s.share_lag.get(key) != lag:
+                s.share_lag[key] = lag
+                s.stale_offsets = True
+        elif lag is None and s.share_lag.pop(key, None) is not None:
+            s.stale_offsets = True
+
+
 def apply_offsets_committed(s: GroupSeries, r: dict, ends: EndOffsetTable) -> list[str]:
     """The group's committed offsets (an older commit than the one held is ignored); returns the topics of the
-    partitions it committed on for the first time (the store indexes them: their end offsets move its lag)."""
+    partitions it committed on for the first time (the store indexes them: their end offsets move its lag).
+    A share group's record (broker poller) carries the share-partition start offsets, and ``share_lag``."""
     ts = r.get("ts") or 0
     if r.get("source") != "broker":
         s.stream_commits = True
+    if "share_lag" in r:
+        apply_share_lag(s, r)
     new_topics = []
     for t, p, o in _offsets(r):
         key = (t, p)

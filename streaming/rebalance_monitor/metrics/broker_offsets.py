@@ -10,6 +10,14 @@ answers into the same record shapes, which it applies to a :class:`MetricsUpdate
 
 The ``source: "broker"`` marker keeps a group on the broker path (a group only leaves it when the stream
 delivers commits of its own).
+
+Share groups (KIP-932; the tracked groups whose records say ``group_type: "share"``) commit no offsets: they are
+asked with DescribeShareGroupOffsets (API 90, ``broker_facts/share_group_offsets.py``) at their coordinator, and
+their record carries each share-partition's start offset in ``offsets`` and the share coordinator's lag (Kafka
+4.2+; None where it gave none) in ``share_lag``:
+
+* ``{"kind": "offsets_committed", "group": g, "ts": ms, "member_id": None, "source": "broker", "group_type":
+  "share", "offsets": [[t, p, start offset], ...], "share_lag": [[t, p, lag or None], ...]}``
 """
 from __future__ import annotations
 
@@ -48,6 +56,28 @@ class BrokerOffsets:
                       if om is not None and om.offset is not None and om.offset >= 0}
         return out
 
+    def share(self, groups: Iterable[str]) -> dict[str, dict[tuple[str, int], tuple[int, int | None]]]:
+        """``{group: {(topic, partition): (share-partition start offset, broker's lag or None)}}`` of the share
+        groups; partitions not initialised (start offset -1) are left out, and so is a group whose answer is an
+        error (logged)."""
+        from ..broker_facts.share_group_offsets import share_offsets
+
+        groups = list(groups)
+        if not groups:
+            return {}
+        try:
+            answers = share_offsets(self._admin, groups)
+        except Exception as exc:  # a broker not reached, an answer that does not decode: the other lag still flows
+            log.warning("share group offsets of %d groups failed: %s", len(groups), exc)
+            return {}
+        out = {}
+        for g, answer in answers.items():
+            if answer.error is not None:
+                log.warning("share group offsets of %r: %s %s", g, answer.error, answer.error_message or "")
+                continue
+            out[g] = {k: (v.start_offset, v.lag) for k, v in answer.partitions.items() if v.start_offset >= 0}
+        return out
+
     def end_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """Log-end offsets (ListOffsets latest) of the partitions."""
         from kafka import TopicPartition
@@ -65,15 +95,21 @@ class BrokerOffsets:
         return out
 
     def records(self, groups: Iterable[str], extra_partitions: Iterable[tuple[str, int]] = (),
-                now_ms: int | None = None) -> list[dict]:
-        """Output-shaped records for the groups' committed offsets and the end offsets of their partitions
-        (plus ``extra_partitions``)."""
+                now_ms: int | None = None, share_groups: Iterable[str] = ()) -> list[dict]:
+        """Output-shaped records for the groups' committed offsets, the share groups' start offsets and lag, and
+        the end offsets of their partitions (plus ``extra_partitions``)."""
         ts = int(time.time() * 1000) if now_ms is None else now_ms
         committed = self.committed(groups)
         recs = [{"kind": "offsets_committed", "group": g, "ts": ts, "member_id": None, "source": "broker",
                  "offsets": [[t, p, o] for (t, p), o in sorted(offs.items())]}
                 for g, offs in committed.items() if offs]
-        parts = {k for offs in committed.values() for k in offs} | set(extra_partitions)
+        shared = self.share(share_groups)
+        recs += [{"kind": "offsets_committed", "group": g, "ts": ts, "member_id": None, "source": "broker",
+                  "group_type": "share", "offsets": [[t, p, so] for (t, p), (so, _lag) in sorted(offs.items())],
+                  "share_lag": [[t, p, lag] for (t, p), (_so, lag) in sorted(offs.items())]}
+                 for g, offs in shared.items() if offs]
+        parts = ({k for offs in committed.values() for k in offs} | {k for offs in shared.values() for k in offs}
+                 | set(extra_partitions))
         ends = self.end_offsets(parts)
         if ends:
             recs.append({"kind": "end_offsets", "group": "", "ts": ts, "source": "broker",
@@ -97,8 +133,12 @@ class BrokerOffsetsPoller:
         self.errors = 0
 
     def poll_once(self) -> list[dict]:
-        groups = sorted(set(self.updater.groups_without_commits()) | set(self.extra_groups))
-        recs = self.offsets.records(groups, self.updater.committed_partitions())
+        share = getattr(self.updater, "share_groups", lambda: [])()
+        groups = sorted((set(self.updater.groups_without_commits()) | set(self.extra_groups)) - set(share))
+        if share:
+            recs = self.offsets.records(groups, self.updater.committed_partitions(), share_groups=share)
+        else:
+            recs = self.offsets.records(groups, self.updater.committed_partitions())
         self.updater.apply(recs)
         self.polls += 1
         return recs

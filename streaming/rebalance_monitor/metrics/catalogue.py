@@ -234,8 +234,9 @@ STREAMS_MISMATCHED_TASKS = _g(
 # ---- lag -------------------------------------------------------------------------------------------------
 LAG = _g(
     "kafka_consumergroup_lag", "gauge",
-    "Offset lag: log-end offset minus committed offset, never negative; per partition, or summed per topic "
-    "(lag.granularity topic) or per group (group).",
+    "Offset lag: log-end offset minus committed offset, never negative (a share group's: its share coordinator's "
+    "lag, the records not yet acknowledged); per partition, or summed per topic (lag.granularity topic) or per "
+    "group (group).",
     (*GROUP_KEY, "topic", "partition"), "offsets", rollup=_PER_PARTITION)
 LAG_SUM = _g(
     "kafka_consumergroup_lag_sum", "gauge",
@@ -246,8 +247,9 @@ LAG_SECONDS = _g(
     "was the log end (see docs/metrics.md, time lag).", GROUP_KEY, "seconds")
 COMMITTED_OFFSET = _g(
     "kafka_consumergroup_committed_offset", "gauge",
-    "Latest committed offset of the group on the partition, or their sum over a topic's (lag.granularity "
-    "topic) or all the group's partitions (group): its rate is the group's consumption rate.",
+    "Latest committed offset of the group on the partition (a share group's: the share-partition start offset), "
+    "or their sum over a topic's (lag.granularity topic) or all the group's partitions (group): its rate is the "
+    "group's consumption rate.",
     (*GROUP_KEY, "topic", "partition"), "offsets", rollup=_PER_PARTITION)
 LAG_SUM_AT_REBALANCE_START = _g(
     "kafka_consumergroup_lag_sum_at_rebalance_start", "gauge",

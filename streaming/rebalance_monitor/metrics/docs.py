@@ -262,6 +262,14 @@ poller (`rebalance_monitor.metrics.broker_offsets.BrokerOffsetsPoller`) asks the
 (OffsetFetch). Log-end offsets come from `end_offsets` records or from the same poller (ListOffsets latest)
 for every partition a tracked group committed on.
 
+A share group (KIP-932, `group_type="share"`) commits no offsets; the same poller asks its coordinator for its
+share-partitions (DescribeShareGroupOffsets, docs/inputs.md "Share-group lag"). Its `committed_offset` is the
+share-partition start offset (every record below it acknowledged or archived), and its `lag` is the share
+coordinator's own lag (Kafka 4.2+, the `LAG` column of `kafka-share-groups --describe --offsets`): the records at
+or above the start offset not yet acknowledged, available or in flight alike; where the broker gives none (Kafka
+4.1), `end - start offset`, an upper bound. Its time lag is the age of the record at the start offset. A
+share-partition the group has not fetched from yet has no series.
+
 ### Time lag
 
 `kafka_consumergroup_lag_seconds` estimates the age of the oldest unconsumed record, max over the group's

@@ -169,6 +169,8 @@ def lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: i
               granularity: str) -> dict[str, str]:
     """Lag lines (lag_levels.py sums them at a coarser granularity), the lag sum and the time lag, which follows
     lag.PartitionSamples.produce_time_ms (inlined: the hot path)."""
+    if s.share_lag:
+        return share_lag_lines(s, lines, ends, now_ms, granularity)
     keys = sorted_keys(s, lines)
     pref, com, name = lines.prefix, s.committed, LAG.name
     end_get, samples_get = ends.ends.get, ends.samples.get
@@ -203,6 +205,40 @@ def lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: i
            lag_levels.lag_lines(g, com, ends.ends, granularity)}
     if known:
         out[LAG_SUM.name] = _LAG_SUM.of_group(g, total)
+        if not time_unknown:
+            worst = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
+            out[LAG_SECONDS.name] = _LAG_SECONDS.of_group(g, worst)
+    return out
+
+
+def share_lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: int,
+                    granularity: str) -> dict[str, str]:
+    """A share group's lag lines: per partition the lag its share coordinator gave (records at or above the
+    share-partition start offset not yet acknowledged), else end - start offset; the time lag is the age of the
+    record at the start offset (the oldest not yet acknowledged) on the partitions that lag."""
+    keys = sorted_keys(s, lines)
+    pref, com, name, share = lines.prefix, s.committed, LAG.name, s.share_lag
+    values: list[tuple[tuple[str, int], int]] = []
+    oldest, time_unknown = None, False
+    for k in keys:
+        lag = share.get(k)
+        if lag is None:
+            lag = ends.lag(k[0], k[1], com[k])
+            if lag is None:
+                continue
+        values.append((k, lag))
+        if lag > 0 and not time_unknown:
+            sample = ends.samples.get(k)
+            t = sample.produce_time_ms(com[k]) if sample is not None else None
+            if t is None:
+                time_unknown = True
+            elif oldest is None or t < oldest:
+                oldest = t
+    g = s.label
+    out = {name: "".join(f"{name}{pref[k]}{v}\n" for k, v in values) if granularity == "partition" else
+           lag_levels.summed_lines(LAG, granularity, g, values)}
+    if values:
+        out[LAG_SUM.name] = _LAG_SUM.of_group(g, sum(v for _, v in values))
         if not time_unknown:
             worst = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
             out[LAG_SECONDS.name] = _LAG_SECONDS.of_group(g, worst)

@@ -91,6 +91,9 @@ class GroupSeries:
         self.committed: dict[tuple[str, int], int] = {}
         self.committed_ts: dict[tuple[str, int], int] = {}
         self.stream_commits = False     # offsets_committed records from the stream (not the broker poller)
+        # a share group's lag per partition as its share coordinator computes it (broker_facts/share_group_offsets.py;
+        # its `committed` are the share-partition start offsets); a partition left out: end - start offset
+        self.share_lag: dict[tuple[str, int], int] = {}
         # dedupe of replayed records
         self.seen_generations = Dedupe()
         self.seen_started = Dedupe()

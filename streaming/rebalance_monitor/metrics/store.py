@@ -132,7 +132,12 @@ class MetricsStore:
     def groups_without_commits(self) -> list[str]:
         """Tracked groups that sent no ``offsets_committed`` record: their offsets come from the brokers."""
         with self._lock:
-            return sorted(n for n, g in self._groups.items() if not g.stream_commits)
+            return sorted(n for n, g in self._groups.items() if not g.stream_commits and g.group_type != "share")
+
+    def share_groups(self) -> list[str]:
+        """Tracked share groups (their records say so): their progress is asked with DescribeShareGroupOffsets."""
+        with self._lock:
+            return sorted(n for n, g in self._groups.items() if g.group_type == "share")
 
     def committed_partitions(self) -> list[tuple[str, int]]:
         """Every partition some tracked group committed on (the broker poller reads their log ends)."""
