@@ -33,7 +33,7 @@ export RM_KAFKA_HOME="$ROOT/var/kafka"  # the installed package is not in the ch
 scripts/build_java.sh                   # and the Java plugins' (up to date: nothing to do)
 export RM_JAVA_HOME="$ROOT/var/java"
 # the inputs' tests, the newcomer's whole day on the broker alone (run by the base install's monitor), the
-# client-metrics command, the describe answers' decoders (broker_facts: APIs 69, 77 and 89's schemas are package
+# client-metrics command, the describe answers' decoders (broker_facts: APIs 69, 77, 89 and 90's schemas are package
 # data), and what the monitor asks the broker
 # (Spark's connector is the same jar with or without extras: the main suite reads with it)
 tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/inputs/test_inputs_integration.py
@@ -42,13 +42,15 @@ tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/in
        "tests/java/test_client_metrics_command.py::test_the_command_sets_up_the_subscription_a_stock_java_consumer_pushes_under[kafka-4.4-exporter]"
        tests/java/test_client_metrics_command.py::test_bad_arguments_name_the_option_and_the_allowed_values
        tests/broker_facts/test_describe_decode.py tests/broker_facts/test_describe_routing.py
-       tests/broker_facts/test_streams_describe_decode.py
+       tests/broker_facts/test_streams_describe_decode.py tests/broker_facts/test_share_group_offsets_decode.py
+       tests/broker_facts/test_group_config_events.py
        # what the monitor asks the broker, on real brokers (kafka-python's admin: the base install's only client)
        tests/broker_facts/test_broker_group_configs.py tests/broker_facts/test_describe_configs_denied.py
        tests/broker_facts/test_release_on_real_brokers.py tests/broker_facts/test_poller_stamps.py
        # share groups (KIP-932) from __consumer_offsets, on a real Kafka 4.4 broker with Kafka's console share consumers
        tests/inputs/test_offsets_share_groups.py tests/inputs/test_share_group_on_kafka.py
-       # streams groups (KIP-1071) from __consumer_offsets
-       tests/inputs/test_offsets_streams_groups.py)
+       tests/inputs/test_share_group_lag_on_kafka.py
+       # streams groups (KIP-1071) from __consumer_offsets, on a real Kafka 4.4 broker with a Kafka Streams application
+       tests/inputs/test_offsets_streams_groups.py tests/inputs/test_streams_group_on_kafka.py)
 [ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"
