@@ -65,7 +65,7 @@ def test_the_live_view_owns_the_terminal(tmp_path):
                     and CRASH_TIMEOUT.search(seen) \
                     and CAUSE.search(screen) and JAVA_WARNING.search(seen) and JAVA_TIMEOUT.search(seen):
                 break
-            time.sleep(1.5)  # often enough that no line of the panel's last 18 scrolls by unseen
+            time.sleep(1.5)  # often enough that no line of the panels' last 12 (6 warnings and timeouts) scrolls by unseen
         # one header, one table, a row per group
         assert screen.count("rebalance-monitor demo") == 1, screen
         assert screen.count("consumer groups") == 1, screen

@@ -16,7 +16,8 @@ from collections import deque
 from ..core.expected import mismatch_text
 from ..core.vocabulary import RecordKind
 
-LOG_LINES = 18  # the live view's "what happened" panel (a 50-row terminal holds it beside six groups)
+LOG_LINES = 12  # the live view's "what happened" panel
+ALERT_LINES = 6  # its "warnings and timeouts" panel: the members' early warnings and timeouts stay in sight
 PENDING_LINES = 10_000  # said and not yet taken by the line mode (take_new): kept while it falls behind
 LAG_EVERY_S = 30.0  # the line mode says a group's lag when it changed, at most this often
 # the group's largest poll-gap ratio (kafka_consumergroup_poll_gap_ratio, from the group_status records) is shown
@@ -73,6 +74,7 @@ class GroupBoard:
         self.lock = threading.Lock()
         self.groups: dict[str, dict] = {}
         self.log: list[str] = []  # the last LOG_LINES lines (the live view)
+        self.alerts: list[str] = []  # the last ALERT_LINES early warnings and timeouts (the live view)
         self.pending: deque[str] = deque(maxlen=PENDING_LINES)  # every line, until the line mode takes it
         self.generations = 0
         self.clock = clock
@@ -114,11 +116,11 @@ class GroupBoard:
             self._say(r.get("completed_ms"), f"generation {r['generation']} of {g}: {len(r['members'])} members, "
                       f"{dur}, caused by {causes}; moved {_or_dash(r.get('partitions_moved'))}, {mismatch_text(r)}")
         elif kind == RecordKind.MEMBER_AT_RISK:
-            self._say(r.get("warn_ms"), early_warning_text(g, r, self.names))
+            self._say(r.get("warn_ms"), early_warning_text(g, r, self.names), alert=True)
         elif kind == RecordKind.MEMBER_TIMEOUT:
             row["timeouts"] += 1
             self._say(r.get("detected_ms"), f"{r['timeout']} timeout of {who(r)} in {g} (member {r['member_id']}; "
-                      f"last seen {clock(r['last_seen_ms'])}, deadline {clock(r['deadline_ms'])})")
+                      f"last seen {clock(r['last_seen_ms'])}, deadline {clock(r['deadline_ms'])})", alert=True)
         elif kind == RecordKind.STORM:
             # a running storm's record repeats when its pattern changes: said as that, not as a new storm
             key = (r.get("started_ms"), r["ended_ms"] is None)
@@ -135,10 +137,13 @@ class GroupBoard:
             self._say(r.get("ts"), f"storm {what} in {g}: {r['rebalances']} rebalances in "
                       f"{r['window_ms'] // 1000} s{pattern}")
 
-    def _say(self, ms: int | None, line: str) -> None:
+    def _say(self, ms: int | None, line: str, alert: bool = False) -> None:
         at = clock(ms) if ms is not None else time.strftime("%H:%M:%S")
         self.log.append(f"{at} {line}")
         del self.log[:-LOG_LINES]
+        if alert:  # kept in a panel of its own: a busy fleet's generations do not push it out of sight
+            self.alerts.append(f"{at} {line}")
+            del self.alerts[:-ALERT_LINES]
         self.pending.append(f"{at} {line}")
 
     def note(self, line: str) -> None:
@@ -203,10 +208,13 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
                       "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), gap_text(r["poll_gap"]),
                       lag_text(r["lag"]))
         lines = "\n".join(board.log) or "waiting for the first generation..."
+        alerts = "\n".join(board.alerts) or "none yet"
     head = f"metrics: {url}/metrics   workload: {phase}   (Ctrl-C to stop)"
     if log_path:
         head += f"\nSpark, Kafka and client logs: {log_path}"
-    return Group(Panel(head, title="rebalance-monitor demo"), t, Panel(lines, title="what happened", expand=True))
+    return Group(Panel(head, title="rebalance-monitor demo"), t,
+                 Panel(alerts, title="early warnings and timeouts", expand=True),
+                 Panel(lines, title="what happened", expand=True))
 
 
 def lag_by_group(updater) -> dict[str, tuple]:
