@@ -47,7 +47,8 @@ tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/in
        tests/broker_facts/test_release_on_real_brokers.py tests/broker_facts/test_poller_stamps.py
        # share groups (KIP-932) from __consumer_offsets, on a real Kafka 4.4 broker with Kafka's console share consumers
        tests/inputs/test_offsets_share_groups.py tests/inputs/test_share_group_on_kafka.py
-       # streams groups (KIP-1071) from __consumer_offsets
-       tests/inputs/test_offsets_streams_groups.py)
+       # streams groups (KIP-1071) from __consumer_offsets, and from the coordinator's log on a real Kafka 4.4 broker
+       # with the Streams test application
+       tests/inputs/test_offsets_streams_groups.py tests/inputs/test_streams_group_log_on_kafka.py)
 [ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"
