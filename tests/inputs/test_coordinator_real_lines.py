@@ -185,7 +185,9 @@ def test_a_4_4_share_group_from_its_coordinator_log_alone():
 
 
 STREAMS_RUN = next(c["source"] for c in CASES if c["source"].startswith(CAPTURED + "4.4.0")
-                   and "group.protocol=streams" in c["source"])
+                   and "group.protocol=streams" in c["source"] and "started together" not in c["source"])
+STREAMS_RACE = next(c["source"] for c in CASES if c["source"].startswith(CAPTURED + "4.4.0")
+                    and "started together" in c["source"])
 
 
 def test_a_4_4_streams_group_from_its_coordinator_log_alone():
@@ -213,3 +215,14 @@ def test_a_4_4_streams_group_from_its_coordinator_log_alone():
     assert tasks == {a: {"active": [("0", 0), ("0", 1)], "standby": [("0", 2), ("0", 3)], "warmup": []},
                      b: {"active": [("0", 2), ("0", 3)], "standby": [("0", 0), ("0", 1)], "warmup": []}}, tasks
     assert gens[6]["tasks"][a]["active"] == [["0", p] for p in range(4)] and gens[6]["tasks"][a]["standby"] == []
+
+
+def test_a_4_4_streams_member_still_unsettled_at_its_first_epoch_is_in_it():
+    """s-b joined (epoch 4) and was still waiting for the tasks s-a had to revoke (its syncs of epoch 4 all
+    `unreleased_tasks`) when s-c joined (epoch 5): s-b is in epoch 4, its join that epoch's cause, and s-c is not
+    in it (the coordinator's target assignment of epoch 4 had s-a and s-b only)."""
+    a, b, c = "F2XwuvJISDaRWKc4aJA6Ew", "7TyPzoiZRXyatrU8c3jlSA", "eOT0XDeZQUqEDSu4RECbNQ"
+    gens = [r for r in _replay(STREAMS_RACE) if r["kind"] == "generation"]
+    assert [(g["generation"], sorted(g["members"]), [(x["cause"], x.get("member_id")) for x in g["causes"]])
+            for g in gens[2:4]] == [(4, sorted([a, b]), [("member_joined", b)]),
+                                     (5, sorted([a, b, c]), [("member_joined", c)])], gens
