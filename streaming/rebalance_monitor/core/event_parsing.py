@@ -235,7 +235,8 @@ def _to_members(name: str, value):
 _BASE_CONVERTERS = {
     "str": _to_str, "int": _to_int, "num": _to_num, "str_list": _to_str_list, "tp_list": _tp_list,
     "offset_list": lambda name, value: _tp_list(name, value, with_offset=True),
-    "topic_counts": _to_topic_counts, "str_map": _to_str_map, "members": _to_members, "described_members": _to_described_members,
+    "topic_counts": _to_topic_counts, "str_map": _to_str_map, "members": _to_members,
+    "described_members": _to_described_members,
 }
 _CONVERTERS: dict[str, Callable] = {}
 

@@ -22,8 +22,9 @@ from .consumer_group_values import cg_partition_metadata_value
 from .wire import DecodeError, Reader, host_of, partition_index
 
 STREAMS = GroupProtocol.STREAMS.value  # a streams group's members' group_protocol and its generations' type
-# the coordinator's MemberState codes (org.apache.kafka.coordinator.group.streams.MemberState)
-STREAMS_MEMBER_STATES = {0: "stable", 1: "unrevoked_tasks", 2: "unreleased_tasks", 127: "unknown"}
+# the coordinator's MemberState codes (org.apache.kafka.coordinator.group.streams.MemberState: from 1, where the
+# consumer group's start from 0)
+STREAMS_MEMBER_STATES = {1: "stable", 2: "unrevoked_tasks", 3: "unreleased_tasks", 127: "unknown"}
 TASK_KINDS = ("active", "standby", "warmup")
 
 

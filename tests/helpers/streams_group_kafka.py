@@ -1,0 +1,98 @@
+"""A streams group (KIP-1071) on a real Apache Kafka 4.4 broker, for the tests that watch one: a broker of its own
+with short streams sessions, instances of the project's Kafka Streams test application on `group.protocol=streams`
+(streaming/java/test-programs/streams-test-app), and what Kafka's own streams group tool
+(`kafka-streams-groups --describe`, org.apache.kafka.tools.streams.StreamsGroupCommand) says of the group.
+
+A fresh 4.4 cluster has the streams protocol on: its `streams.version` feature is finalised at 1 when the storage
+is formatted (kafka-features describe, 2026-11-27), so the broker needs no setting but the sessions'."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from rebalance_monitor.config import load_config
+from rebalance_monitor.decoding.reference import decode_record
+from rebalance_monitor.testing import java_telemetry as jt
+from rebalance_monitor.testing.broker import Broker
+from rebalance_monitor.testing.kafka_install import classpath, java_binary
+from rebalance_monitor.testing.witnesses import read_topic
+
+from helpers.replay import group_records
+
+SESSION_MS = 6000
+STREAMS_BROKER_SETTINGS = {
+    "group.streams.session.timeout.ms": str(SESSION_MS), "group.streams.min.session.timeout.ms": "1000",
+    "group.streams.heartbeat.interval.ms": "1000", "group.streams.min.heartbeat.interval.ms": "500",
+}
+TOOL = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+_TASKS = re.compile(r"([^\s:;\[\]]+):\[([\d,]*)\]")
+
+
+def streams_broker() -> Broker:
+    """A started broker of its own (the shared ones keep Kafka's 45 s streams session); the caller stops it."""
+    return Broker(settings=dict(STREAMS_BROKER_SETTINGS)).start()
+
+
+def start_instance(bootstrap: str, app_id: str, client_id: str, topics: tuple[str, str], work: Path,
+                   threads: int = 1, **extra: str):
+    """One instance (a process of its own session) of the test application in group `app_id` on the streams
+    protocol: `topics` (input, output), `threads` StreamThreads (each a member, `<client_id>-StreamThread-N-consumer`),
+    its state, properties and log under `work`; SIGTERM closes it leaving the group."""
+    props = {"application.id": app_id, "bootstrap.servers": bootstrap, "client.id": client_id,
+             "group.protocol": "streams", "num.stream.threads": str(threads),
+             "state.dir": str(work / f"state-{client_id}"),
+             "input.topic": topics[0], "output.topic": topics[1], **extra}
+    return jt.streams_app(props, work / f"{client_id}.properties", (), work / f"{client_id}.log")
+
+
+def _describe(bootstrap: str, group: str, what: str) -> list[list[str]]:
+    done = subprocess.run([java_binary(), "-Xmx256m", "-cp", classpath(), TOOL, "--bootstrap-server", bootstrap,
+                           "--describe", "--group", group, what, "--verbose"],
+                          capture_output=True, text=True, timeout=120)
+    return [line.split() for line in done.stdout.splitlines() if line.startswith(group + " ")]
+
+
+def parse_tasks(text: str) -> dict[str, set]:
+    """The tool's ASSIGNMENTS cell (`ACTIVE: 0:[0,1] 1:[2]; TARGET-ACTIVE: ...; STANDBY: ...`) as
+    {kind: {(subtopology, partition)}}, kinds lower-cased (`active`, `target-active`, `standby`, ...)."""
+    out: dict[str, set] = {}
+    for chunk in text.split(";"):
+        kind, sep, rest = chunk.partition(":")
+        if not sep or not kind.strip():
+            continue
+        tasks = out.setdefault(kind.strip().lower(), set())
+        for sub, parts in _TASKS.findall(rest):
+            tasks.update((sub, int(p)) for p in parts.split(",") if p)
+    return out
+
+
+def members(bootstrap: str, group: str) -> dict:
+    """member id -> {"client_id", "epoch", "process_id", "tasks": parse_tasks(...)} as the broker describes them
+    (columns: group, target assignment epoch, topology epoch, member, protocol, member epoch, process, client id,
+    assignments)."""
+    out = {}
+    for row in _describe(bootstrap, group, "--members"):
+        out[row[3]] = {"client_id": row[7], "epoch": int(row[5]), "process_id": row[6],
+                       "tasks": parse_tasks(" ".join(row[8:]))}
+    return out
+
+
+def state(bootstrap: str, group: str) -> tuple[str, int, int, int] | None:
+    """(state, group epoch, target assignment epoch, members) as the broker describes the group; None before it
+    exists."""
+    rows = _describe(bootstrap, group, "--state")
+    if not rows:
+        return None
+    row = rows[0]
+    return row[-4], int(row[-3]), int(row[-2]), int(row[-1])
+
+
+def replay(bootstrap: str, group: str) -> list[dict]:
+    """The core's records of `group` from `__consumer_offsets` (replay, no Spark)."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    events = []
+    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
+        evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names={})
+        events.extend(e for e in evs if e.group in (group, ""))
+    return group_records(events, cfg, group)
