@@ -16,14 +16,13 @@ import pytest
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers.replay import group_records
-from helpers.streams_groups import (SESSION_MS, STREAMS_BROKER_SETTINGS, described_members, described_state,
-                                    set_group_config, start_instance)
+from helpers import streams_group_kafka as streams_kafka
+from helpers.streams_group_kafka import SESSION_MS, members, set_group_config, start_instance, state
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.core.expected import STREAMS_REASON
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
-from rebalance_monitor.testing.broker import Broker
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +33,7 @@ ALL_TASKS = {("0", p) for p in range(PARTITIONS)}
 @pytest.fixture(scope="module")
 def streams_broker():
     """A broker of its own: the shared one keeps Kafka's 45 s streams session."""
-    b = Broker(settings=STREAMS_BROKER_SETTINGS).start()
+    b = streams_kafka.streams_broker()
     try:
         b.create_topics({TOPICS[0]: PARTITIONS, TOPICS[1]: 1})
         yield b
@@ -44,13 +43,14 @@ def streams_broker():
 
 def _settled(bootstrap: str, clients: list[str]):
     """The members of `clients` (client ids of their one StreamThread), and no other, each at the group's target
-    assignment epoch, their active tasks all of the group's: (members, state) once so, else None."""
-    members, state = described_members(bootstrap, APP), described_state(bootstrap, APP)
-    names = sorted(m["client_id"] for m in members.values())
-    ok = names == sorted(f"{c}-StreamThread-1-consumer" for c in clients) and state.get("state") == "Stable" \
-        and all(m["member_epoch"] == m["target_epoch"] == state["target_epoch"] for m in members.values()) \
-        and set().union(*(m["active"] for m in members.values())) == ALL_TASKS
-    return (members, state) if ok else None
+    assignment epoch, their active tasks all of the group's: (members, (state, group epoch, target epoch, members))
+    once so, else None."""
+    described, st = members(bootstrap, APP), state(bootstrap, APP)
+    names = sorted(m["client_id"] for m in described.values())
+    ok = st is not None and names == sorted(f"{c}-StreamThread-1-consumer" for c in clients) \
+        and st[0] == "Stable" and all(m["epoch"] == st[2] for m in described.values()) \
+        and set().union(*(m["tasks"].get("active", set()) for m in described.values())) == ALL_TASKS
+    return (described, st) if ok else None
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def streams_run(streams_broker, tmp_path_factory):
 
     def settle(clients, what, timeout_s=120):
         return eventually(lambda: _settled(bootstrap, clients), timeout_s,
-                          lambda: f"{what}: {described_members(bootstrap, APP)} {described_state(bootstrap, APP)}")
+                          lambda: f"{what}: {members(bootstrap, APP)} {state(bootstrap, APP)}")
 
     try:
         procs["s-a"] = start_instance(bootstrap, APP, "s-a", TOPICS, work, topology="count")
@@ -75,16 +75,16 @@ def streams_run(streams_broker, tmp_path_factory):
         steps["killed_at_ms"] = int(time.time() * 1000)
         kill_hard(procs["s-c"])
         steps["two"] = settle(["s-a", "s-b"], "s-c fenced")
-        before = steps["two"][1]["group_epoch"]
+        before = steps["two"][1][1]
         set_group_config(bootstrap, APP, "streams.num.standby.replicas", "1")
         steps["configured"] = eventually(
-            lambda: (s := _settled(bootstrap, ["s-a", "s-b"])) and s[1]["group_epoch"] > before and s, 60,
+            lambda: (s := _settled(bootstrap, ["s-a", "s-b"])) and s[1][1] > before and s, 60,
             "the epoch bumped on the standby replicas' change")
         stop_gracefully(procs["s-b"])
         steps["alone"] = settle(["s-a"], "s-b left")
         stop_gracefully(procs["s-a"])
-        steps["final"] = eventually(lambda: (s := described_state(bootstrap, APP)).get("state") == "Empty" and s,
-                                    60, "the group empty")
+        steps["final"] = eventually(lambda: (s := state(bootstrap, APP)) and s[0] == "Empty" and s, 60,
+                                    "the group empty")
     finally:
         for p in procs.values():
             if p.poll() is None:
@@ -133,7 +133,7 @@ def test_a_streams_groups_rebalances_from_the_coordinator_log_alone_match_the_br
     assert all((e["group_protocol"], e["protocols"]) == ("streams", ["sticky"]) for e in joins), joins
     described = {**steps["one"][0], **steps["three"][0]}
     told = {e["member_id"]: (e["client_id"], e["host"], e["process_id"]) for e in joins if "client_id" in e}
-    assert told == {mid: (m["client_id"], "127.0.0.1", m["process"]) for mid, m in described.items()}, told
+    assert told == {mid: (m["client_id"], "127.0.0.1", m["process_id"]) for mid, m in described.items()}, told
 
     gens = [r for r in records if r["kind"] == "generation"]
     by_epoch = {g["generation"]: g for g in gens}
@@ -143,12 +143,12 @@ def test_a_streams_groups_rebalances_from_the_coordinator_log_alone_match_the_br
         assert g.get("group_type") == "streams", g
     # each step the broker described: the log's generation of that epoch, its members and their active tasks
     for key in ("one", "both", "three", "two", "configured", "alone"):
-        members, state = steps[key]
-        g = by_epoch[state["target_epoch"]]
-        assert sorted(g["members"]) == sorted(members), (key, g)
+        described_then, state_then = steps[key]
+        g = by_epoch[state_then[2]]
+        assert sorted(g["members"]) == sorted(described_then), (key, g)
         for kind in ("active", "standby", "warmup"):
             assert {mid: {tuple(t) for t in g["tasks"][mid][kind]} for mid in g["members"]} == \
-                {mid: m[kind] for mid, m in members.items()}, (key, kind, g)
+                {mid: m["tasks"].get(kind, set()) for mid, m in described_then.items()}, (key, kind, g)
 
     def causes(g):
         return [(c["cause"], c.get("member_id"), c.get("client_id")) for c in g["causes"]]
@@ -163,14 +163,14 @@ def test_a_streams_groups_rebalances_from_the_coordinator_log_alone_match_the_br
     for key, who in (("both", b), ("three", c)):  # each scale-out step: the epoch the newcomer joined at
         joined_at = next(g for g in gens if who in g["members"])
         assert causes(joined_at) == [("member_joined", who, client[who])], causes(joined_at)
-        assert joined_at["generation"] <= steps[key][1]["target_epoch"]
+        assert joined_at["generation"] <= steps[key][1][2]
     # s-c's removal: the first epoch without it, its session run out, naming it and its client
-    gone = next(g for g in gens if g["generation"] > steps["three"][1]["target_epoch"] and c not in g["members"])
+    gone = next(g for g in gens if g["generation"] > steps["three"][1][2] and c not in g["members"])
     assert causes(gone) == [("session_timeout", c, client[c])] and gone["causes"][0]["host"] == "127.0.0.1", gone
     assert SESSION_MS - 1500 <= gone["started_ms"] - steps["killed_at_ms"] <= SESSION_MS + 15000
     assert [r["member_id"] for r in records if r["kind"] == "member_timeout"] == [c]
     # the standby replicas' change: an epoch of its own, the operator's (no member's) doing
-    configured = by_epoch[steps["configured"][1]["target_epoch"]]
+    configured = by_epoch[steps["configured"][1][2]]
     assert [x for x, _m, _c in causes(configured)] == ["assignment_config_change"], causes(configured)
     assert "num.standby.replicas=1" in configured["causes"][0]["reason"]
     # from that epoch on, each task a standby on the instance that does not run it
@@ -178,7 +178,7 @@ def test_a_streams_groups_rebalances_from_the_coordinator_log_alone_match_the_br
         assert tasks["standby"] and not set(map(tuple, tasks["standby"])) & set(map(tuple, tasks["active"])), tasks
     assert set().union(*(set(map(tuple, t["standby"])) for t in configured["tasks"].values())) == ALL_TASKS
     # s-b's graceful close: a leave naming it
-    left = by_epoch[steps["alone"][1]["target_epoch"]]
+    left = by_epoch[steps["alone"][1][2]]
     assert causes(left) == [("member_left", b, client[b])], causes(left)
     # s-a's close, the last: the group's last line is its leave
     last = [e for e in decoded if e["type"] == "member_removed"][-1]
