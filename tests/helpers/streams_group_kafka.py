@@ -96,3 +96,14 @@ def replay(bootstrap: str, group: str) -> list[dict]:
         evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names={})
         events.extend(e for e in evs if e.group in (group, ""))
     return group_records(events, cfg, group)
+
+
+def set_group_config(bootstrap: str, group: str, key: str, value: str) -> None:
+    """`kafka-configs --alter --entity-type groups --entity-name G --add-config key=value` (ConfigCommand), e.g. a
+    group's `streams.num.standby.replicas` (the coordinator bumps the epoch on its next heartbeat: `Assignment
+    configurations changed to {...}`)."""
+    done = subprocess.run([java_binary(), "-Xmx128m", "-cp", classpath(), "org.apache.kafka.tools.ConfigCommand",
+                           "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups", "--entity-name",
+                           group, "--add-config", f"{key}={value}"], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 or "Completed updating config" not in done.stdout:
+        raise RuntimeError(f"kafka-configs failed: {done.stdout[-1000:]}{done.stderr[-1000:]}")

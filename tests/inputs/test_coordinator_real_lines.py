@@ -1,5 +1,5 @@
-"""Real broker GroupCoordinator lines from public reports (Kafka 2.2 to 4.x) and of a 4.4 broker the project's own
-share group test ran (source `captured from Apache Kafka 4.4.0: ...`), each held against its full decoding:
+"""Real broker GroupCoordinator lines from public reports (Kafka 2.2 to 4.x) and of 4.4 brokers the project's own
+share group and streams group tests ran (source `captured from Apache Kafka 4.4.0: ...`), each held against its full decoding:
 the event types in order and, for every event, group, generation, member id, client id, host, leader, protocol,
 cause and reason as the line states them (`data/coordinator_real_lines.jsonl`, each with its source; lines marked
 `"real": false` are synthesised from a release's format string with a member id a client really prints).
@@ -181,3 +181,49 @@ def test_a_4_4_share_group_from_its_coordinator_log_alone():
         [[("member_joined", a)], [("unknown", None)], [("member_joined", b)], [("session_timeout", a)]]
     assert gens[2]["assignment"] == {a: [[tid, 0]], b: [[tid, 1]]}
     assert gens[3]["assignment"] == {b: [[tid, 0], [tid, 1]]}
+
+
+STREAMS_RUN = next(c["source"] for c in CASES if c["source"].startswith(CAPTURED + "4.4.0")
+                   and "group.protocol=streams" in c["source"] and "started together" not in c["source"])
+STREAMS_RACE = next(c["source"] for c in CASES if c["source"].startswith(CAPTURED + "4.4.0")
+                    and "started together" in c["source"])
+
+
+def test_a_4_4_streams_group_from_its_coordinator_log_alone():
+    """KIP-1071 on a 4.4 broker (tests/inputs/test_streams_group_log_on_kafka.py): s-a joins and initialises the
+    topology, its changelog topic's creation bumps the epoch again (no member's doing the log names), s-b and then
+    s-c join, s-c is fenced on its session's expiry, the standby replicas set to 1 bump the epoch (each task gets
+    a standby on the other instance), s-b leaves; every generation is the sticky task assignor's, never judged by a
+    consumer assignor, and names each member's process and tasks."""
+    a, b, c = "0zHzzaxqRy6Of69YgxuhGg", "o2H_mIdzTNOxOB4pS298yQ", "PoTu5hxXSxuz4UJQVwklPg"
+    client = {a: "s-a-StreamThread-1-consumer", b: "s-b-StreamThread-1-consumer", c: "s-c-StreamThread-1-consumer"}
+    gens = [r for r in _replay(STREAMS_RUN) if r["kind"] == "generation"]
+    assert [(g["generation"], sorted(g["members"])) for g in gens] == [
+        (2, [a]), (3, [a]), (4, sorted([a, b])), (5, sorted([a, b, c])), (6, sorted([a, b])), (7, sorted([a, b])),
+        (8, [a])], gens
+    assert all((g["protocol"], g["expected_assignment"], g["group_type"]) == ("sticky", None, "streams")
+               for g in gens), gens
+    # judged by the sticky task assignor, the tasks held standing for the topology the log does not give
+    # (the first epoch has no task yet; the standby replicas the assignment-configs line names are the assignor's)
+    assert [(g["generation"], g["mismatched_tasks"], g["num_standby_replicas"]) for g in gens] == [
+        (2, None, 0), (3, 0, 0), (4, 0, 0), (5, 0, 0), (6, 0, 0), (7, 0, 1), (8, 0, 1)], gens
+    assert [[(x["cause"], x.get("member_id"), x.get("client_id")) for x in g["causes"]] for g in gens] == [
+        [("member_joined", a, client[a]), ("topology_change", a, client[a])], [("unknown", None, None)],
+        [("member_joined", b, client[b])], [("member_joined", c, client[c])], [("session_timeout", c, client[c])],
+        [("assignment_config_change", None, None)], [("member_left", b, client[b])]]
+    tasks = {mid: {k: sorted(map(tuple, v)) for k, v in t.items() if k in ("active", "standby", "warmup")}
+             for mid, t in gens[5]["tasks"].items()}
+    assert tasks == {a: {"active": [("0", 0), ("0", 1)], "standby": [("0", 2), ("0", 3)], "warmup": []},
+                     b: {"active": [("0", 2), ("0", 3)], "standby": [("0", 0), ("0", 1)], "warmup": []}}, tasks
+    assert gens[6]["tasks"][a]["active"] == [["0", p] for p in range(4)] and gens[6]["tasks"][a]["standby"] == []
+
+
+def test_a_4_4_streams_member_still_unsettled_at_its_first_epoch_is_in_it():
+    """s-b joined (epoch 4) and was still waiting for the tasks s-a had to revoke (its syncs of epoch 4 all
+    `unreleased_tasks`) when s-c joined (epoch 5): s-b is in epoch 4, its join that epoch's cause, and s-c is not
+    in it (the coordinator's target assignment of epoch 4 had s-a and s-b only)."""
+    a, b, c = "F2XwuvJISDaRWKc4aJA6Ew", "7TyPzoiZRXyatrU8c3jlSA", "eOT0XDeZQUqEDSu4RECbNQ"
+    gens = [r for r in _replay(STREAMS_RACE) if r["kind"] == "generation"]
+    assert [(g["generation"], sorted(g["members"]), [(x["cause"], x.get("member_id")) for x in g["causes"]])
+            for g in gens[2:4]] == [(4, sorted([a, b]), [("member_joined", b)]),
+                                     (5, sorted([a, b, c]), [("member_joined", c)])], gens

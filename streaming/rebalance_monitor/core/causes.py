@@ -48,6 +48,9 @@ COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINAT
 REASON_MAX_CHARS = 300  # a cause entry keeps this much of a reason text
 
 _RULES: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), c) for p, c in [
+    # a streams group's (KIP-1071 coordinator lines): before the metadata and subscription rules
+    (r"initiali[sz]ed the topology|topology (?:epoch )?(?:changed|updated)", Cause.TOPOLOGY_CHANGE),
+    (r"assignment configurations? changed", Cause.ASSIGNMENT_CONFIG_CHANGE),
     # poll interval: the Java client's heartbeat thread leaves with this text (KIP-800 and later)
     (r"poll timeout has expired|max\.poll\.interval|poll.interval", POLL_TIMEOUT),
     (r"heartbeat expiration|session (timeout|expired|has expired)|session\.timeout|expired session", SESSION_TIMEOUT),

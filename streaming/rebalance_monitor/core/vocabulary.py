@@ -147,4 +147,8 @@ class Cause(StrEnum):
     STATIC_MEMBER_REPLACED = "static_member_replaced"
     ADMIN_REMOVAL = "admin_removal"
     COORDINATOR_CHANGE = "coordinator_change"
+    # a streams group's (KIP-1071): its topology initialised (or changed) by a member; its assignment
+    # configurations (`streams.num.standby.replicas`, ...) changed, an operator's doing
+    TOPOLOGY_CHANGE = "topology_change"
+    ASSIGNMENT_CONFIG_CHANGE = "assignment_config_change"
     UNKNOWN = "unknown"

@@ -8,6 +8,8 @@ Stable on it. Causes are added here but decided in `core/causes.py`.
 """
 from __future__ import annotations
 
+from typing import Collection
+
 from .. import causes as C, records
 from ..expected import declared_server_assignor, elect_protocol, judge_generation, streams_members
 from ..storm_pattern import summarise
@@ -136,9 +138,12 @@ def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list,
     returned (None when nobody carries over)."""
     # With the coordinator's log, also before any sync: a join after the generation formed (its `Stabilized`) is
     # the next round's, and a join still without an id is in no generation.
+    # A KIP-848 member in the group when the coordinator computed the epoch's target assignment is in that epoch
+    # whether or not it reached it (a member waiting for partitions or tasks others still hold syncs it unsettled).
     formed = r.formed_ms if r.coordinator_confirmed else None
     late = {mid: t for mid, t in r.joined.items() if mid not in r.synced
-            and (r.synced or mid == joining or (formed is not None and t > formed))}
+            and (mid == joining or (formed is not None and t > formed) or (r.synced and not (
+                formed is not None and mid in g.members and g.members[mid].kip848)))}
     anonymous = list(r.anonymous_joins) if r.synced or formed is not None else []  # joined without an id
     moved = [c for c in r.causes if c.get("member_id") in late]
     for mid in late:
@@ -146,7 +151,7 @@ def complete_before_next(g, r: Rebalance, completed_ms: int | None, out: list,
     if moved:
         r.causes = [c for c in r.causes if c.get("member_id") not in late]
     r.anonymous_joins = [] if anonymous else r.anonymous_joins
-    complete(g, completed_ms, out)
+    complete(g, completed_ms, out, later=set(late) | ({joining} if joining else set()))
     if not late and not anonymous:
         return None
     nxt = g.rebalance = Rebalance(min(late.values()) if late else completed_ms, g.generation)
@@ -225,9 +230,10 @@ def maybe_complete(g, out: list) -> None:
         complete(g, r.last_sync_ms or r.formed_ms, out)
 
 
-def complete(g, completed_ms: int | None, out: list, settled_at: int | None = None) -> None:
+def complete(g, completed_ms: int | None, out: list, settled_at: int | None = None, later: Collection = ()) -> None:
     """The generation the rebalance formed is complete (at `completed_ms`; `settled_at` when the settle timer
-    decided): emit its `generation` record (and any storm record) and make the group Stable on it."""
+    decided): emit its `generation` record (and any storm record) and make the group Stable on it. `later`: members
+    that joined after it formed, the next round's."""
     r = g.rebalance
     if r is None:
         return
@@ -245,12 +251,12 @@ def complete(g, completed_ms: int | None, out: list, settled_at: int | None = No
     elif not g.client_feed:
         # broker log lines only: every member the coordinator added and has not removed (its log names
         # members as they come and go; a member that did not rejoin is removed by a line of its own)
-        ids = sorted(g.members)
+        ids = sorted(set(g.members) - set(later))
     else:
         # KIP-848 members never rejoin: every live one is in the group's new epoch (its own sync for that
         # epoch may follow, or not at all when its assignment did not change)
-        ids = sorted(set(r.synced) | {mid for mid in r.joined if mid in g.members}
-                     | {mid for mid, m in g.members.items() if m.kip848})
+        ids = sorted((set(r.synced) | {mid for mid in r.joined if mid in g.members}
+                      | {mid for mid, m in g.members.items() if m.kip848}) - set(later))
     # Members of the previous generation that never rejoined were dropped by the coordinator.
     if g.client_feed and coord is None and r.joined:
         for mid, m in list(g.members.items()):

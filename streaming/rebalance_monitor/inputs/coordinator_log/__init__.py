@@ -64,9 +64,17 @@ Message -> event mapping (wording of every release accepted; see docs/inputs.md)
   `Member M left the share group` -> `member_left`. The epoch bump, the fence on session expiry and the target
   assignment are the consumer group's lines (events above: the core knows the group's type from its members);
   the target assignment names the share groups' assignor by its object (`...SimpleAssignor@h`): protocol `simple`.
+* KIP-1071 (streams groups, 4.2-4.4; streams_lines.py): `[GroupId G][MemberId M] Member joins the streams group`
+  -> `join` (`group_protocol` `streams`, `protocols` `["sticky"]`); `Member updated its member metadata to
+  StreamsGroupMember[...]` -> the same `join` with client id, host, process, topology epoch, client tags;
+  `Member initialized the topology` / `Assignment configurations changed to {...}` -> `rebalance_started` (cause
+  `topology_change` naming M / `assignment_config_change`); `Bumped streams group epoch to E ...` ->
+  `rebalance_started` (generation E-1); `Member's new assignment state: ... assignedTasks=(active=[...],
+  standby=[...], warmup=[...]) ...` -> `sync` of epoch E with its tasks; `Streams member M fenced ... session
+  expired` -> `session_timeout`; `Member M left the streams group` -> `member_left`.
 
 The package: `line.py` (a line's anatomy, JSON wrappers), `fields.py` (what the messages print: optionals,
-member sets, causes), `messages.py` (the catalogue of messages), `message_events.py` (the events of each message);
+member sets, causes), `messages.py` (the catalogue of messages; a streams group's in `streams_lines.py`, with their events), `message_events.py` (the events of each message);
 this module reads one line with them.
 """
 from __future__ import annotations

@@ -8,6 +8,14 @@ from rebalance_monitor.core import causes as C
 from rebalance_monitor.core.causes import classify_reason
 
 
+def log_event(etype: str, ts: int, group: str, **fields) -> dict:
+    """A canonical event of a coordinator line: the fields given, those the line does not know (None) left out,
+    but `protocol`, `leader` and `reason`, which an event names even when null."""
+    ev = {"v": 1, "type": etype, "ts": ts, "group": group}
+    ev.update({k: v for k, v in fields.items() if v is not None or k in ("protocol", "leader", "reason")})
+    return ev
+
+
 def opt(value: str | None) -> str | None:
     """Scala Option / Java Optional printing: `Some(x)` / `Optional[x]` -> x; `None`, `null`,
     `Optional.empty` -> None; anything else as is."""

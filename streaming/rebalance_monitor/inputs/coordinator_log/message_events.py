@@ -9,12 +9,8 @@ from rebalance_monitor.core import causes as C
 from rebalance_monitor.core.vocabulary import SHARE_ASSIGNOR, EventType, GroupProtocol
 
 from .fields import MEMBER_METADATA_RE, added_member, fence_cause, host_of, id_set, leave_cause, opt, reason_member
-
-
-def _ev(etype: str, ts: int, group: str, **fields) -> dict:
-    ev = {"v": 1, "type": etype, "ts": ts, "group": group}
-    ev.update({k: v for k, v in fields.items() if v is not None or k in ("protocol", "leader", "reason")})
-    return ev
+from .fields import log_event as _ev
+from .streams_lines import streams_events
 
 
 def _partition_of(m: re.Match) -> int:
@@ -55,6 +51,8 @@ def events_for(handler: str, m: re.Match, ts: int, broker: int | None,
     group = d.get("group")
     if handler == "none":
         return []
+    if handler.startswith("streams_"):
+        return streams_events(handler, m, ts)
     if handler == "rebalance":
         reason = d.get("reason") or ""
         events = [_ev(EventType.REBALANCE_STARTED, ts, group, generation=int(d["gen"]), reason=d.get("reason"),

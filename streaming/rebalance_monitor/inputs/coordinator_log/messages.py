@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .streams_lines import STREAMS_RULES
+
 
 G = r"(?P<group>.+?)"
 GEN = r"(?P<gen>-?\d+)"
@@ -23,8 +25,9 @@ def upto(stop: str) -> str:
 IN_GROUP = upto(" in group ")
 HAS_LEFT = upto(" has left group ")
 
-# (kind, regex, handler name) — handlers below turn a match into events
-RULES: list[tuple[str, re.Pattern, str]] = [(k, re.compile(p), h) for k, p, h in [
+# (kind, regex, handler name) — handlers below turn a match into events; a streams group's first (streams_lines.py:
+# its lines' `[GroupId G][MemberId M]` prefix is no consumer group's `[GroupId G]`)
+RULES: list[tuple[str, re.Pattern, str]] = STREAMS_RULES + [(k, re.compile(p), h) for k, p, h in [
     ("rebalance_started",
      rf"Preparing to (?:rebalance|restabilize) group (?P<group>{upto(' in state | with old generation ')})"
      rf"(?: in state (?P<state>\w+))? with old generation {GEN}{TP}(?: \(reason: (?P<reason>.*)\))?{END}", "rebalance"),
