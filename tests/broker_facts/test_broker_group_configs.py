@@ -43,12 +43,24 @@ def _reconciled(admin, groups, n: int, committed: int = 0) -> bool:
         if any(m.member_epoch != d.group_epoch or set(m.assignment or ()) != set(m.target_assignment or ())
                for m in d.members):
             return False
-        if committed:
-            offsets = admin.list_group_offsets({d.group: None}).get(d.group) or {}
-            if sum(1 for om in offsets.values() if om is not None and om.offset is not None and om.offset >= 0) \
-                    < committed:
-                return False
+        if committed and len(_committed(admin, d.group)) < committed:
+            return False
     return True
+
+
+def _committed(admin, group: str) -> dict:
+    """{(topic, partition): committed offset} of `group`."""
+    offsets = admin.list_group_offsets({group: None}).get(group) or {}
+    return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()
+            if om is not None and om.offset is not None and om.offset >= 0}
+
+
+def _each_owner_committed(admin, groups) -> None:
+    """Every partition of `groups` committed again after now: each member, its partitions reconciled, commits its
+    own (its liveness as `__consumer_offsets` shows it, which the core's inference of a crash reads)."""
+    before = {g: _committed(admin, g) for g in groups}
+    eventually(lambda: all(all(_committed(admin, g).get(k, -1) > v for k, v in before[g].items()) for g in groups),
+               60, "each partition committed by its owner")
 
 
 class _Traffic:
@@ -149,6 +161,7 @@ def test_a_killed_kip848_member_is_a_session_timeout_on_the_brokers_and_the_grou
                                                          log_path=tmp_path / f"{group}-{role}.log")
         # both members joined, own their partitions and commit
         eventually(lambda: _reconciled(admin, (plain, own), 2, committed=2), 120, "both groups' two members")
+        _each_owner_committed(admin, (plain, own))
         for group in (plain, own):
             kill_hard(procs.pop((group, "victim")))
         # the broker fences each victim after its group's session (10 s and 20 s)

@@ -40,8 +40,8 @@ def storm_exporter():
     spec = by_name("kafka_consumergroup_storm")
     registry = CollectorRegistry()
     gauge = Gauge(spec.name, spec.help, list(spec.labels), registry=registry)
-    gauge.labels(group="g").set(1)
-    gauge.labels(group="calm").set(0)
+    gauge.labels(group="g", group_type="consumer").set(1)
+    gauge.labels(group="calm", group_type="classic").set(0)
     with serve_registry(registry) as target:
         yield target, gauge
 
@@ -70,7 +70,7 @@ def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
         assert am.find("KafkaConsumerGroupRebalanceStorm", {"group": "calm"}) == []
 
         # The storm ends: Prometheus resolves the alert and Alertmanager drops it.
-        gauge.labels(group="g").set(0)
+        gauge.labels(group="g", group_type="consumer").set(0)
         am.wait_until_gone("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
 
 
@@ -86,8 +86,8 @@ def pattern_exporter():
     gauges = {name: Gauge(name, by_name(name).help, list(by_name(name).labels), registry=registry)
               for name in ("kafka_consumergroup_storm", "kafka_consumergroup_storm_pattern")}
     for group, pattern in (("rollout", "rolling_restart"), ("flappy", "flapping_member")):
-        gauges["kafka_consumergroup_storm"].labels(group=group).set(1)
-        gauges["kafka_consumergroup_storm_pattern"].labels(group=group, pattern=pattern).set(1)
+        gauges["kafka_consumergroup_storm"].labels(group=group, group_type="consumer").set(1)
+        gauges["kafka_consumergroup_storm_pattern"].labels(group=group, group_type="consumer", pattern=pattern).set(1)
     with serve_registry(registry) as target:
         yield target
 
