@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from kafka.protocol.api_message import ApiMessage
 
-from .consumer_group_describe import DecodeError, strict_decode
+from .consumer_group_describe import DecodeError, StrictResponse, strict_decode
 from .descriptions import GroupDescription, error_name
 from .describe import BrokerUnreachable, _find_coordinators, _manager_of, _send, _supports
 
@@ -37,15 +37,8 @@ class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=__package__):
     pass
 
 
-class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=__package__):
-    @classmethod
-    def decode(cls, data, version=None, header=False, framed=False):
-        """The body after the response header (`header` and `framed` False), strictly: `decode_response`."""
-        if header or framed:
-            return super().decode(data, version=version, header=header, framed=framed)
-        if hasattr(data, "read"):
-            data = data.read()
-        return decode_response(data, cls._class_version if version is None else version)
+class DescribeShareGroupOffsetsResponse(StrictResponse, ApiMessage, load_json=__package__):
+    API = API
 
 
 class SharePartitionOffset(NamedTuple):
