@@ -6,6 +6,8 @@ from __future__ import annotations
 from helpers.job_output import comparable  # noqa: F401
 
 from rebalance_monitor.core.events import parse_event
+from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
+from rebalance_monitor.testing.witnesses import read_topic
 from rebalance_monitor.core.reconstruct import Reconstructor
 
 
@@ -28,3 +30,15 @@ def group_records(events, cfg, group: str, status: bool = False) -> list[dict]:
         out.extend(recon.feed(ev))
     out.extend(recon.finish())
     return [r for r in out if r.get("group") == group]
+
+
+def decode_offsets_topic(bootstrap: str) -> tuple[set[str], OffsetsTopicDecoder]:
+    """Every record of the broker's `__consumer_offsets` decoded, none rejected: (the record types seen, the
+    decoder, which holds the topic ids' names the topic's own records gave)."""
+    decoder = OffsetsTopicDecoder()
+    kinds = set()
+    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
+        d = decoder.decode(key, value, ts)
+        assert d.rejected_reason is None, (d.rejected_reason, d.detail)
+        kinds.add(d.record_type)
+    return kinds, decoder

@@ -16,14 +16,13 @@ import pytest
 from helpers.exposition import parse, value
 from helpers.raw_answer import raw_answer
 from helpers.replay import group_records
-from helpers.share_broker import SHARE_BROKER_SETTINGS
+from helpers.share_broker import share_broker as started_share_broker
 
 from rebalance_monitor.broker_facts import share_group_offsets as sgo
 from rebalance_monitor.config import load_config
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.metrics.broker_offsets import BrokerOffsets, BrokerOffsetsPoller
 from rebalance_monitor.metrics.updater import MetricsUpdater
-from rebalance_monitor.testing.broker import Broker
 from rebalance_monitor.testing.kafka_install import classpath, java_binary
 from rebalance_monitor.testing.witnesses import read_topic
 
@@ -40,13 +39,8 @@ def _java(*args: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def share_broker():
-    """A broker of its own (short share sessions, the share-group state topic on one broker)."""
-    b = Broker(settings=SHARE_BROKER_SETTINGS).start()
-    try:
-        b.create_topics({TOPIC: 2})
+    with started_share_broker({TOPIC: 2}) as b:
         yield b
-    finally:
-        b.stop()
 
 
 def _produce(bootstrap: str) -> None:

@@ -19,8 +19,8 @@ import pytest
 
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
-from helpers.replay import group_records
-from helpers.share_broker import SESSION_MS, SHARE_BROKER_SETTINGS
+from helpers.replay import decode_offsets_topic, group_records
+from helpers.share_broker import SESSION_MS, share_broker as started_share_broker
 
 from rebalance_monitor.broker_facts.describe import describe_groups
 from rebalance_monitor.broker_facts.poller import described_event
@@ -29,7 +29,6 @@ from rebalance_monitor.core.events import parse_event
 from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
 from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
-from rebalance_monitor.testing.broker import Broker
 from rebalance_monitor.testing.kafka_install import classpath, java_binary
 from rebalance_monitor.testing.witnesses import read_topic
 
@@ -40,13 +39,8 @@ TOPIC, GROUP = "share-orders", "share-group-1"
 
 @pytest.fixture(scope="module")
 def share_broker():
-    """A broker of its own: the shared one keeps Kafka's 45 s share session."""
-    b = Broker(settings=SHARE_BROKER_SETTINGS).start()
-    try:
-        b.create_topics({TOPIC: 2})
+    with started_share_broker({TOPIC: 2}) as b:
         yield b
-    finally:
-        b.stop()
 
 
 def _java(*args: str) -> list[str]:
@@ -187,12 +181,7 @@ def test_a_share_groups_rebalances_from_consumer_offsets_match_the_broker(share_
     both, state_both, ids, killed_at_ms, alone, state_alone, final = (share_run[k] for k in (
         "both", "state_both", "ids", "killed_at_ms", "alone", "state_alone", "final"))
     # every record the coordinator wrote of the group decodes, none rejected
-    decoder = OffsetsTopicDecoder()
-    kinds_seen = set()
-    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
-        d = decoder.decode(key, value, ts)
-        assert d.rejected_reason is None, (d.rejected_reason, d.detail)
-        kinds_seen.add(d.record_type)
+    kinds_seen, decoder = decode_offsets_topic(bootstrap)
     assert {"ShareGroupMetadata v0", "ShareGroupMemberMetadata v0", "ShareGroupTargetAssignmentMetadata v0",
             "ShareGroupTargetAssignmentMember v0", "ShareGroupCurrentMemberAssignment v0",
             "ShareGroupStatePartitionMetadata v0", "ShareGroupMemberMetadata tombstone"} <= kinds_seen, kinds_seen

@@ -17,9 +17,8 @@ import pytest
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers import streams_group_kafka as sk
+from helpers.replay import decode_offsets_topic
 
-from rebalance_monitor.inputs.offsets_topic import OffsetsTopicDecoder
-from rebalance_monitor.testing.witnesses import read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -96,12 +95,7 @@ def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(stre
     r = streams_run
     ids = r["ids"]
     # every record the coordinator wrote decodes, none rejected
-    decoder = OffsetsTopicDecoder()
-    kinds_seen = set()
-    for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
-        d = decoder.decode(key, value, ts)
-        assert d.rejected_reason is None, (d.rejected_reason, d.detail)
-        kinds_seen.add(d.record_type)
+    kinds_seen, _decoder = decode_offsets_topic(bootstrap)
     assert {f"StreamsGroup{name} v0" for name in (
         "Metadata", "MemberMetadata", "TargetAssignmentMetadata", "TargetAssignmentMember",
         "CurrentMemberAssignment", "Topology")} | {"StreamsGroupMemberMetadata tombstone"} <= kinds_seen, kinds_seen
