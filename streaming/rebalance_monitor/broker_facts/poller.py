@@ -11,8 +11,11 @@ topic applies the same.
 The events are stamped at the job's event time, not the wall clock: the newest time of the records the job has
 written (`note_batch`). A setting is a standing fact, and stamped so it never runs ahead of the input: a job
 catching up on old events, or reading events whose clocks trail the monitor's, does not find its groups' clocks
-moved past the events still to come (which would then be late). Until the job has written a record the poller
-waits, up to `WALL_CLOCK_AFTER_S`, after which an idle input's groups get the wall clock.
+moved past the events still to come (which would then be late). Until the job has read an event the poller
+waits: at least `WALL_CLOCK_AFTER_S`, and then until the job says its input is idle (it read everything there
+was and found nothing), after which an idle input's groups get the wall clock. A restarted job slow to read its
+first batch of a backlog is not idle: stamping its facts at the wall clock would move its groups' clocks past
+the whole backlog, and time out every member in it.
 
 A refusal (ACLs: DESCRIBE_CONFIGS) is counted (`rebalance_monitor_broker_facts_errors_total`), logged once with
 what to grant, and the monitor goes on with the configuration's fallback (`core.kip848_session_timeout(s)`),
@@ -40,10 +43,13 @@ class BrokerFactsPoller:
     """`admin`: kafka-python's KafkaAdminClient; `publish(key, value)`: writes one event (bytes) to the events
     topic; `note(reason)`: counts a failure (the exporter's `note_broker_facts_error`, or nothing); `clock`:
     epoch seconds (the wall clock: republishing, and the stamp of an idle input); `event_time`: stamp with the
-    job's event time (`note_batch`; False: the wall clock from the start, e.g. a poller without a job)."""
+    job's event time (`note_batch`; False: the wall clock from the start, e.g. a poller without a job);
+    `input_idle()`: True when the job has read all its input there was and found none (None: never said, so
+    no wall clock while `event_time`)."""
 
     def __init__(self, admin, publish, flush=None, refresh_s: float = 300.0, note=None, clock=time.time,
-                 event_time: bool = True, connect=None):
+                 event_time: bool = True, connect=None, input_idle=None):
+        self.input_idle = input_idle
         # `connect()` -> (admin, publish, flush, close): clients for one round of the thread, closed after it, so
         # that none keeps reconnecting (and logging) while the brokers are away; None: `admin` and `publish` stay
         self.connect = connect
@@ -70,9 +76,10 @@ class BrokerFactsPoller:
         self._started = clock()
 
     # --- the job's side -------------------------------------------------------------------------------
-    def note_batch(self, records) -> None:
-        """A batch's output records: their groups (asked about at once when new) and newest time (the stamp)."""
-        newest = max((r.get("ts") or 0 for r in records), default=0)
+    def note_batch(self, records, event_time_ms: int | None = None) -> None:
+        """A batch's output records: their groups (asked about at once when new) and newest time (the stamp);
+        `event_time_ms`: the highest event time the job has read (a batch may read events and write no record)."""
+        newest = max([r.get("ts") or 0 for r in records] + [event_time_ms or 0])
         if newest > (self._frontier or 0):
             self._frontier = int(newest)
         changed = {r.get("group") for r in records if r.get("kind") == "generation" and r.get("group")}
@@ -83,12 +90,14 @@ class BrokerFactsPoller:
         self.note_groups({r.get("group") for r in records})
 
     def stamp_ms(self) -> int | None:
-        """The time to stamp events with: the job's event time, the wall clock once the input has been idle for
-        `WALL_CLOCK_AFTER_S` (or without `event_time`); None while waiting for the job's first record."""
+        """The time to stamp events with: the job's event time; the wall clock without `event_time`, or once
+        `WALL_CLOCK_AFTER_S` have passed and the job says its input is idle; None while waiting."""
         if self._frontier is not None:
             return self._frontier
         now = self.clock()
-        if not self.event_time or now - self._started >= WALL_CLOCK_AFTER_S:
+        if not self.event_time:
+            return int(now * 1000)
+        if now - self._started >= WALL_CLOCK_AFTER_S and self.input_idle is not None and self.input_idle():
             return int(now * 1000)
         return None
 
@@ -303,9 +312,10 @@ class BrokerFactsPoller:
         self.stop()
 
 
-def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
+def start_poller(cfg, updater=None, input_idle=None) -> BrokerFactsPoller | None:
     """The poller of a monitor's configuration (broker_facts.*, the one Kafka connection), started; None when
-    `broker_facts.enabled` is off or the configuration gives it no topic the job reads."""
+    `broker_facts.enabled` is off or the configuration gives it no topic the job reads. `input_idle`: the job's
+    (`StreamingQueryJob.input_idle`)."""
     topic = cfg.broker_facts_topic()
     if not cfg.broker_facts.enabled or topic is None:
         return None
@@ -336,7 +346,8 @@ def start_poller(cfg, updater=None) -> BrokerFactsPoller | None:
         return admin, publish, flush, close
 
     poller = BrokerFactsPoller(None, None, refresh_s=int(cfg.broker_facts.refresh) / 1000.0,
-                               note=updater.note_broker_facts_error if updater is not None else None, connect=connect)
+                               note=updater.note_broker_facts_error if updater is not None else None, connect=connect,
+                               input_idle=input_idle)
     return poller.start()
 
 

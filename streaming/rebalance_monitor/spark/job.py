@@ -259,6 +259,27 @@ class StreamingQueryJob:
             self.updater.mark_alive()
             self.updater.set_ready(True)
 
+    def input_idle(self) -> bool:
+        """The query has read all the input there was and found none: it made progress at least once, its last
+        progress read no row, and no source has data nor a trigger is running. (A restarted job still reading
+        its first batch of a backlog is not idle, however long that batch takes.)"""
+        q = self.query
+        try:
+            if q is None or not q.isActive:
+                return False
+            lp = q.lastProgress
+            st = q.status
+        except Exception:  # noqa: BLE001 - the query is going away
+            return False
+        if not lp or int(lp.get("numInputRows") or 0) != 0:
+            return False
+        return not st.get("isDataAvailable") and not st.get("isTriggerActive")
+
+    @property
+    def max_event_ms(self) -> int | None:
+        """The highest event time the job's batches have read (None before the first event)."""
+        return self._max_event_ms
+
     def stop_query(self, wait_s: float = STOP_WAIT_S) -> None:
         """Stop the query between two batches (waiting up to `wait_s` for that, batch.between_batches; a batch that
         would start meanwhile runs no task, process_batch, until the next `start`), then its sinks."""

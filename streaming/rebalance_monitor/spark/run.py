@@ -99,8 +99,8 @@ class MonitorService:
 
     def _batch_records(self, batch_id, records, dead_letters) -> None:
         """Each batch's output: the groups it names go to the broker poller (asked about at once when new)."""
-        if self.facts is not None and records:
-            self.facts.note_batch(records)
+        if self.facts is not None:
+            self.facts.note_batch(records, event_time_ms=self.job.max_event_ms if self.job is not None else None)
         if self.on_records is not None:
             self.on_records(batch_id, records, dead_letters)
 
@@ -147,7 +147,7 @@ class MonitorService:
             if self.lag is None and cfg.lag.enabled and updater is not None:
                 self.lag = _start_lag_poller(cfg, updater)
             if self.facts is None and not once:  # (run --once reads what its input held when it started)
-                self.facts = _start_broker_facts(cfg, updater)
+                self.facts = _start_broker_facts(cfg, updater, job.input_idle)
             if job.spark is None:
                 job.session()  # PySpark replaces the SIGINT handler when its context starts
                 if self._signals:
@@ -281,12 +281,12 @@ def _start_lag_poller(cfg: MonitorConfig, updater):
         return None
 
 
-def _start_broker_facts(cfg: MonitorConfig, updater):
+def _start_broker_facts(cfg: MonitorConfig, updater, input_idle=None):
     """The broker poller (broker_facts/): what the brokers know of groups, published where the job reads it."""
     from ..broker_facts.poller import start_poller
 
     try:
-        return start_poller(cfg, updater)
+        return start_poller(cfg, updater, input_idle)
     except Exception as exc:  # noqa: BLE001 - the configuration's fallback then applies, and records say so
         log.warning("broker poller not started (the configuration's fallback applies): %s", one_line(exc))
         return None
