@@ -104,6 +104,25 @@ def test_continuous_trigger_reports_a_session_timeout_of_a_silent_group(spark, b
     assert all(t["deadline_ms"] == t["last_seen_ms"] + 6000 for t in timeouts)
 
 
+def test_a_query_that_read_all_there_was_says_its_input_is_idle(spark, broker, unique, tmp_path):
+    """What the broker poller waits for before it stamps facts with the wall clock (broker_facts/poller.py): an
+    empty input is idle once the query has looked; a query not started is not; events read give their time."""
+    topic = f"events-{unique}"
+    broker.create_topics({topic: 1})
+    cfg = make_cfg(broker, topic, tmp_path)
+    job = StreamingQueryJob(cfg, spark=spark)
+    assert not job.input_idle() and job.max_event_ms is None
+    job.start()
+    try:
+        eventually(job.input_idle, 90, "the empty input said idle", interval_s=0.2)
+        now = int(time.time() * 1000)
+        produce(broker, topic, [hb(now, "a", 1, group="idle")])
+        eventually(lambda: job.max_event_ms == now, 90, "the event read", interval_s=0.2)
+        eventually(job.input_idle, 90, "idle again once read", interval_s=0.2)
+    finally:
+        job.stop()
+
+
 def test_after_a_restart_a_backlog_is_read_before_a_silent_member_times_out(spark, broker, unique, tmp_path):
     """A group whose member heartbeats while the job is down: after the restart its backlog (read over several
     batches) is applied before the group's clock follows the wall clock, so no false timeout; once the member
