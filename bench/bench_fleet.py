@@ -11,9 +11,11 @@ configuration apart from paths, topic and port) and reads it live. Measured:
 - peak memory of the driver JVM and Python workers (proc_tree.PeakRss), the state store per group (progress:
   stateOperators numRowsTotal, memoryUsedBytes);
 - delay from a churn rebalance's last sync (its event time) to its generation record (after the job's sinks);
-- each frozen/stalled member's warning lead: its member_at_risk record, and its group's heartbeat/poll gap ratio
-  reaching core.early_warning_percent in the exporter's /metrics (scraped every `--scrape-every` s), against its
-  deadline; and its timeout's delay after the deadline (the member_timeout record; the timeouts counter in /metrics).
+- each frozen/stalled member's warning lead: its member_at_risk record, and in the exporter's /metrics (scraped every
+  `--scrape-every` s) its own series of kafka_consumergroup_member_at_risk_deadline_timestamp_seconds (by member id;
+  with the deadline it gives) and its group's heartbeat/poll gap ratio reaching core.early_warning_percent, against
+  its deadline; and its timeout's delay after the deadline (the member_timeout record; the timeouts counter and the
+  member's at-risk series gone in /metrics).
 __consumer_offsets is not written: the members' commits are canonical `commit` events only.
 
     python bench/bench_fleet.py [--groups 1000] [--members 10] [--duration 150] [--partitions 4]
@@ -194,17 +196,23 @@ def report(args, r: dict) -> None:
           f"member_timeout records: {rec.timeouts_all}")
     print(f"/metrics: {len(fleet['scrape_s'])} scrapes, {fleet['scrape_bytes'] / 2 ** 20:.1f} MiB, "
           f"{_stats(fleet['scrape_s'], '.3f')} s each")
-    print(f"watched (lead: deadline - when seen, + is before it; after: when seen - deadline; /metrics: the group's "
-          f"gap ratio >= {r['warn']:.2f}, its timeouts counter):")
+    print(f"watched (lead: deadline - when seen, + is before it; after: when seen - deadline; /metrics: the member's "
+          f"at-risk series (its deadline against the schedule's: - is earlier, the member's last beat before it "
+          f"stopped), its group's gap ratio >= {r['warn']:.2f}; the group's timeouts counter, the member's series "
+          f"gone):")
     start = fleet["start_ms"] / 1000.0
+    at_risk, cleared = fleet["at_risk"], fleet["cleared"]
     for group, mid, kind, stop_ms, deadline_ms in fleet["watched"]:
         d = deadline_ms / 1000.0 if deadline_ms else float("nan")
         f = lambda t: f"{t:+.1f}" if t is not None else "never"  # noqa: E731
+        seen = at_risk.get(mid)
         print(f"  {kind:7} {mid}: stopped at {stop_ms / 1000 - start:.1f} s, deadline {d - start:.1f} s; lead: at-risk "
-              f"record {f(d - rec.at_risk[mid] if mid in rec.at_risk else None)} s, /metrics "
+              f"record {f(d - rec.at_risk[mid] if mid in rec.at_risk else None)} s, /metrics member "
+              f"{f(d - seen[0] if seen else None)} s{f' (deadline {seen[1] - d:+.1f} s)' if seen else ''}, group "
               f"{f(d - fleet['warned'][group] if group in fleet['warned'] else None)} s; after: timeout record "
               f"{f(rec.timeouts[mid] - d if mid in rec.timeouts else None)} s, /metrics "
-              f"{f(fleet['timed_out'][group] - d if group in fleet['timed_out'] else None)} s", flush=True)
+              f"{f(fleet['timed_out'][group] - d if group in fleet['timed_out'] else None)} s, member's series gone "
+              f"{f(cleared[mid] - d if mid in cleared else None)} s", flush=True)
 
 
 def main() -> None:

@@ -10,8 +10,12 @@ import threading
 import time
 import urllib.request
 
-GAP_FAMILIES = {"session": "kafka_consumergroup_heartbeat_gap_ratio", "poll": "kafka_consumergroup_poll_gap_ratio"}
-TIMEOUTS = "kafka_consumergroup_member_timeouts_total"
+from rebalance_monitor.metrics.catalogue import (HEARTBEAT_GAP_RATIO, MEMBER_AT_RISK_DEADLINE, MEMBER_TIMEOUTS,
+                                                 POLL_GAP_RATIO)
+
+GAP_FAMILIES = {"session": HEARTBEAT_GAP_RATIO.name, "poll": POLL_GAP_RATIO.name}
+TIMEOUTS = MEMBER_TIMEOUTS.name
+AT_RISK = MEMBER_AT_RISK_DEADLINE.name
 
 
 def family(text: str, name: str) -> str:
@@ -24,13 +28,17 @@ def family(text: str, name: str) -> str:
 
 
 class Scraper(threading.Thread):
-    """Scrapes /metrics every `every_s`; notes when each watched group's gap ratio (of its kind: "session" or
-    "poll") first reached `warn` and when its timeouts counter first showed a timeout of that kind."""
+    """Scrapes /metrics every `every_s`; for each watched member (its group and kind: "session" or "poll") notes
+    when its own at-risk series first showed (and the deadline it gave) and when it went, when its group's gap ratio
+    of that kind first reached `warn`, and when the group's timeouts counter first showed a timeout of that kind."""
 
-    def __init__(self, url: str, watched: dict[str, str], warn: float, every_s: float):
+    def __init__(self, url: str, watched: dict[str, tuple[str, str]], warn: float, every_s: float):
         super().__init__(name="scraper", daemon=True)
-        self.url, self.watched, self.warn, self.every_s = url, watched, warn, every_s  # watched: group -> kind
-        self.warned: dict[str, float] = {}
+        # watched: member id -> (group, kind)
+        self.url, self.watched, self.warn, self.every_s = url, watched, warn, every_s
+        self.at_risk: dict[str, tuple[float, float]] = {}   # member -> (when its series first showed, its deadline)
+        self.cleared: dict[str, float] = {}                 # member -> when its series went, after it showed
+        self.warned: dict[str, float] = {}                  # group -> when its gap ratio reached `warn`
         self.timed_out: dict[str, float] = {}
         self.scrape_s: list[float] = []
         self.bytes = 0
@@ -47,20 +55,32 @@ class Scraper(threading.Thread):
             seen = time.time()
             self.scrape_s.append(seen - t0)
             self.bytes = max(self.bytes, len(text))
-            timeouts = family(text, TIMEOUTS)
-            gaps = {kind: family(text, name) for kind, name in GAP_FAMILIES.items()}
-            for group, kind in self.watched.items():
-                g = re.escape(group)
-                if group not in self.warned:
-                    m = re.search(rf'^{GAP_FAMILIES[kind]}{{group="{g}"}} (\S+)$', gaps[kind], re.M)
-                    if m and float(m.group(1)) >= self.warn:
-                        self.warned[group] = seen
-                if group not in self.timed_out:
-                    m = re.search(rf'^{TIMEOUTS}{{[^}}]*group="{g}"[^}}]*timeout="{kind}"[^}}]*}} (\S+)$', timeouts,
-                                  re.M)
-                    if m and float(m.group(1)) > 0:
-                        self.timed_out[group] = seen
+            self.note(text, seen)
             self.halt.wait(max(0.0, self.every_s - (time.time() - t0)))
+
+    def note(self, text: str, seen: float) -> None:
+        """What one scrape's exposition `text`, read at `seen`, shows of the watched members and their groups."""
+        timeouts = family(text, TIMEOUTS)
+        gaps = {kind: family(text, name) for kind, name in GAP_FAMILIES.items()}
+        at_risk = family(text, AT_RISK)
+        for member, (group, kind) in self.watched.items():
+            g = re.escape(group)
+            if member not in self.cleared and text:
+                m = re.search(rf'^{AT_RISK}{{group="{g}",[^}}]*risk="{kind}",member_id="{re.escape(member)}",'
+                              rf'[^}}]*}} (\S+)$', at_risk, re.M)
+                if m and member not in self.at_risk:
+                    self.at_risk[member] = (seen, float(m.group(1)))
+                elif not m and member in self.at_risk:
+                    self.cleared[member] = seen
+            if group not in self.warned:
+                m = re.search(rf'^{GAP_FAMILIES[kind]}{{group="{g}"(?:,[^}}]*)?}} (\S+)$', gaps[kind], re.M)
+                if m and float(m.group(1)) >= self.warn:
+                    self.warned[group] = seen
+            if group not in self.timed_out:
+                m = re.search(rf'^{TIMEOUTS}{{[^}}]*group="{g}"[^}}]*timeout="{kind}"[^}}]*}} (\S+)$', timeouts,
+                              re.M)
+                if m and float(m.group(1)) > 0:
+                    self.timed_out[group] = seen
 
 
 def send(bootstrap: str, topic: str, fleet, seconds: float) -> dict:
@@ -96,7 +116,7 @@ def main(conn, bootstrap: str, topic: str, url: str, fleet_args: dict, seconds: 
     from fleet_schedule import Fleet
 
     fleet = Fleet(start_ms=int(time.time() * 1000), **fleet_args)
-    scraper = Scraper(url, {w.group: w.kind for w in fleet.watched.values()}, warn, every_s)
+    scraper = Scraper(url, {w.member_id: (w.group, w.kind) for w in fleet.watched.values()}, warn, every_s)
     scraper.start()
     conn.send(("started", fleet.start_ms))
     try:
@@ -113,5 +133,6 @@ def main(conn, bootstrap: str, topic: str, url: str, fleet_args: dict, seconds: 
         **figures, "error": error, "members": fleet.members, "churned": fleet.churned, "start_ms": fleet.start_ms,
         "generations": dict(fleet.generations), "churn_groups": [g.name for g in fleet.groups.values() if g.churn],
         "watched": [(w.group, w.member_id, w.kind, w.stop_ms, w.deadline_ms) for w in fleet.watched.values()],
-        "warned": scraper.warned, "timed_out": scraper.timed_out, "scrape_s": scraper.scrape_s,
+        "at_risk": scraper.at_risk, "cleared": scraper.cleared, "warned": scraper.warned,
+        "timed_out": scraper.timed_out, "scrape_s": scraper.scrape_s,
         "scrape_bytes": scraper.bytes, "cpu_all_s": time.process_time()}))

@@ -230,15 +230,16 @@ def stat_panel(title: str, description: str, targets, *, unit: str | None = "sho
 def table_panel(title: str, description: str, targets, *, unit: str | None = "short", w: int = 12, h: int = 8,
                 sort_by: str | None = None, hide: tuple[str, ...] = ("Time",),
                 rename: dict[str, str] | None = None, group_link: bool = False,
-                thresholds: list[tuple[float | None, str]] | None = None) -> table.Panel:
-    """A table of instant queries (merged on their labels), sorted by ``sort_by`` descending."""
+                thresholds: list[tuple[float | None, str]] | None = None, ascending: bool = False) -> table.Panel:
+    """A table of instant queries (merged on their labels), sorted by ``sort_by`` descending (``ascending``: the
+    smallest first)."""
     p = _base(table.Panel(), title, description, targets, w, h, unit)
     p = p.with_transformation(dm.DataTransformerConfig(id_val="merge", options={}))
     p = p.with_transformation(dm.DataTransformerConfig(id_val="organize", options={
         "excludeByName": {k: True for k in hide}, "renameByName": dict(rename or {}),
     }))
     if sort_by:
-        p = p.sort_by([cb.TableSortByFieldState().display_name(sort_by).desc(True)])
+        p = p.sort_by([cb.TableSortByFieldState().display_name(sort_by).desc(not ascending)])
     if thresholds:
         p = p.thresholds(_thresholds(thresholds))
     if group_link:

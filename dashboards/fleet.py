@@ -34,6 +34,7 @@ def build() -> str:
     mismatched = sel("kafka_consumergroup_assignment_mismatched_partitions", FLEET)
     unassigned = sel("kafka_consumergroup_unassigned_partitions", FLEET)
     gap = sel("kafka_consumergroup_heartbeat_gap_ratio", FLEET)
+    at_risk = sel("kafka_consumergroup_member_at_risk_deadline_timestamp_seconds", FLEET)
 
     d = (base_dashboard(TITLE, UID_FLEET,
                         "Consumer groups by rebalance rate, storms, causes, member timeouts and lag. "
@@ -139,4 +140,11 @@ def build() -> str:
         "Heartbeat-gap ratio, top 10", help_of("kafka_consumergroup_heartbeat_gap_ratio"),
         [q(f"topk(10, max by (cluster, group) ({gap}))", "{{group}}", instant=True)],
         unit="percentunit", w=8, h=8, max_val=1, thresholds=[(None, "green"), (0.5, "orange"), (0.8, "red")]))
+    d = d.with_panel(table_panel(
+        "Members at risk now", help_of("kafka_consumergroup_member_at_risk_deadline_timestamp_seconds") +
+        " Seconds left: to the deadline (below 0: past it, the timeout not seen yet); the 25 nearest first.",
+        [q(f"bottomk(25, max by (cluster, group, member_id, client_id, host, risk) ({at_risk}) - time())",
+           instant=True, fmt="table")],
+        unit="s", rename={"Value": "seconds left"}, sort_by="seconds left", ascending=True, group_link=True, w=24,
+        h=8, thresholds=[(None, "red"), (5, "orange"), (15, "green")]))
     return render(d, annotations)

@@ -43,6 +43,7 @@ def build() -> str:
     timeouts = sel("kafka_consumergroup_member_timeouts_total", ONE)
     gap = sel("kafka_consumergroup_heartbeat_gap_ratio", ONE)
     poll_gap = sel("kafka_consumergroup_poll_gap_ratio", ONE)
+    at_risk = sel("kafka_consumergroup_member_at_risk_deadline_timestamp_seconds", ONE)
     client_lat_avg = sel("kafka_consumergroup_client_rebalance_latency_avg_seconds", ONE)
     client_lat_max = sel("kafka_consumergroup_client_rebalance_latency_max_seconds", ONE)
     client_idle = sel("kafka_consumergroup_client_poll_idle_ratio", ONE)
@@ -185,6 +186,12 @@ def build() -> str:
         "the client reporter.",
         [q(f"max({poll_gap})", "time since last poll / max.poll.interval.ms")], unit="percentunit", max_val=1.2,
         w=12, h=8, thresholds=[(None, "green"), (0.8, "orange"), (1, "red")]))
+    d = d.with_panel(table_panel(
+        "Members at risk", help_of("kafka_consumergroup_member_at_risk_deadline_timestamp_seconds") +
+        " Seconds left: to the deadline (below 0: past it, the timeout not seen yet); the nearest first.",
+        [q(f"max by (member_id, client_id, host, risk) ({at_risk}) - time()", instant=True, fmt="table")],
+        unit="s", rename={"Value": "seconds left"}, sort_by="seconds left", ascending=True, w=12, h=8,
+        thresholds=[(None, "red"), (5, "orange"), (15, "green")]))
     own = (" As each client reports itself (KIP-714's standard metrics, e.g. confluent-kafka's): not evidence of "
            "a member's heartbeats or polls.")
     d = d.with_panel(ts_panel(

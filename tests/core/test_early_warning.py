@@ -86,3 +86,22 @@ def test_join_helper_gives_the_timeouts_the_warnings_use():
     # (the builders' defaults, so that the figures above mean what they say)
     j = join(0, "x")
     assert j["session_timeout_ms"] == SESSION and j["rebalance_timeout_ms"] == POLL
+
+
+def test_the_group_status_lists_the_members_at_risk_until_heard_from_again():
+    g = GroupMonitor("g")
+    events = stable_group(("a", "b")) + heartbeats(("a", "b"), 1, 3000, 12000) + heartbeats(("a",), 1, 15000, 18000)
+    out = []
+    for e in events:
+        out.extend(g.process(parse_event(e)))
+    b_last = 12001
+    assert g.status(b_last + SESSION // 2 - 1)["members_at_risk"] == []          # not yet at its warning point
+    out += g.advance_to(b_last + SESSION // 2 + 100)
+    assert [(r["member_id"], r["risk"]) for r in kinds(out, "member_at_risk")] == [("b", "session")]
+    assert g.status(b_last + SESSION // 2 + 100)["members_at_risk"] == [["b", "session"]]
+    g.process(parse_event(hb(b_last + SESSION // 2 + 200, "b", 1)))              # heard from again: recovered
+    assert g.status(b_last + SESSION // 2 + 300)["members_at_risk"] == []
+    off = GroupMonitor("g", CoreSettings(early_warning_pct=0))
+    for e in events:
+        off.process(parse_event(e))
+    assert off.status(b_last + SESSION - 1)["members_at_risk"] == []             # no warnings: none at risk

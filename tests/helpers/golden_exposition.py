@@ -1,7 +1,7 @@
 """A run of the exporter over records of every kind, whose exposition texts are kept as test data.
 
 ``scenario(granularity)`` drives one ``MetricsUpdater`` (fixed clock) through micro-batches holding every record kind
-the exporter reads (generation, rebalance_started, member_timeout, storm, group_status, coordinator,
+the exporter reads (generation, rebalance_started, member_timeout, member_at_risk, storm, group_status, coordinator,
 offsets_committed from the stream and from the brokers, end_offsets, group_deleted) with the corner cases of each
 (late generations, replayed records, malformed offsets, label values to escape, groups denied, over max_groups,
 left out upstream, expired by the TTL), the self metrics, the exposition held while a snapshot is persisted, and a
@@ -52,6 +52,12 @@ def _status(group, ts, state, generation=1, members=2, ratio=0.5, in_storm=False
     return r
 
 
+def _risk(group, member, risk, ts, deadline_ms, **identity):
+    return {"kind": "member_at_risk", "group": group, "ts": ts, "member_id": member, "risk": risk,
+            "last_seen_ms": None, "warn_ms": ts, "deadline_ms": deadline_ms, "limit_ms": 30_000, "detected_ms": ts,
+            **identity}
+
+
 def batches() -> list[tuple[list[dict], dict, list[str]]]:
     """(records, record_batch figures, groups left out upstream) of each micro-batch."""
     t = T0
@@ -68,6 +74,13 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
         _gen(WEIRD, 4, t - 30_000, causes=("member_left", "member_left", "heartbeat_expired"),
              protocol='we"ird', group_type="share"),
         {"kind": "member_timeout", "group": WEIRD, "member_id": "w1", "timeout": "session", "detected_ms": t - 29_000},
+        # members at risk (a series each, valued its deadline): labels to escape, one without client id or host,
+        # one whose record lacks its deadline (ignored)
+        _risk(WEIRD, "w2", "poll", t - 28_500, t + 60_000, client_id='c"2', host="/10.0.0.9"),
+        _risk("billing", "b-2", "poll", t - 40_000, t - 10_000, client_id="billing-2", host="/10.0.0.2"),
+        _risk("billing", "b-3", "session", t - 40_000, t + 2, client_id="billing-3", host="/10.0.0.3"),
+        _risk("billing", "b-4", "session", t - 40_000, None),
+        _risk("billing", "b-5", "session", t - 40_000, t + 3),
         {"kind": "storm", "group": WEIRD, "started_ms": t - 28_000, "ended_ms": None, "pattern": 'fl"ap\n'},
         {"kind": "coordinator", "group": WEIRD, "ts": t - 27_000, "partition": 4, "broker": 'b"1', "action": "elected"},
         # ignored: an unknown kind, a group that is not a string, a denied group
@@ -110,8 +123,11 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
          "agrees": False, "differences": ["member b-9: the broker has it, the monitor does not"]},
         {"kind": "broker_view", "group": "billing", "ts": t + 20, "broker_epoch": 7, "monitor_epoch": 7,
          "agrees": True, "differences": []},
+        # a member at risk that its group's status still lists (kept), then one it does not (dropped)
+        _risk("orders-service", "c-1", "poll", t + 3_000, t + 33_000, client_id="orders-1", host="/10.0.0.11"),
+        _risk("orders-service", "c-3", "session", t + 3_000, t + 8_000, client_id="orders-3", host="/10.0.0.13"),
         # a group status entering a rebalance (snapshots the lag), a coordinator moving and resigning
-        _status("orders-service", t + 4_000, "PreparingRebalance", generation=12, members=2, ratio=1.25,
+        _status("orders-service", t + 4_000, "PreparingRebalance", members_at_risk=[["c-1", "poll"], ["c-9", "poll"]], generation=12, members=2, ratio=1.25,
                 in_storm=False, part=17, rebalancing_since_ms=t + 3_500, client_standard_metrics=[
                     # a librdkafka client's standard metrics (no rebalance count), a Java client's, a bad entry
                     {"client_id": "rdkafka", "client_instance_id": "Zm9vYmFyYmF6cXV4MTIzNA", "source": "kip714",
@@ -136,7 +152,8 @@ def batches() -> list[tuple[list[dict], dict, list[str]]]:
                 "state_rows": 95, "watermark_ms": t - 2_000, "output_counts": {"generation": 3, "storm": 2}}
     b2 = [
         _status("orders-service", t + 8_000, "CompletingRebalance", generation=13, members=3, ratio=None,
-                in_storm=True, part=18),
+                in_storm=True, part=18, members_at_risk=[]),
+        _risk("orders-service", "c-2", "session", t + 8_500, t + 14_000, client_id="orders-2", host="/10.0.0.12"),
         _status("billing", t + 8_000, "Dead", generation=2, members=0, ratio=0, part="nope"),
         {"kind": "group_deleted", "group": WEIRD, "ts": t + 8_000},
         {"kind": "group_deleted", "group": "never-seen", "ts": t + 8_000},

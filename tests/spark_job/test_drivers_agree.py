@@ -13,7 +13,7 @@ letter), disorder within the release delay, late events (dead letters `late_even
 The one documented difference (docs/records.md): detection times. A `member_timeout`'s `detected_ms` and `ts`
 say when the driver saw the deadline pass, and `group_status` is a snapshot taken whenever a driver looks (the
 job after every run of a group, replay at its end of input): of it, the last per group is compared without its
-time and heartbeat-gap fields.
+time, gap and at-risk fields.
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from rebalance_monitor.spark.job import StreamingQueryJob
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-STATUS_TIME_FIELDS = ("ts", "max_heartbeat_gap_ratio", "heartbeat_gap_ratios", "max_poll_gap_ratio", "poll_gap_ratios")
+STATUS_TIME_FIELDS = ("ts", "max_heartbeat_gap_ratio", "heartbeat_gap_ratios", "max_poll_gap_ratio", "poll_gap_ratios",
+                      "members_at_risk")
 
 
 def _ev(type_, ts, group, **fields):

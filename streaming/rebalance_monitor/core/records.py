@@ -65,7 +65,9 @@ def group_status(group: str, ts: int, *, state: str, generation: int | None, pro
                  leader: str | None, members: int, heartbeat_gap_ratios: dict, in_storm: bool,
                  rebalancing_since_ms: int | None, coordinator_partition: int,
                  poll_gap_ratios: dict | None = None, client_standard_metrics: list | None = None,
-                 group_type: str = "unknown") -> dict:
+                 group_type: str = "unknown", members_at_risk: list | None = None) -> dict:
+    """The group as it stands at `ts`; `members_at_risk`: [member id, risk] of each member past its early-warning
+    point and not past its deadline at `ts` (`group/timers.at_risk_now`), so a reader can tell one heard from again."""
     return {"kind": RecordKind.GROUP_STATUS, "group": group, "ts": ts, "group_type": group_type, "state": state,
             "generation": generation,
             "protocol": protocol, "leader": leader, "members": members,
@@ -73,7 +75,8 @@ def group_status(group: str, ts: int, *, state: str, generation: int | None, pro
             "heartbeat_gap_ratios": heartbeat_gap_ratios, "in_storm": in_storm,
             "rebalancing_since_ms": rebalancing_since_ms, "coordinator_partition": coordinator_partition,
             "max_poll_gap_ratio": max(poll_gap_ratios.values()) if poll_gap_ratios else None,
-            "poll_gap_ratios": poll_gap_ratios or {}, "client_standard_metrics": client_standard_metrics or []}
+            "poll_gap_ratios": poll_gap_ratios or {}, "client_standard_metrics": client_standard_metrics or [],
+            "members_at_risk": members_at_risk or []}
 
 
 def offsets_committed(group: str, ts: int, *, member_id: str | None, offsets) -> dict:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.vocabulary import REBALANCING_STATES, GroupState, RecordKind
-from . import client_families, task_families
+from . import client_families, risk_families, task_families
 from .lag import EndOffsetTable
 from .series import GroupSeries
 
@@ -103,6 +103,12 @@ def apply_member_timeout(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     s.stale_meta = True
     k = (str(r.get("timeout") or "unknown"), str(r.get("client_id") or ""), str(r.get("host") or ""))
     s.member_timeouts[k] = s.member_timeouts.get(k, 0) + 1
+    risk_families.drop_member(s, r.get("member_id"))
+
+
+def apply_member_at_risk(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
+    """A member past its early-warning point: its series, valued its deadline, until it times out or recovers."""
+    risk_families.set_at_risk(s, r)
 
 
 def apply_storm(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
@@ -126,7 +132,8 @@ def apply_broker_view(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
 
 
 def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
-    """The group as the core sees it now: state, generation, members, heartbeat gaps, storm, coordinator."""
+    """The group as the core sees it now: state, generation, members, heartbeat gaps, members at risk, storm,
+    coordinator."""
     s.stale_meta = True
     s.has_status = True
     s.set_group_type(r.get("group_type"))
@@ -146,6 +153,7 @@ def apply_group_status(s: GroupSeries, r: dict, ends: EndOffsetTable) -> None:
     ratio = r.get("max_poll_gap_ratio")
     s.poll_gap_ratio = float(ratio) if isinstance(ratio, (int, float)) else None
     s.client_standard = client_families.parse(r.get("client_standard_metrics"))
+    risk_families.keep_listed(s, r.get("members_at_risk"))
     if isinstance(r.get("in_storm"), bool):
         s.storm = int(r["in_storm"])
     if s.in_progress == 1 and not was_rebalancing:
@@ -264,6 +272,7 @@ APPLY: dict[str, Callable[[GroupSeries, dict, EndOffsetTable], object]] = {
     RecordKind.GENERATION: apply_generation,
     RecordKind.REBALANCE_STARTED: apply_rebalance_started,
     RecordKind.MEMBER_TIMEOUT: apply_member_timeout,
+    RecordKind.MEMBER_AT_RISK: apply_member_at_risk,
     RecordKind.STORM: apply_storm,
     RecordKind.GROUP_STATUS: apply_group_status,
     RecordKind.COORDINATOR: apply_coordinator,

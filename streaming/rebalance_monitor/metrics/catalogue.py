@@ -175,6 +175,13 @@ POLL_GAP_RATIO = _g(
     "kafka_consumergroup_poll_gap_ratio", "gauge",
     "Largest ratio, over the members whose polls are known, of time since the last poll to max.poll.interval.ms "
     "(1 means the member is about to be removed for not polling).", GROUP_KEY)
+MEMBER_AT_RISK_DEADLINE = _g(
+    "kafka_consumergroup_member_at_risk_deadline_timestamp_seconds", "gauge",
+    "Epoch time a member at risk will be removed: silent for core.early_warning_percent of its session timeout "
+    "(risk=\"session\") or max.poll.interval.ms (risk=\"poll\"), one series per member at risk (a member_at_risk "
+    "record). The series goes when the member times out (member_timeout), when a group_status no longer lists it "
+    "(heard from again, left or removed), and with its group (deleted or expired).",
+    (*GROUP_KEY, "risk", "member_id", "client_id", "host"), "seconds")
 # ---- the clients' own standard metrics (KIP-714's standard consumer set, as each client pushes it) -----------
 # Per client instance, as the client reports itself: not evidence of a member's heartbeats or polls (librdkafka
 # pushes only these, naming no member). From group_status records' client_standard_metrics.
@@ -325,7 +332,8 @@ BROKER_FACTS_ERRORS = _g(
 CATALOGUE: tuple[MetricSpec, ...] = (
     REBALANCES, GENERATIONS, REBALANCE_DURATION, GENERATION, STATE, MEMBERS, PROTOCOL_INFO, REBALANCE_IN_PROGRESS,
     LAST_REBALANCE_TS, PARTITIONS_MOVED, MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE,
-    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, CLIENT_POLL_IDLE_RATIO,
+    NEEDLESS_MOVES, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO, MEMBER_AT_RISK_DEADLINE,
+    CLIENT_POLL_IDLE_RATIO,
     CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
     STREAMS_MEMBER_TASKS, STREAMS_TASKS_MOVED, STREAMS_MISMATCHED_TASKS, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,

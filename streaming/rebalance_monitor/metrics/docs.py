@@ -63,6 +63,9 @@ def sample_records() -> list[dict]:
                     "active": [["0", 0], ["1", 0]], "standby": [["0", 1]], "warmup": []},
              "s2": {"process_id": "p2", "client_id": "wc-2-StreamThread-1-consumer", "epoch": 3,
                     "active": [["0", 1], ["1", 1]], "standby": [["0", 0]], "warmup": []}}},
+        {"kind": "member_at_risk", "group": "word-count", "ts": T0 - 2_000, "member_id": "s2", "risk": "session",
+         "last_seen_ms": T0 - 25_000, "warn_ms": T0 - 2_500, "deadline_ms": T0 + 20_000, "limit_ms": 45_000,
+         "detected_ms": T0 - 2_000, "client_id": "wc-2-StreamThread-1-consumer", "host": "/10.0.0.22"},
     ]
 
 
@@ -104,8 +107,8 @@ def _family_lines(text: str, spec: MetricSpec) -> list[str]:
 
 SECTIONS = [
     ("Rebalances and generations", lambda m: m.name.startswith("kafka_consumergroup_") and not any(
-        k in m.name for k in ("lag", "offset", "timeout", "heartbeat", "storm"))),
-    ("Members and storms", lambda m: any(k in m.name for k in ("timeout", "heartbeat", "storm"))),
+        k in m.name for k in ("lag", "offset", "timeout", "heartbeat", "at_risk", "storm"))),
+    ("Members and storms", lambda m: any(k in m.name for k in ("timeout", "heartbeat", "at_risk", "storm"))),
     ("Streams groups: tasks", lambda m: m.name.startswith("kafka_streamsgroup_")),
     ("Lag and offsets", lambda m: m.name.startswith("kafka_") and any(k in m.name for k in ("lag", "offset"))),
     ("The monitor itself", lambda m: m.name.startswith("rebalance_monitor_")),
@@ -127,7 +130,7 @@ Grafana dashboards are generated from it.
 
 The samples below come from running the real exporter state (`MetricsUpdater`) on a short sample history
 of a group `orders-service` (a member left, a rebalance of 2.4 s, a poll timeout, a storm, lag on two
-partitions) and a streams group `word-count` (its members' tasks, a task moved), with `max_groups=2` and `group_deny="tmp-.*"` so the drop counters show.
+partitions) and a streams group `word-count` (its members' tasks, a task moved, a member at risk), with `max_groups=2` and `group_deny="tmp-.*"` so the drop counters show.
 
 ## Endpoints
 

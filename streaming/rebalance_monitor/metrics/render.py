@@ -4,7 +4,7 @@ One renderer per family group, like KMinion's ``collect_*.go`` (``redpanda-data/
 
 * :func:`rebalance_lines`: rebalances, generations, their duration, the latest generation and its assignment;
 * :func:`state_lines`: state, members, protocol, rebalance in progress, coordinator;
-* :func:`liveness_lines`: member timeouts, heartbeat gaps, storms;
+* :func:`liveness_lines`: member timeouts, heartbeat gaps, members at risk, storms;
 * :func:`lag_lines` and :func:`committed_lines`: the per-partition offsets, lag sum and time lag (the hot path:
   the per-partition label text is cached); :func:`end_offset_lines`: a topic's log-end offsets.
 
@@ -21,7 +21,7 @@ from .catalogue import (
     REBALANCE_IN_PROGRESS, REBALANCES, STATE, STORM, STORM_PATTERN, STORMS, UNASSIGNED_PARTITIONS,
     BROKER_VIEW_DISAGREEMENTS,
 )
-from . import client_families, lag_levels, task_families
+from . import client_families, lag_levels, risk_families, task_families
 from .exposition import Family, escape_label
 from .lag import EndOffsetTable
 from .series import GroupSeries
@@ -54,7 +54,7 @@ META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, 
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
                  LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, STATE, MEMBERS, PROTOCOL_INFO,
                  REBALANCE_IN_PROGRESS, COORDINATOR_INFO, MEMBER_TIMEOUTS, HEARTBEAT_GAP_RATIO, POLL_GAP_RATIO,
-                 *client_families.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
+                 *risk_families.FAMILIES, *client_families.FAMILIES, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
                  *task_families.FAMILIES)
 LAG_FAMILIES = (LAG, LAG_SUM, LAG_SECONDS)      # re-rendered when an end offset moves
 
@@ -121,6 +121,7 @@ def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
         f[HEARTBEAT_GAP_RATIO.name] = _GAP_RATIO.of_group(g, s.heartbeat_gap_ratio)
     if s.poll_gap_ratio is not None:
         f[POLL_GAP_RATIO.name] = _POLL_GAP_RATIO.of_group(g, s.poll_gap_ratio)
+    risk_families.lines(s, f)
     if s.client_standard:
         client_families.lines(g, s.client_standard, f)
     if s.storm is not None or s.storms_total:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from . import risk_families
 from .catalogue import REBALANCE_DURATION_BUCKETS
 from .exposition import Histogram, group_label
 
@@ -78,6 +79,8 @@ class GroupSeries:
         self.needless_moves: int | None = None
         self.heartbeat_gap_ratio: float | None = None
         self.poll_gap_ratio: float | None = None
+        # the members at risk (risk_families.py): (risk, member id) -> (client id, host, deadline in epoch seconds)
+        self.at_risk: dict[tuple[str, str], tuple[str, str, float]] = {}
         self.client_standard: list = []  # the clients' own standard metrics (client_families.py), not persisted
         self.storm: int | None = None
         self.storm_started_ms: int | None = None
@@ -141,6 +144,8 @@ class GroupSeries:
             d["member_timeouts"] = [[*k, n] for k, n in self.member_timeouts.items()]
         if self.coordinator is not None:
             d["coordinator"] = list(self.coordinator)
+        if self.at_risk:
+            d["at_risk"] = risk_families.to_state(self.at_risk)
         if self.member_tasks:
             d["member_tasks"] = [[*k, n] for k, n in self.member_tasks.items()]
         if self.tasks_moved:
@@ -166,6 +171,7 @@ class GroupSeries:
         g.member_timeouts = {(str(t), str(c), str(h)): int(n) for t, c, h, n in d.get("member_timeouts") or ()}
         if d.get("coordinator") is not None:
             g.coordinator = tuple(d["coordinator"])
+        g.at_risk = risk_families.from_state(d.get("at_risk"))
         g.member_tasks = {(str(c), str(k)): int(n) for c, k, n in d.get("member_tasks") or ()}
         g.tasks_moved = {str(k): int(n) for k, n in (d.get("tasks_moved") or {}).items()}
         for key in d.get("seen_storms") or ():

@@ -10,6 +10,7 @@ The updater is the face the job, the HTTP exporter and the broker poller use; th
 | ``apply.py`` | one apply-function per record kind, over a group's series |
 | ``render.py`` | one renderer per family group, and each group's cached lines |
 | ``client_families.py`` | the clients' own standard metrics of a group (``kafka_consumergroup_client_*``) |
+| ``risk_families.py`` | the members at risk of a group, each valued its deadline (``kafka_consumergroup_member_at_risk_*``) |
 | ``task_families.py`` | a streams group's tasks per member, tasks moved and mismatched (``kafka_streamsgroup_*``) |
 | ``body.py`` | the exposition of the groups and topics in catalogue order, cached (text, bytes, gzip) |
 | ``admission.py`` | allow/deny, ``max_groups``, the idle TTL, and the groups left out |

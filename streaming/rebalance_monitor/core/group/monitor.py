@@ -245,7 +245,7 @@ class GroupMonitor:
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
             poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now),
-            group_type=group_type.current(self))
+            group_type=group_type.current(self), members_at_risk=timers.at_risk_now(self, now))
 
     def to_state(self) -> dict:
         """A compact, JSON-serialisable snapshot (what the Spark job keeps in its state store; see codec.py)."""

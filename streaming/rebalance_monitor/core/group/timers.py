@@ -106,6 +106,23 @@ def warn_members(g, at: int, detected: int, out: list) -> None:
         g.warned_to = max(g.warned_to, when + (m.report_delay_ms or 0))
 
 
+def at_risk_now(g, now: int) -> list[list[str]]:
+    """[member id, risk] of each member at risk at `now`: past its early-warning point (plus its report delay) and
+    not past that deadline (the span in which `warn_members` gives its `member_at_risk` record), sorted. A member
+    heard from again, or gone, is no longer in it: `group_status` carries it (metrics/risk_families.py)."""
+    pct = g.settings.early_warning_pct
+    if not pct:
+        return []
+    out = []
+    for m in g.members.values():
+        delay = m.report_delay_ms or 0
+        for point in m.warn_points(pct):
+            if point is not None and point[1] + delay <= now < point[2] + delay:
+                out.append([m.member_id, point[0]])
+    out.sort()
+    return out
+
+
 def timeout(g, m: Member, kind: str, deadline: int, detected: int, out: list, trigger: bool = True,
             reason: str | None = None) -> None:
     """Member `m`'s `kind` ("session" or "poll") deadline passed at `deadline`, noticed at `detected`: a
