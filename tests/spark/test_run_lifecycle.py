@@ -64,6 +64,9 @@ def parts(monkeypatch):
         def refresh_liveness(self):
             pass
 
+        def input_idle(self):
+            return False
+
         def stop_query(self):
             rec.events.append("query stopped")
 
