@@ -108,6 +108,14 @@ def _described_active(described: dict) -> dict:
     return {mid: sorted(m["tasks"].get("active", ())) for mid, m in described.items()}
 
 
+def _held_before(gens: list, gen: dict, member: str) -> int:
+    """The active tasks `member` held in the generation before `gen` (what its departure hands to others)."""
+    before = max((g for g in gens if g["generation"] < gen["generation"]), key=lambda g: g["generation"])
+    n = len(before["tasks"][member]["active"])
+    assert n >= 1, before
+    return n
+
+
 def _log_records(broker) -> list[dict]:
     cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
     events = []
@@ -150,13 +158,17 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
     # the scale-out: w-c joined at an epoch after the two-member one, by the three-member one
     scaled = next(g for g in gens if ids["w-c"] in g["members"])
     assert steps["two"][1][1] < scaled["generation"] <= steps["three"][1][1], scaled
-    # w-a's fence: the first epoch without it, after its session ran out; its tasks went to the other processes
+    # w-a's fence: the first epoch without it, after its session ran out; its tasks, and only they, went to the
+    # other processes (each instance a process of one thread)
     gone = next(g for g in gens if g["generation"] > steps["three"][1][1] and ids["w-a"] not in g["members"])
     assert [c.get("member_id") for c in gone["causes"]] == [ids["w-a"]], gone["causes"]
-    assert gone["tasks_moved_within_process"] == 0 and gone["tasks_moved_between_processes"] >= 1, gone
+    assert (gone["tasks_moved_between_processes"], gone["tasks_moved_within_process"]) == (
+        _held_before(gens, gone, ids["w-a"]), 0), gone
     assert sk.SESSION_MS - 1500 <= gone["started_ms"] - steps["killed_at_ms"] <= sk.SESSION_MS + 15000
     left = next(g for g in gens if g["generation"] > steps["fenced"][1][1] and ids["w-b"] not in g["members"])
     assert [c.get("member_id") for c in left["causes"]] == [ids["w-b"]], left["causes"]
+    assert (left["tasks_moved_between_processes"], left["tasks_moved_within_process"]) == (
+        _held_before(gens, left, ids["w-b"]), 0), left
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["w-c"]], gens[-1]["causes"]
 
     # the coordinator's log: why each went, naming its client and process
