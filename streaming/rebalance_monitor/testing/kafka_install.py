@@ -1,6 +1,6 @@
 """Where the project's Apache Kafka lives: the releases scripts/fetch_kafka.sh fetched with Maven into
 `var/kafka/<version>/` (jars in `libs/`, the project's Java consumer in `classes/`), and Kafka's own Kafka Streams
-examples jar beside them in `var/stock-examples/<version>/`.
+examples with the Kafka Streams and RocksDB jars they run on in `var/stock-examples/<version>/`.
 
 `RM_KAFKA_HOME` points at another cache root (a directory holding `<version>/libs`; the examples are in its
 sibling `stock-examples/`).
