@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch Apache Kafka from Maven Central into var/kafka/<version>/libs (idempotent), one directory per pom in
 # scripts/maven/kafka-*/: the broker of the tests and the demo (4.x), 4.0.0 (its server assignors' own rules) and
-# the classic-coordinator era (3.9.x).
+# the classic-coordinator era (3.9.x); and Kafka's own Kafka Streams examples (scripts/maven/stock-streams-examples/:
+# the examples jar, Kafka Streams 4.4 and RocksDB) into var/stock-examples/<version>/.
 # Also compiles the project's small Java consumer (streaming/java/test-programs/java-consumer/) against each
 # release's kafka-clients. (The assignor oracle, scripts/java-oracle/, is compiled on first use by
 # rebalance_monitor.testing.assignor_oracle.)
@@ -26,3 +27,17 @@ for pom in scripts/maven/kafka-*/pom.xml; do
   fi
   echo "$digest" > "$stamp"
 done
+# Kafka's own Kafka Streams examples (a Streams application the project did not write) with the Kafka Streams they
+# run on; var/kafka/4.4.0/libs gives the rest. A stamp of its own: a change here fetches no Kafka release again.
+pom=scripts/maven/stock-streams-examples/pom.xml
+version=$(sed -n 's:.*<examples.version>\(.*\)</examples.version>.*:\1:p' "$pom" | head -1)
+dest="$ROOT/var/stock-examples/$version"
+stamp="$dest/.stamp"
+digest=$(sha256sum "$pom" | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  log "fetching Kafka's Streams examples $version with Maven into $dest"
+  rm -rf "$dest"; mkdir -p "$dest"
+  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dest" -DincludeScope=runtime >&2
+  ls "$dest"/kafka-streams-examples-"$version".jar >/dev/null
+  echo "$digest" > "$stamp"
+fi

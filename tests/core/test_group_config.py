@@ -285,3 +285,47 @@ def test_a_share_member_takes_the_share_familys_session_not_the_consumer_familys
     assert (again.members["s1"].session_timeout_ms, again.members["s1"].timeout_source) == (8_000, "group")
     g.process(parse_event(_share_member(ts=1800, mid="s2")))  # a member coming later takes the group's at once
     assert (g.members["s2"].session_timeout_ms, g.members["s2"].timeout_source) == (8_000, "group")
+
+
+def _streams_member(ts, mid):
+    return {"v": 1, "type": "join", "ts": ts, "group": "g", "member_id": mid, "protocols": ["sticky"], "topics": [],
+            "group_protocol": "streams", "client_id": f"{mid}-StreamThread-1-consumer", "host": "127.0.0.1",
+            "process_id": f"p-{mid}", "rebalance_timeout_ms": 300_000}
+
+
+def test_a_streams_member_known_by_its_pushes_is_warned_on_the_streams_familys_session():
+    """A streams group's member (KIP-1071) whose KIP-714 pushes stop (kill -9): the warning at half the brokers'
+    `group.streams.session.timeout.ms` plus the pushes' report delay (1.5 intervals), before the session's deadline
+    and naming the broker as its source; the consumer family's session does not apply to it. With 6 s sessions and
+    2 s pushes, half the session and the delay are the whole of it: the warning comes with the timeout."""
+    def push(ts, mid):
+        return ev("client_metrics", ts, "g", member_id=mid, client_id=f"{mid}-StreamThread-1-consumer",
+                  source="kip714", interval_ms=2000, last_heartbeat_ms_ago=500, last_poll_ms_ago=100)
+
+    def seen(session_ms):
+        events = [broker(0, session_timeout_ms=45_000),  # the consumer family's: not a streams member's
+                  broker(0, group_type="streams", session_timeout_ms=session_ms, heartbeat_interval_ms=1_000),
+                  _streams_member(1000, "a"), _streams_member(1000, "b"),
+                  ev("rebalance_started", 1100, "g", generation=0, reason="epoch 1"),
+                  ev("generation_completed", 1101, "g", generation=1, protocol="sticky", leader=None,
+                     protocol_type="streams")]
+        events += [ev("sync", 1102 + i, "g", member_id=m, generation=1, protocol="sticky", leader=None, assignment=[],
+                      member_state="stable", active_tasks=[["0", i]], standby_tasks=[], warmup_tasks=[])
+                   for i, m in enumerate("ab")]
+        for t in range(2000, 40_001, 2000):  # a's pushes every 2 s; b's stop after 10 s
+            events.append(push(t, "a"))
+            if t <= 10_000:
+                events.append(push(t + 1, "b"))
+        out = run(events, CoreSettings(early_warning_pct=50))
+        return ([r for r in out if r["kind"] == "member_at_risk" and r["member_id"] == "b"],
+                [r for r in out if r["kind"] == "member_timeout" and r["member_id"] == "b"])
+
+    warned, timed_out = seen(15_000)
+    last_seen = 10_001 - 500
+    assert [(w["warn_ms"], w["deadline_ms"], w["limit_ms"], w["timeout_source"], w["client_id"]) for w in warned] == \
+        [(last_seen + 7_500, last_seen + 15_000, 15_000, "broker", "b-StreamThread-1-consumer")]
+    assert warned[0]["warn_ms"] + 3000 <= warned[0]["ts"] < warned[0]["deadline_ms"]  # the next push of a's after
+    assert [(t["timeout"], t["deadline_ms"], t["timeout_source"]) for t in timed_out] == \
+        [("session", last_seen + 15_000, "broker")]
+    warned, timed_out = seen(6_000)
+    assert warned and warned[0]["ts"] >= warned[0]["deadline_ms"] == timed_out[0]["deadline_ms"], (warned, timed_out)

@@ -27,6 +27,7 @@ STREAMS_BROKER_SETTINGS = {
 }
 TOOL = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 _TASKS = re.compile(r"([^\s:;\[\]]+):\[([\d,]*)\]")
+_KIND = re.compile(r"([A-Z][A-Z-]*):(?!\[)")
 
 
 def streams_broker() -> Broker:
@@ -54,15 +55,15 @@ def _describe(bootstrap: str, group: str, what: str) -> list[list[str]]:
 
 
 def parse_tasks(text: str) -> dict[str, set]:
-    """The tool's ASSIGNMENTS cell (`ACTIVE: 0:[0,1] 1:[2]; TARGET-ACTIVE: ...; STANDBY: ...`) as
-    {kind: {(subtopology, partition)}}, kinds lower-cased (`active`, `target-active`, `standby`, ...)."""
+    """The tool's ASSIGNMENTS cell as {kind: {(subtopology, partition)}}, kinds lower-cased (`active`,
+    `target-active`, `standby`, ...). The tool ends each subtopology's list with `;`
+    (`ACTIVE: 0:[0,2]; 1:[0,2]; TARGET-ACTIVE: 0:[0,2]; 1:[0,2]; ...`): a kind's tasks run to the next kind."""
     out: dict[str, set] = {}
-    for chunk in text.split(";"):
-        kind, sep, rest = chunk.partition(":")
-        if not sep or not kind.strip():
-            continue
-        tasks = out.setdefault(kind.strip().lower(), set())
-        for sub, parts in _TASKS.findall(rest):
+    marks = list(_KIND.finditer(text))
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        tasks = out.setdefault(mark.group(1).lower(), set())
+        for sub, parts in _TASKS.findall(text[mark.end():end]):
             tasks.update((sub, int(p)) for p in parts.split(",") if p)
     return out
 

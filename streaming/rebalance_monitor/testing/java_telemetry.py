@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..client_metrics_subscription import SUBSCRIPTION_METRICS  # the plugin's metric prefixes
 from .broker import Broker
-from .kafka_install import KAFKA_VERSION, classpath, java_binary, project_root
+from .kafka_install import KAFKA_VERSION, classpath, java_binary, project_root, stock_examples_classpath
 from .processes import free_port
 
 BROKER_JAR = "broker-telemetry-plugin.jar"
@@ -23,6 +23,10 @@ STREAMS_APP = "rebalancemonitor.testapp.StreamsTestApp"
 EXPORTER_PLUGIN = "rebalancemonitor.telemetry.broker.ExporterPlugin"  # Kafka 4.2+ (KIP-1217)
 RECEIVER_PLUGIN = "rebalancemonitor.telemetry.broker.ReceiverPlugin"  # Kafka 3.7-4.1 (KIP-714's first pair)
 REPORTER = "rebalancemonitor.telemetry.client.ConsumerReporter"
+# Kafka's own examples: a stateful word count (a count per word in a state store), from `streams-plaintext-input`
+# to `streams-wordcount-output`, application id `streams-wordcount` unless its properties file says another
+WORD_COUNT_DEMO = "org.apache.kafka.streams.examples.wordcount.WordCountDemo"
+WORD_COUNT_TOPICS = ("streams-plaintext-input", "streams-wordcount-output")
 
 
 def jar(name: str) -> Path:
@@ -43,12 +47,14 @@ def jar(name: str) -> Path:
 
 
 def plugin_broker(events_topic: str, plugin: str = EXPORTER_PLUGIN, version: str = KAFKA_VERSION,
-                  log_path: str | None = None, queue_capacity: int | None = None) -> Broker:
+                  log_path: str | None = None, queue_capacity: int | None = None,
+                  settings: dict[str, str] | None = None) -> Broker:
     """A broker (not started) with the broker plugin: metric.reporters, the jar, and the plugin's properties
-    sending its events to `events_topic` on the broker itself."""
+    sending its events to `events_topic` on the broker itself; its other `settings` besides (e.g. short streams
+    sessions)."""
     port = free_port("127.0.0.1")
-    settings = {"metric.reporters": plugin, "rebalance.monitor.bootstrap.servers": f"127.0.0.1:{port}",
-                "rebalance.monitor.events.topic": events_topic}
+    settings = {**(settings or {}), "metric.reporters": plugin,
+                "rebalance.monitor.bootstrap.servers": f"127.0.0.1:{port}", "rebalance.monitor.events.topic": events_topic}
     if queue_capacity is not None:
         settings["rebalance.monitor.queue.capacity"] = str(queue_capacity)
     return Broker(port=port, version=version, log_path=log_path, settings=settings,
@@ -70,6 +76,16 @@ def consumer_properties(events_bootstrap: str, events_topic: str, interval_ms: i
     """A Java consumer's properties for the client reporter (with its jar on the class path)."""
     return {"metric.reporters": REPORTER, "rebalance.monitor.bootstrap.servers": events_bootstrap,
             "rebalance.monitor.events.topic": events_topic, "rebalance.monitor.interval.ms": str(interval_ms)}
+
+
+def word_count_demo(properties: dict[str, str], properties_path: Path, log_path: Path | None = None,
+                    extra_classpath: tuple[str, ...] = ()) -> subprocess.Popen:
+    """Kafka's own WordCountDemo (kafka-streams-examples, run on Kafka Streams 4.4 and Kafka 4.4's clients) with
+    the Streams `properties` given (written to `properties_path`, its one argument), in a process of its own
+    session; SIGTERM runs its shutdown hook (`KafkaStreams.close()`)."""
+    properties_path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+    cp = ":".join((stock_examples_classpath(), *extra_classpath))
+    return _start([java_binary(), "-Xmx192m", "-cp", cp, WORD_COUNT_DEMO, str(properties_path)], log_path)
 
 
 def console_consumer(bootstrap: str, topic: str, group: str, client_id: str, properties: dict[str, str] | None = None,

@@ -1,7 +1,9 @@
 """Where the project's Apache Kafka lives: the releases scripts/fetch_kafka.sh fetched with Maven into
-`var/kafka/<version>/` (jars in `libs/`, the project's Java consumer in `classes/`).
+`var/kafka/<version>/` (jars in `libs/`, the project's Java consumer in `classes/`), and Kafka's own Kafka Streams
+examples with the Kafka Streams and RocksDB jars they run on in `var/stock-examples/<version>/`.
 
-`RM_KAFKA_HOME` points at another cache root (a directory holding `<version>/libs`).
+`RM_KAFKA_HOME` points at another cache root (a directory holding `<version>/libs`; the examples are in its
+sibling `stock-examples/`).
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ KAFKA_CLASSIC_VERSION = "3.9.2"
 # the assignor oracle's 4.0.0 classes, and a broker of the test that the monitor follows the broker's release
 KAFKA_4_0_VERSION = "4.0.0"
 RELEASES = (KAFKA_VERSION, KAFKA_4_0_VERSION, KAFKA_CLASSIC_VERSION)
+# Kafka's own Kafka Streams examples (org.apache.kafka:kafka-streams-examples; 4.0.0 is the newest on Maven Central),
+# run on KAFKA_VERSION's jars. Keep in step with scripts/maven/stock-streams-examples/pom.xml.
+STOCK_EXAMPLES_VERSION = "4.0.0"
 
 
 class KafkaNotInstalled(RuntimeError):
@@ -48,6 +53,26 @@ def kafka_home(version: str = KAFKA_VERSION, fetch: bool = True) -> Path:
 def classpath(version: str = KAFKA_VERSION) -> str:
     home = kafka_home(version)
     return f"{home / 'libs'}/*:{home / 'classes'}"
+
+
+def stock_examples_jar(version: str = STOCK_EXAMPLES_VERSION, fetch: bool = True) -> Path:
+    """Kafka's own kafka-streams-examples jar (its WordCountDemo: a Streams application the project did not write),
+    beside the Kafka Streams 4.4 and RocksDB jars it runs on (`stock_examples_classpath`); runs
+    scripts/fetch_kafka.sh once when it is missing."""
+    path = cache_root().parent / "stock-examples" / version / f"kafka-streams-examples-{version}.jar"
+    if not path.is_file():
+        script = project_root() / "scripts" / "fetch_kafka.sh"
+        if fetch and script.exists() and shutil.which("mvn"):
+            subprocess.run([str(script)], check=True)
+        if not path.is_file():
+            raise KafkaNotInstalled(f"{path} is missing: run scripts/fetch_kafka.sh (needs Maven)")
+    return path
+
+
+def stock_examples_classpath(version: str = STOCK_EXAMPLES_VERSION) -> str:
+    """The class path of Kafka's own Streams examples: their jars (the examples, Kafka Streams 4.4, RocksDB), then
+    Kafka 4.4's (kafka-clients, slf4j, log4j, Jackson)."""
+    return f"{stock_examples_jar(version).parent}/*:{classpath(KAFKA_VERSION)}"
 
 
 def java_binary() -> str:
