@@ -44,6 +44,39 @@ def records_of(bootstrap: str, events_topic: str, group: str, status: bool = Fal
     return group_records(events, cfg, group, status)
 
 
+def publish_broker_facts(bootstrap: str, events_topic: str, group: str):
+    """The broker poller's facts of `group` and the brokers' group settings, asked and published once into
+    `events_topic` at the wall clock (as a poller without a job stamps them); returns the (admin, producer) to close."""
+    from kafka import KafkaAdminClient, KafkaProducer
+
+    from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    poller = BrokerFactsPoller(admin, lambda key, value: producer.send(events_topic, key=key, value=value),
+                               flush=producer.flush, event_time=False)
+    poller.note_groups([group])
+    assert poller.poll_once() > 0
+    return admin, producer
+
+
+def warned_then_timed_out(bootstrap: str, events_topic: str, group: str, member_id: str, what: str,
+                          timeout_s: float = 120) -> tuple[dict, dict, list[dict]]:
+    """Once `member_id`'s timeout is among the core's records of `group` (`records_of`): its first session warning
+    (`member_at_risk`, asserted to exist), that timeout, and all the records."""
+    from helpers.eventually import eventually
+
+    def timeouts():
+        return [r for r in records_of(bootstrap, events_topic, group) if r["kind"] == "member_timeout"
+                and r["member_id"] == member_id]
+    timeout = eventually(timeouts, timeout_s, f"the session timeout of {what}", interval_s=2.0)[0]
+    records = records_of(bootstrap, events_topic, group)
+    warned = [r for r in records if r["kind"] == "member_at_risk" and r["member_id"] == member_id
+              and r["risk"] == "session"]
+    assert warned, [r for r in records if r["kind"] in ("member_at_risk", "member_timeout")]
+    return warned[0], timeout, records
+
+
 def stalling_consumer(bootstrap: str, topic: str, group: str, client_id: str, max_poll_interval_ms: int,
                       stall_ms: int, log_path):
     """The project's plain Java consumer (streaming/java/test-programs/java-consumer/RmJavaConsumer.java, no

@@ -35,6 +35,42 @@ def streams_broker() -> Broker:
     return Broker(settings=dict(STREAMS_BROKER_SETTINGS)).start()
 
 
+def module_broker(topics: tuple[str, str], partitions: int):
+    """A module fixture's body: `streams_broker()` with the application's input topic (`partitions`) and output
+    topic (one partition), stopped when the module is done (`yield from module_broker(...)`)."""
+    b = streams_broker()
+    try:
+        b.create_topics({topics[0]: partitions, topics[1]: 1})
+        yield b
+    finally:
+        b.stop()
+
+
+def end_scenario(procs: dict, broker, work: Path) -> None:
+    """A scenario's cleanup: any instance still running killed, and the coordinator's log as the scenario left it
+    kept beside the instances' logs (`work`, under pytest's basetemp)."""
+    from helpers.java_telemetry import kill_hard
+
+    for p in procs.values():
+        if p.poll() is None:
+            kill_hard(p)
+    (work / "coordinator.log").write_bytes(broker.coordinator_log.read_bytes())
+
+
+def active_tasks_of(members: dict) -> dict:
+    """member id -> its sorted active tasks, of members as the broker describes them (`{"tasks": {"active": ...}}`)."""
+    return {mid: sorted(m["tasks"].get("active", ())) for mid, m in members.items()}
+
+
+def held_before(gens: list, gen: dict, member: str) -> int:
+    """How many active tasks `member` held in the generation before `gen` (what its departure hands to others);
+    at least one, or the departure tells nothing."""
+    before = max((g for g in gens if g["generation"] < gen["generation"]), key=lambda g: g["generation"])
+    n = len(before["tasks"][member]["active"])
+    assert n >= 1, before
+    return n
+
+
 def start_instance(bootstrap: str, app_id: str, client_id: str, topics: tuple[str, str], work: Path,
                    threads: int = 1, **extra: str):
     """One instance (a process of its own session) of the test application in group `app_id` on the streams

@@ -38,12 +38,7 @@ CLIENTS = ("w-a", "w-b", "w-c")
 
 @pytest.fixture(scope="module")
 def streams_broker():
-    b = sk.streams_broker()
-    try:
-        b.create_topics({TOPICS[0]: PARTITIONS, TOPICS[1]: 1})
-        yield b
-    finally:
-        b.stop()
+    yield from sk.module_broker(TOPICS, PARTITIONS)
 
 
 def _start(bootstrap: str, client: str, work):
@@ -93,27 +88,12 @@ def word_count_run(streams_broker, tmp_path_factory):
         steps["final"] = eventually(lambda: (s := sk.state(bootstrap, GROUP)) and s[0] == "Empty" and s, 60,
                                     "the group empty")
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                kill_hard(p)
-        (work / "coordinator.log").write_bytes(streams_broker.coordinator_log.read_bytes())
+        sk.end_scenario(procs, streams_broker, work)
     return steps
 
 
 def _active(g: dict) -> dict:
     return {mid: sorted(map(tuple, t["active"])) for mid, t in g["tasks"].items()}
-
-
-def _described_active(described: dict) -> dict:
-    return {mid: sorted(m["tasks"].get("active", ())) for mid, m in described.items()}
-
-
-def _held_before(gens: list, gen: dict, member: str) -> int:
-    """The active tasks `member` held in the generation before `gen` (what its departure hands to others)."""
-    before = max((g for g in gens if g["generation"] < gen["generation"]), key=lambda g: g["generation"])
-    n = len(before["tasks"][member]["active"])
-    assert n >= 1, before
-    return n
 
 
 def _log_records(broker) -> list[dict]:
@@ -148,11 +128,12 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
         assert sorted(g["members"]) == sorted(described), (key, g, described)
         assert {mid: t["process_id"] for mid, t in g["tasks"].items()} == \
             {mid: m["process_id"] for mid, m in described.items()}, key
-        assert _active(g) == _described_active(described), (key, g)
+        assert _active(g) == sk.active_tasks_of(described), (key, g)
         for kind in ("standby", "warmup"):
             assert {mid: {tuple(t) for t in g["tasks"][mid][kind]} for mid in g["members"]} == \
                 {mid: m["tasks"].get(kind, set()) for mid, m in described.items()}, (key, kind, g)
-        assert g["mismatched_tasks"] == 0 and _active({"tasks": g["expected_tasks"]}) == _described_active(described)
+        assert g["mismatched_tasks"] == 0
+        assert _active({"tasks": g["expected_tasks"]}) == sk.active_tasks_of(described)
     joined = {c["member_id"]: c.get("client_id") for g in gens for c in g["causes"] if c["cause"] == "member_joined"}
     assert joined == {mid: f"{c}-StreamThread-1-consumer" for c, mid in ids.items()}, joined
     # the scale-out: w-c joined at an epoch after the two-member one, by the three-member one
@@ -163,12 +144,12 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
     gone = next(g for g in gens if g["generation"] > steps["three"][1][1] and ids["w-a"] not in g["members"])
     assert [c.get("member_id") for c in gone["causes"]] == [ids["w-a"]], gone["causes"]
     assert (gone["tasks_moved_between_processes"], gone["tasks_moved_within_process"]) == (
-        _held_before(gens, gone, ids["w-a"]), 0), gone
+        sk.held_before(gens, gone, ids["w-a"]), 0), gone
     assert sk.SESSION_MS - 1500 <= gone["started_ms"] - steps["killed_at_ms"] <= sk.SESSION_MS + 15000
     left = next(g for g in gens if g["generation"] > steps["fenced"][1][1] and ids["w-b"] not in g["members"])
     assert [c.get("member_id") for c in left["causes"]] == [ids["w-b"]], left["causes"]
     assert (left["tasks_moved_between_processes"], left["tasks_moved_within_process"]) == (
-        _held_before(gens, left, ids["w-b"]), 0), left
+        sk.held_before(gens, left, ids["w-b"]), 0), left
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["w-c"]], gens[-1]["causes"]
 
     # the coordinator's log: why each went, naming its client and process
@@ -191,7 +172,7 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
         g = log_gens[steps[key][1][2]]
         assert {mid: t["process_id"] for mid, t in g["tasks"].items()} == \
             {mid: m["process_id"] for mid, m in steps[key][0].items()}, (key, g)
-        assert _active(g) == _described_active(steps[key][0]), (key, g)
+        assert _active(g) == sk.active_tasks_of(steps[key][0]), (key, g)
     assert len(set(process.values())) == len(CLIENTS)  # each instance a process of its own
     # the timed-out member's process: the one the broker described it with, in the core's last epoch of it
     last_of_a = max((g for g in log_gens.values() if ids["w-a"] in g["members"]), key=lambda g: g["generation"])

@@ -31,12 +31,7 @@ TOPICS, GROUP, PARTITIONS = ("describe-in", "describe-out"), "streams-describe-1
 
 @pytest.fixture(scope="module")
 def streams_broker():
-    b = sk.streams_broker()
-    try:
-        b.create_topics({TOPICS[0]: PARTITIONS, TOPICS[1]: 1})
-        yield b
-    finally:
-        b.stop()
+    yield from sk.module_broker(TOPICS, PARTITIONS)
 
 
 def _stable(bootstrap: str, n: int):

@@ -32,12 +32,7 @@ ALL_TASKS = {("0", p) for p in range(PARTITIONS)}
 @pytest.fixture(scope="module")
 def streams_broker():
     """A broker of its own: the shared one keeps Kafka's 45 s streams session."""
-    b = streams_kafka.streams_broker()
-    try:
-        b.create_topics({TOPICS[0]: PARTITIONS, TOPICS[1]: 1})
-        yield b
-    finally:
-        b.stop()
+    yield from streams_kafka.module_broker(TOPICS, PARTITIONS)
 
 
 def _settled(bootstrap: str, clients: list[str]):
@@ -85,11 +80,7 @@ def streams_run(streams_broker, tmp_path_factory):
         steps["final"] = eventually(lambda: (s := state(bootstrap, APP)) and s[0] == "Empty" and s, 60,
                                     "the group empty")
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                kill_hard(p)
-        # the coordinator's log as the scenario left it, kept beside the instances' logs (pytest's basetemp)
-        (work / "coordinator.log").write_bytes(streams_broker.coordinator_log.read_bytes())
+        streams_kafka.end_scenario(procs, streams_broker, work)
     return steps
 
 

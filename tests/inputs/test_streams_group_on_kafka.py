@@ -28,12 +28,7 @@ CLIENTS = ("s-a", "s-b", "s-c")
 
 @pytest.fixture(scope="module")
 def streams_broker():
-    b = sk.streams_broker()
-    try:
-        b.create_topics({TOPICS[0]: 3, TOPICS[1]: 1})
-        yield b
-    finally:
-        b.stop()
+    yield from sk.module_broker(TOPICS, 3)
 
 
 def _stable(bootstrap: str, n: int):
@@ -78,16 +73,6 @@ def streams_run(streams_broker, tmp_path_factory):
             "state_two": state_two, "one": one, "state_one": state_one, "final": final}
 
 
-def _tasks_of(broker_members: dict) -> dict:
-    return {mid: sorted(m["tasks"].get("active", ())) for mid, m in broker_members.items()}
-
-
-def _held_before(gens: list, gen: dict, member: str) -> int:
-    """The active tasks `member` held in the generation before `gen` (what its departure hands to others)."""
-    before = max((g for g in gens if g["generation"] < gen["generation"]), key=lambda g: g["generation"])
-    n = len(before["tasks"][member]["active"])
-    assert n >= 1, before
-    return n
 
 
 def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(streams_broker, streams_run):
@@ -122,10 +107,11 @@ def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(stre
         assert sorted(g["members"]) == sorted(broker_members), (g, broker_members)
         assert {mid: t["process_id"] for mid, t in g["tasks"].items()} == \
             {mid: m["process_id"] for mid, m in broker_members.items()}
-        assert {mid: sorted(map(tuple, t["active"])) for mid, t in g["tasks"].items()} == _tasks_of(broker_members)
+        described = sk.active_tasks_of(broker_members)
+        assert {mid: sorted(map(tuple, t["active"])) for mid, t in g["tasks"].items()} == described
         assert all(t["standby"] == [] and t["warmup"] == [] for t in g["tasks"].values())  # stateless: none
         assert g["mismatched_tasks"] == 0 and {mid: sorted(map(tuple, t["active"]))
-                                               for mid, t in g["expected_tasks"].items()} == _tasks_of(broker_members)
+                                               for mid, t in g["expected_tasks"].items()} == described
     joined = {c["member_id"]: c.get("client_id") for g in gens for c in g["causes"] if c["cause"] == "member_joined"}
     assert joined == {mid: f"{c}-StreamThread-1-consumer" for c, mid in ids.items()}, joined
     # s-a's fence: the first epoch without it, after its session ran out
@@ -134,12 +120,12 @@ def test_a_streams_groups_rebalances_from_consumer_offsets_match_the_broker(stre
     assert [c.get("member_id") for c in gone["causes"]] == [ids["s-a"]], gone["causes"]
     # its tasks went to other processes (each instance is a process of one thread): moves between processes
     assert (gone["tasks_moved_between_processes"], gone["tasks_moved_within_process"]) == (
-        _held_before(gens, gone, ids["s-a"]), 0), gone
+        sk.held_before(gens, gone, ids["s-a"]), 0), gone
     assert sk.SESSION_MS - 1500 <= gone["started_ms"] - r["killed_at_ms"] <= sk.SESSION_MS + 15000, \
         (gone["started_ms"] - r["killed_at_ms"])
     # s-b's graceful close, then s-c's: each the cause of the epoch it ended
     left_b = next(g for g in gens if g["generation"] > r["state_two"][1] and ids["s-b"] not in g["members"])
     assert [c.get("member_id") for c in left_b["causes"]] == [ids["s-b"]], left_b["causes"]
     assert (left_b["tasks_moved_between_processes"], left_b["tasks_moved_within_process"]) == (
-        _held_before(gens, left_b, ids["s-b"]), 0), left_b
+        sk.held_before(gens, left_b, ids["s-b"]), 0), left_b
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["s-c"]], gens[-1]["causes"]

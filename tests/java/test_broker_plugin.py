@@ -12,7 +12,8 @@ import json
 import pytest
 
 from helpers.eventually import eventually
-from helpers.java_telemetry import events_of, kill_hard, records_of, stalling_consumer, stop_gracefully
+from helpers.java_telemetry import (events_of, kill_hard, publish_broker_facts, records_of, stalling_consumer,
+                                    stop_gracefully, warned_then_timed_out)
 
 from rebalance_monitor.testing import java_telemetry as jt
 from rebalance_monitor.testing.kafka_install import KAFKA_VERSION
@@ -160,22 +161,12 @@ def test_a_frozen_kip848_member_is_warned_about_before_the_brokers_deadline(plug
     import os
     import signal
 
-    from kafka import KafkaProducer
-    from kafka.admin import KafkaAdminClient
-
-    from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
-
     if plugin_broker.version != KAFKA_VERSION:
         pytest.skip("KIP-848 groups: Kafka 4.x")
     bootstrap = plugin_broker.bootstrap
     topic, group = f"t-{unique}", f"g-{unique}"
     plugin_broker.create_topics({topic: 2})
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    producer = KafkaProducer(bootstrap_servers=bootstrap)
-    poller = BrokerFactsPoller(admin, lambda key, value: producer.send(EVENTS, key=key, value=value),
-                               flush=producer.flush, event_time=False)
-    poller.note_groups([group])
-    assert poller.poll_once() > 0
+    admin, producer = publish_broker_facts(bootstrap, EVENTS, group)
     procs = {c: jt.console_consumer(bootstrap, topic, group, c, {"group.protocol": "consumer"},
                                     log_path=tmp_path / f"{c}.log") for c in ("f-a", "f-b")}
     try:
@@ -183,18 +174,9 @@ def test_a_frozen_kip848_member_is_warned_about_before_the_brokers_deadline(plug
                                 interval_s=1.0)[-1]["member_id"] for c in procs}
         os.killpg(procs["f-b"].pid, signal.SIGSTOP)
 
-        def timeout_of_b():
-            return [r for r in records_of(bootstrap, EVENTS, group) if r["kind"] == "member_timeout"
-                    and r["member_id"] == member["f-b"]]
-        eventually(timeout_of_b, 120, "the session timeout of f-b", interval_s=2.0)
-        records = records_of(bootstrap, EVENTS, group)
-        warned = [r for r in records if r["kind"] == "member_at_risk" and r["member_id"] == member["f-b"]
-                  and r["risk"] == "session"]
-        assert warned, [r for r in records if r["kind"] in ("member_at_risk", "member_timeout")]
-        w = warned[0]
+        w, timeout, _records = warned_then_timed_out(bootstrap, EVENTS, group, member["f-b"], "f-b")
         assert (w["limit_ms"], w["timeout_source"], w["client_id"]) == (10_000, "broker", "f-b"), w
         assert w["warn_ms"] < w["deadline_ms"] and w["ts"] < w["deadline_ms"] + 5_000, w
-        timeout = timeout_of_b()[0]
         assert (timeout["timeout"], timeout["client_id"]) == ("session", "f-b"), timeout
     finally:
         for p in procs.values():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.eventually import eventually
-from helpers.java_telemetry import events_of, kill_hard, records_of
+from helpers.java_telemetry import events_of, kill_hard, publish_broker_facts, warned_then_timed_out
 from helpers.streams_group_kafka import STREAMS_BROKER_SETTINGS
 
 from rebalance_monitor.testing import java_telemetry as jt
@@ -53,18 +53,8 @@ def _pushes(bootstrap: str, client_id: str) -> list[dict]:
 
 def test_a_killed_streams_protocol_member_is_warned_about_before_its_session_deadline(streams_plugin_broker,
                                                                                         tmp_path):
-    from kafka import KafkaProducer
-    from kafka.admin import KafkaAdminClient
-
-    from rebalance_monitor.broker_facts.poller import BrokerFactsPoller
-
     bootstrap = streams_plugin_broker.bootstrap
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    producer = KafkaProducer(bootstrap_servers=bootstrap)
-    poller = BrokerFactsPoller(admin, lambda key, value: producer.send(EVENTS, key=key, value=value),
-                               flush=producer.flush, event_time=False)
-    poller.note_groups([GROUP])
-    assert poller.poll_once() > 0
+    admin, producer = publish_broker_facts(bootstrap, EVENTS, GROUP)
     procs = {}
     try:
         for c in CLIENTS:
@@ -78,17 +68,9 @@ def test_a_killed_streams_protocol_member_is_warned_about_before_its_session_dea
         assert member["w-a"] != member["w-b"]
         kill_hard(procs.pop("w-b"))
 
-        def timeout_of_b():
-            return [r for r in records_of(bootstrap, EVENTS, GROUP) if r["kind"] == "member_timeout"
-                    and r["member_id"] == member["w-b"]]
-        eventually(timeout_of_b, 120, "the session timeout of w-b's StreamThread", interval_s=2.0)
-        records = records_of(bootstrap, EVENTS, GROUP)
-        warned = [r for r in records if r["kind"] == "member_at_risk" and r["member_id"] == member["w-b"]
-                  and r["risk"] == "session"]
-        assert warned, [r for r in records if r["kind"] in ("member_at_risk", "member_timeout")]
-        w = warned[0]
+        w, timeout, records = warned_then_timed_out(bootstrap, EVENTS, GROUP, member["w-b"],
+                                                    "w-b's StreamThread")
         assert (w["limit_ms"], w["timeout_source"], w["client_id"]) == (SESSION_MS, "broker", thread["w-b"]), w
-        timeout = timeout_of_b()[0]
         # told before the deadline: once half the session was silent, plus the pushes' report delay (1.5 intervals:
         # 3 s), before the broker fenced the member (its tombstone in __consumer_offsets: the timeout's time)
         assert w["warn_ms"] + 3000 <= w["ts"] < min(w["deadline_ms"], timeout["ts"]), (w, timeout)
