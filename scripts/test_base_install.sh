@@ -52,6 +52,7 @@ tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/in
        tests/inputs/test_share_group_lag_on_kafka.py
        # streams groups (KIP-1071) from __consumer_offsets, on a real Kafka 4.4 broker with a Kafka Streams application
        tests/inputs/test_offsets_streams_groups.py tests/inputs/test_streams_group_on_kafka.py
+       tests/inputs/test_streams_partitions_added_on_kafka.py
        # ... and with Kafka's own WordCountDemo (kafka-streams-examples), its members' early warnings through the plugin
        tests/inputs/test_stock_streams_app_on_kafka.py tests/java/test_streams_protocol_warnings.py
        # both new group types' captured Kafka 4.4 run: __consumer_offsets and the coordinator's log replayed

@@ -135,6 +135,17 @@ def replay(bootstrap: str, group: str) -> list[dict]:
     return group_records(events, cfg, group)
 
 
+def log_replay(broker, group: str) -> list[dict]:
+    """The core's records of `group` from the broker's coordinator log alone (every line decoded, none rejected)."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+    events = []
+    for line in broker.coordinator_log.read_text(errors="replace").splitlines():
+        parsed, rejects = decode_record("coordinator-log", line)
+        assert not rejects, (rejects, line)
+        events.extend(e for e in parsed if e.group in (group, ""))
+    return group_records(events, cfg, group)
+
+
 def set_group_config(bootstrap: str, group: str, key: str, value: str) -> None:
     """`kafka-configs --alter --entity-type groups --entity-name G --add-config key=value` (ConfigCommand), e.g. a
     group's `streams.num.standby.replicas` (the coordinator bumps the epoch on its next heartbeat: `Assignment

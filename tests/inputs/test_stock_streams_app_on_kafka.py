@@ -21,10 +21,8 @@ import pytest
 from helpers.eventually import eventually
 from helpers.java_telemetry import kill_hard, stop_gracefully
 from helpers import streams_group_kafka as sk
-from helpers.replay import decode_offsets_topic, group_records
+from helpers.replay import decode_offsets_topic
 
-from rebalance_monitor.config import load_config
-from rebalance_monitor.decoding.reference import decode_record
 from rebalance_monitor.inputs.coordinator_log import decode_log_record
 from rebalance_monitor.testing import java_telemetry as jt
 
@@ -96,16 +94,6 @@ def _active(g: dict) -> dict:
     return {mid: sorted(map(tuple, t["active"])) for mid, t in g["tasks"].items()}
 
 
-def _log_records(broker) -> list[dict]:
-    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
-    events = []
-    for line in broker.coordinator_log.read_text(errors="replace").splitlines():
-        parsed, rejects = decode_record("coordinator-log", line)
-        assert not rejects, (rejects, line)
-        events.extend(e for e in parsed if e.group in (GROUP, ""))
-    return group_records(events, cfg, GROUP)
-
-
 def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(streams_broker, word_count_run):
     bootstrap, steps = streams_broker.bootstrap, word_count_run
     ids = {m["client_id"].split("-StreamThread-")[0]: mid for mid, m in steps["three"][0].items()}
@@ -153,7 +141,7 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["w-c"]], gens[-1]["causes"]
 
     # the coordinator's log: why each went, naming its client and process
-    records = _log_records(streams_broker)
+    records = sk.log_replay(streams_broker, GROUP)
     timeouts = [r for r in records if r["kind"] == "member_timeout"]
     assert [(r["member_id"], r["timeout"], r.get("client_id")) for r in timeouts] == \
         [(ids["w-a"], "session", "w-a-StreamThread-1-consumer")], timeouts

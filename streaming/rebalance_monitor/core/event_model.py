@@ -200,6 +200,9 @@ class RebalanceStarted(Event):
     generation: int = -1
     reason: str | None = None
     member_id: str | None = None  # the member the coordinator names in its reason (who caused it), if any
+    # a streams group's bump: the hash of its topics' metadata, and the topology epoch it validated (log only)
+    metadata_hash: int | None = None
+    topology_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

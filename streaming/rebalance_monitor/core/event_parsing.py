@@ -59,7 +59,7 @@ SPECS: dict[str, tuple[type, dict]] = {
     EventType.REVOKED: (Revoked, _member(partitions=("tp_list", True), generation=("int?", False))),
     EventType.LOST: (Lost, _member(partitions=("tp_list", True), generation=("int?", False))),
     EventType.REBALANCE_STARTED: (RebalanceStarted, {"generation": ("int", True), "reason": ("str?", False),
-                                              "member_id": ("str?", False)}),
+        "member_id": ("str?", False), "metadata_hash": ("int?", False), "topology_epoch": ("int?", False)}),
     EventType.GENERATION_COMPLETED: (GenerationCompleted, {
         "generation": ("int", True), "protocol": ("str?", False), "leader": ("str?", False),
         "members": ("members", False), "protocol_type": ("str?", False)}),

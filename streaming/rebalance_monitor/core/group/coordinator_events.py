@@ -91,8 +91,12 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     if ev.member_id:
         m = g.members.get(ev.member_id)
         who = m.describe() if m is not None else {"member_id": ev.member_id}
-    cause = C.cause_of_coordinator_rebalance(ev.reason)
-    R.trigger(g, cause, ev.ts, out, who=who, reason=ev.reason)
+    cause, reason = C.cause_of_coordinator_rebalance(ev.reason), ev.reason
+    if ev.metadata_hash is not None:
+        changed = streams_topology.metadata_change(g, ev.metadata_hash, ev.topology_epoch)
+        if changed is not None:
+            cause, reason = C.METADATA_CHANGE, changed
+    R.trigger(g, cause, ev.ts, out, who=who, reason=reason)
     if ev.member_id and cause in REJOIN_CAUSES and not g.client_feed and ev.member_id not in g.members \
             and ev.member_id not in g.removed:
         # Broker log lines only, which started after this member joined (a Kafka Connect worker's `Updating

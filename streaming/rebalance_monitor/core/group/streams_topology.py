@@ -50,6 +50,24 @@ def note_configured_standbys(g, configured: tuple[int, str] | None) -> None:
         g.streams_state = state
 
 
+def metadata_change(g, metadata_hash: int, topology_epoch: int | None) -> str | None:
+    """A streams group's epoch bumped with `metadata_hash` (of its topics' partitions and racks, as the coordinator
+    computes it): why, when the group's topics changed under an unchanged topology while nothing else had started a
+    rebalance (a source topic's partitions added, an internal topic created); else None. Kept: the last hash and the topology epoch it went
+    with (a topology change, or a member's join or leave, changes the hash too: theirs is the cause then)."""
+    state = dict(g.streams_state or {})
+    before, before_topology = state.get("hash"), state.get("hash_topology")
+    topology = topology_epoch if topology_epoch is not None else state.get("epoch")
+    state["hash"], state["hash_topology"] = metadata_hash, topology
+    g.streams_state = state
+    if not before or not metadata_hash or before == metadata_hash or g.rebalance is not None:
+        return None
+    if topology is None or before_topology != topology:
+        return None
+    return f"the metadata of the group's topics changed (a source topic's partitions added, or an internal topic " \
+        f"created): hash {before} -> {metadata_hash} at topology epoch {topology}"
+
+
 def _entry(t: dict) -> dict:
     return {"process_id": t.get("process_id"), **{k: t.get(k) or [] for k in TASK_KINDS}}
 

@@ -134,7 +134,8 @@ def streams_events(handler: str, m: re.Match, ts: int) -> list[dict]:
         # the epoch's bump; why (a join, a metadata or topology change, a configuration change) is the line before
         epoch = int(d["epoch"])
         return [log_event(EventType.REBALANCE_STARTED, ts, group, generation=max(epoch - 1, 0),
-                          reason=f"streams group epoch bumped to {epoch}")]
+                          reason=f"streams group epoch bumped to {epoch}", metadata_hash=int(d["hash"]),
+                          topology_epoch=int(d["topo"]))]
     if handler == "streams_topology":
         # the group's topology set by this member's heartbeat: the epoch bumped next is its doing
         return [log_event(EventType.REBALANCE_STARTED, ts, group, generation=-1, member_id=d["mid"],

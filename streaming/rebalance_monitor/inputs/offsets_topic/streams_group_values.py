@@ -182,7 +182,9 @@ def streams_group_events(name: str, k: dict, vr: Reader, at, topic_names: dict |
         v = _whole(vr, value, sgs_metadata_value(vr))
         epoch = v["epoch"]
         out = [event("rebalance_started", at(), group, generation=max(epoch - 1, 0),
-                     reason=f"streams group epoch bumped to {epoch}")]
+                     reason=f"streams group epoch bumped to {epoch}", metadata_hash=v["metadata_hash"])]
+        if v.get("validated_topology_epoch") is not None:  # (a tagged field: 4.1 wrote none)
+            out[0]["topology_epoch"] = v["validated_topology_epoch"]
         standby = _standby_replicas(v.get("last_assignment_configs"))
         if standby is not None:  # (4.4's records: the configs the coordinator's last assignment used)
             out.append(event("streams_topology", at(), group, num_standby_replicas=standby))
