@@ -79,3 +79,17 @@ def test_the_hash_survives_the_groups_snapshot():
     out.extend(again.advance_to(60_000))
     gens = [r for r in out if r["kind"] == "generation"]
     assert gens and causes_of(gens[0]) == ["metadata_change"], gens
+
+
+def test_a_change_of_num_standby_replicas_in_the_groups_record_is_the_bumps_cause():
+    """From `__consumer_offsets` alone: the group metadata record of the bump carries the configurations the
+    coordinator's assignment now uses (decoded before the bump); a new num.standby.replicas is an operator's
+    change (the log's `Assignment configurations changed` line says the same)."""
+    gens = generations([ev("streams_topology", 900, G, num_standby_replicas=0), *BASE,
+                        ev("streams_topology", 5000, G, num_standby_replicas=0),
+                        *epoch(5000, 3, {"m1": (0,), "m2": (1,)}, 111),
+                        ev("streams_topology", 8000, G, num_standby_replicas=1),
+                        *epoch(8000, 4, {"m1": (0,), "m2": (1,)}, 111)])
+    assert "assignment_config_change" not in causes_of(gens[3])
+    assert causes_of(gens[4]) == ["assignment_config_change"], gens[4]["causes"]
+    assert "num.standby.replicas 0 -> 1" in gens[4]["causes"][0]["reason"]

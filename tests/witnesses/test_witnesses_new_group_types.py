@@ -243,6 +243,16 @@ def test_removals_named_as_each_input_can(group_type, outputs):
     assert fence["started_ms"] - kill_ts >= TRUTH["session_timeout_ms"][group_type] - 1500, fence
 
 
+def test_the_operators_standby_change_is_named_alike_by_both_broker_inputs(outputs):
+    """`streams.num.standby.replicas` set to 1 during the capture: the log says so in its own line, and
+    `__consumer_offsets` by the group metadata record of the bump (the configurations the assignment now uses)."""
+    group = TRUTH["streams"]["group"]
+    named = {w: [(e, [c["cause"] for c in g["causes"]]) for e, g in sorted(_generations(outputs[w], group).items())
+                 if any(c["cause"] == "assignment_config_change" for c in g["causes"])] for w in (OFFSETS, LOG)}
+    assert len(named[OFFSETS]) == 1 and named[OFFSETS] == named[LOG], named
+    assert named[OFFSETS][0][1] == ["assignment_config_change"], named
+
+
 def test_the_capture_is_small_and_names_its_client_lines():
     size = sum(f.stat().st_size for f in DATA.rglob("*") if f.is_file())
     assert size < 1_000_000, size

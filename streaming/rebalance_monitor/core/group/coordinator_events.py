@@ -78,6 +78,8 @@ REJOIN_CAUSES = (C.LEADER_REJOIN, C.SUBSCRIPTION_CHANGE)
 def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
     g.coordinator_feed = True
     streams_topology.before_epoch(g, ev.generation + 1)  # (a streams group's: what its members hold now)
+    streams_cause = streams_topology.bump_cause(g, ev.metadata_hash, ev.topology_epoch) \
+        if g.streams_state is not None else None
     if g.generation is None and ev.generation >= 0:
         g.generation = ev.generation
     r = g.rebalance
@@ -92,10 +94,8 @@ def on_rebalance_started(g, ev: RebalanceStarted, out: list) -> None:
         m = g.members.get(ev.member_id)
         who = m.describe() if m is not None else {"member_id": ev.member_id}
     cause, reason = C.cause_of_coordinator_rebalance(ev.reason), ev.reason
-    if ev.metadata_hash is not None:
-        changed = streams_topology.metadata_change(g, ev.metadata_hash, ev.topology_epoch)
-        if changed is not None:
-            cause, reason = C.METADATA_CHANGE, changed
+    if streams_cause is not None and cause == C.UNKNOWN:  # (a line that says why keeps its own words)
+        cause, reason = streams_cause
     R.trigger(g, cause, ev.ts, out, who=who, reason=reason)
     if ev.member_id and cause in REJOIN_CAUSES and not g.client_feed and ev.member_id not in g.members \
             and ev.member_id not in g.removed:

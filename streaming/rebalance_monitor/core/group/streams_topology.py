@@ -17,6 +17,7 @@ tasks of the group's last generation (`remember_tasks`), for an epoch whose bump
 from __future__ import annotations
 
 from ..events import StreamsTopology
+from ..vocabulary import Cause
 
 TASK_KINDS = ("active", "standby", "warmup")
 EPOCHS_KEPT = 3  # the epochs whose members' tasks before the bump are kept (a generation's record may come late)
@@ -34,8 +35,28 @@ def on_streams_topology(g, ev: StreamsTopology, out: list) -> None:
              "state_changelog_topics": list(s.state_changelog_topics),
              "source_topic_regex": list(s.source_topic_regex)} for s in ev.subtopologies]
     if ev.num_standby_replicas is not None:
+        was = state.get("standby")
+        if was is not None and was != ev.num_standby_replicas:  # (the epoch bumped with it: an operator's change)
+            state["configs_changed"] = [was, ev.num_standby_replicas]
         state["standby"] = ev.num_standby_replicas
     g.streams_state = state
+
+
+def bump_cause(g, metadata_hash: int | None, topology_epoch: int | None) -> tuple[str, str] | None:
+    """(cause, reason) of a streams group's epoch bump that no member started, from what the group's records say:
+    its assignment configurations changed (num.standby.replicas, `assignment_config_change`), or its topics'
+    metadata (`metadata_change`, see `metadata_change`); None otherwise. Called once per bump."""
+    state = g.streams_state
+    configs = state.pop("configs_changed", None) if state else None
+    changed = metadata_change(g, metadata_hash, topology_epoch) if metadata_hash is not None else None
+    if g.rebalance is not None:
+        return None
+    if configs is not None:
+        return Cause.ASSIGNMENT_CONFIG_CHANGE, f"assignment configurations changed: num.standby.replicas {configs[0]} " \
+                                           f"-> {configs[1]}"
+    if changed is not None:
+        return Cause.METADATA_CHANGE, changed
+    return None
 
 
 def note_configured_standbys(g, configured: tuple[int, str] | None) -> None:

@@ -23,7 +23,7 @@ group-coordinator/src/main/resources/common/message/ after), every version:
 | 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation; `topic_ids` of the named topics) |
 | 15 | ShareGroupStatePartitionMetadata | 0 | none (learns topic id -> name) |
 | 16 | ConsumerGroupRegularExpression | - | counted |
-| 17 | StreamsGroupMetadata (KIP-1071) | 0 | `rebalance_started` (epoch bump), `streams_topology` (`num_standby_replicas` of its last assignment configs, when written); tombstone -> `group_deleted` |
+| 17 | StreamsGroupMetadata (KIP-1071) | 0 | `streams_topology` (`num_standby_replicas` of its last assignment configs, when written), then `rebalance_started` (epoch bump, with its metadata hash and validated topology epoch); tombstone -> `group_deleted` |
 | 18 | StreamsGroupPartitionMetadata (builds before 4.1) | 0 | none (learns topic id -> name) |
 | 19 | StreamsGroupMemberMetadata | 0 | `join` (`group_protocol` `streams`, process id); tombstone -> `member_removed` |
 | 20 | StreamsGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch, protocol `sticky`) |

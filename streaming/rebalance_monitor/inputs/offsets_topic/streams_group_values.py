@@ -186,8 +186,9 @@ def streams_group_events(name: str, k: dict, vr: Reader, at, topic_names: dict |
         if v.get("validated_topology_epoch") is not None:  # (a tagged field: 4.1 wrote none)
             out[0]["topology_epoch"] = v["validated_topology_epoch"]
         standby = _standby_replicas(v.get("last_assignment_configs"))
-        if standby is not None:  # (4.4's records: the configs the coordinator's last assignment used)
-            out.append(event("streams_topology", at(), group, num_standby_replicas=standby))
+        if standby is not None:  # (4.4's records: the configs the coordinator's last assignment used; before the
+            # bump, which a change of them caused)
+            out.insert(0, event("streams_topology", at(), group, num_standby_replicas=standby))
         return out
     if name == "StreamsGroupMemberMetadata":
         v = _whole(vr, value, sgs_member_metadata_value(vr))
