@@ -125,9 +125,11 @@ def state(bootstrap: str, group: str) -> tuple[str, int, int, int] | None:
     return row[-4], int(row[-3]), int(row[-2]), int(row[-1])
 
 
-def replay(bootstrap: str, group: str) -> list[dict]:
-    """The core's records of `group` from `__consumer_offsets` (replay, no Spark)."""
-    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10})
+def replay(bootstrap: str, group: str, **overrides) -> list[dict]:
+    """The core's records of `group` from `__consumer_offsets` (replay, no Spark); `overrides`: of the monitor's
+    configuration (e.g. `{"core.kip848_session_timeout": "6s"}`: the brokers' session, which the broker poller
+    would have told a running monitor)."""
+    cfg = load_config(env={}, overrides={"kafka.offsets_topic_partitions": 10, **overrides})
     events = []
     for key, value, ts in read_topic(bootstrap, "__consumer_offsets"):
         evs, _rejects = decode_record("offsets-topic", value, key=key, ts_ms=ts, topic_names={})

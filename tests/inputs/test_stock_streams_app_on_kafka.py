@@ -14,6 +14,7 @@ The broker's coordinator log (its own file, as the harness keeps it) names why e
 session timeout and the closed one's leave, each with its client id and process id."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -40,8 +41,9 @@ def streams_broker():
 
 
 def _start(bootstrap: str, client: str, work):
+    # commits every half second: the offsets topic's commits of a member's tasks are its signs of life
     props = {"bootstrap.servers": bootstrap, "client.id": client, "group.protocol": "streams",
-             "state.dir": str(work / f"state-{client}")}
+             "state.dir": str(work / f"state-{client}"), "commit.interval.ms": "500"}
     return jt.word_count_demo(props, work / f"{client}.properties", work / f"{client}.log")
 
 
@@ -71,6 +73,9 @@ def word_count_run(streams_broker, tmp_path_factory):
         return eventually(lambda: _stable(bootstrap, clients), 120,
                           lambda: f"{what}: {sk.members(bootstrap, GROUP)} {sk.state(bootstrap, GROUP)}")
 
+    stop = threading.Event()
+    feeder = threading.Thread(target=_feed, args=(bootstrap, stop), daemon=True)
+    feeder.start()
     try:
         for c in CLIENTS[:2]:
             procs[c] = _start(bootstrap, c, work)
@@ -86,8 +91,25 @@ def word_count_run(streams_broker, tmp_path_factory):
         steps["final"] = eventually(lambda: (s := sk.state(bootstrap, GROUP)) and s[0] == "Empty" and s, 60,
                                     "the group empty")
     finally:
+        stop.set()
+        feeder.join(30)
         sk.end_scenario(procs, streams_broker, work)
     return steps
+
+
+def _feed(bootstrap: str, stop: threading.Event) -> None:
+    """Lines of words into every input partition, ten a second, while the scenario runs: each task has records
+    to count and offsets to commit."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    try:
+        i = 0
+        while not stop.wait(0.1):
+            producer.send(TOPICS[0], f"all streams flow from line {i}".encode(), partition=i % PARTITIONS)
+            i += 1
+    finally:
+        producer.close(10)
 
 
 def _active(g: dict) -> dict:
@@ -101,7 +123,9 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
     kinds, _decoder = decode_offsets_topic(bootstrap)  # every record the coordinator wrote decodes, none rejected
     assert {"StreamsGroupTopology v0", "StreamsGroupMemberMetadata tombstone"} <= kinds, kinds
 
-    gens = [g for g in sk.replay(bootstrap, GROUP) if g["kind"] == "generation"]
+    # the monitor told the brokers' streams session (as the broker poller tells a running one)
+    gens = [g for g in sk.replay(bootstrap, GROUP, **{"core.kip848_session_timeout": f"{sk.SESSION_MS}ms"})
+            if g["kind"] == "generation"]
     by_epoch = {g["generation"]: g for g in gens}
     assert [g["generation"] for g in gens] == sorted(by_epoch), [g["generation"] for g in gens]
     assert gens[-1]["generation"] == steps["final"][1] and gens[-1]["members"] == [], gens[-1]
@@ -131,11 +155,14 @@ def test_kafkas_own_word_count_on_the_streams_protocol_matches_the_broker(stream
     # other processes (each instance a process of one thread)
     gone = next(g for g in gens if g["generation"] > steps["three"][1][1] and ids["w-a"] not in g["members"])
     assert [c.get("member_id") for c in gone["causes"]] == [ids["w-a"]], gone["causes"]
+    # why, from __consumer_offsets alone: the commits of its tasks' input partitions stopped a session before
+    assert gone["causes"][0]["cause"] == "session_timeout", gone["causes"][0].get("reason")
     assert (gone["tasks_moved_between_processes"], gone["tasks_moved_within_process"]) == (
         sk.held_before(gens, gone, ids["w-a"]), 0), gone
     assert sk.SESSION_MS - 1500 <= gone["started_ms"] - steps["killed_at_ms"] <= sk.SESSION_MS + 15000
     left = next(g for g in gens if g["generation"] > steps["fenced"][1][1] and ids["w-b"] not in g["members"])
     assert [c.get("member_id") for c in left["causes"]] == [ids["w-b"]], left["causes"]
+    assert left["causes"][0]["cause"] == "member_left", left["causes"]  # it committed until it closed
     assert (left["tasks_moved_between_processes"], left["tasks_moved_within_process"]) == (
         sk.held_before(gens, left, ids["w-b"]), 0), left
     assert [c.get("member_id") for c in gens[-1]["causes"]] == [ids["w-c"]], gens[-1]["causes"]

@@ -35,7 +35,8 @@ BLIND_SPOTS = {
     (CLIENTS, "share", "epoch"): "as for streams members: ShareMembershipManager logs an epoch only with a change",
     (LOG, "share", "client_id"): "the coordinator's share-group join line names the member id alone, no client id",
     (OFFSETS, "streams", "removal cause"): "`__consumer_offsets` deletes a removed member's records without a "
-                                           "reason: the fence and the leave are both `unknown`",
+                                           "reason, and the capture's application read no input: no commit of "
+                                           "its tasks tells a fence from a leave, both are `unknown`",
     (OFFSETS, "share", "removal cause"): "as for streams groups: a share member's deleted records carry no reason",
     (LOG, "streams", "last leave"): "the last member's leave empties the group without an epoch line in the log",
     (LOG, "share", "last leave"): "the last member's leave bumps the share group's epoch without a line in the log",

@@ -174,6 +174,7 @@ def on_sync(g, ev: Sync, out: list) -> None:
         m.streams = {**m.streams, "tasks_epoch": ev.generation, "tasks_state": ev.member_state, "tasks": {
             kind: [list(t) for t in (getattr(ev, f"{kind}_tasks") or ())] for kind in ("active", "standby", "warmup")}}
         streams_topology.note_tasks(g, m.member_id, m.streams.get("process_id"), m.streams["tasks"])
+        streams_topology.own_task_partitions(g, m.owner_key, m.streams["tasks"]["active"])
     if ev.topic_ids:  # a share member's topics' ids (the simple assignor's tie-breaks follow them)
         g.topic_ids.update(ev.topic_ids)
     if ev.member_state not in (None, "stable"):

@@ -100,6 +100,20 @@ def note_tasks(g, member_id: str, process_id: str | None, tasks: dict) -> None:
     g.streams_state = state
 
 
+def own_task_partitions(g, owner_key: str, active: list) -> None:
+    """The input partitions of a member's active tasks are its own (`g.owners`): task (subtopology s, partition p)
+    reads partition p of each of s's source and repartition topics, and commits their offsets under the group, so
+    `__consumer_offsets` commits are signs of its life (causes.cause_of_departure). Needs the topology."""
+    subs = {s["subtopology_id"]: [*s.get("source_topics", ()), *(s.get("repartition_source_topics") or {})]
+            for s in (g.streams_state or {}).get("subtopologies") or ()}
+    for sub, p in active:
+        for topic in subs.get(sub, ()):
+            g.owners[(topic, p)] = owner_key
+    if len(g.owners) > g.settings.max_partitions_per_group:
+        g.count("partitions_capped")
+        g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])
+
+
 def before_epoch(g, epoch: int) -> None:
     """The group's epoch is bumped to `epoch`: what its members hold now is what the coordinator hands the assignor
     (the first bump of an epoch counts: a second input's word on it changes nothing)."""
