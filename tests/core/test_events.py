@@ -46,6 +46,7 @@ VALID = {
     "streams_topology": {"topology_epoch": 0, "num_standby_replicas": 1, "subtopologies": [
         {"subtopology_id": "0", "source_topics": ["in"], "repartition_source_topics": {"app-rep": 0},
          "state_changelog_topics": ["app-store-changelog"], "source_topic_regex": []}]},
+    "share_partitions": {"initialized": [["orders", 0], ["orders", 1]]},
 }
 
 

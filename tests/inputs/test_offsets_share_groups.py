@@ -78,7 +78,10 @@ def test_share_group_current_assignment_is_a_sync_named_by_the_state_partition_m
     dec = OffsetsTopicDecoder()
     d = dec.decode(enc.group_key(15, "sg"), enc.sg_state_partition_metadata_value(
         [(T1, "orders", [0, 1])], initializing=[(T2, "payments", [0])], deleting=[]), TS)
-    assert d.record_type == "ShareGroupStatePartitionMetadata v0" and d.events == [] and d.rejected_reason is None
+    assert d.record_type == "ShareGroupStatePartitionMetadata v0" and d.rejected_reason is None
+    # the initialised partitions (not those still initialising): what the simple assignor may hand out
+    assert d.events == [{"v": 1, "type": "share_partitions", "ts": TS, "group": "sg",
+                         "initialized": [["orders", 0], ["orders", 1]]}]
     assert dec.topic_names == {T1: "orders", T2: "payments"}
     d = dec.decode(enc.group_key(14, "sg", "m-1"), enc.sg_current_assignment_value(
         4, 3, 0, [(T1, [0, 1]), (T2, [0])]), TS)
@@ -289,3 +292,18 @@ def test_a_share_groups_epoch_is_held_against_the_simple_assignor():
     assert gens[-1]["assignment"] == {"m-a": [["orders", 0], ["orders", 1]], "m-b": [["orders", 0], ["orders", 1]]}
     assert gens[-1]["mismatched_partitions"] == 2, gens[-1]
 
+
+
+def test_an_initialised_partition_no_member_holds_is_a_mismatch():
+    """The coordinator's state record lists the partitions whose share-group state is initialised: the simple
+    assignor hands out each of them. A member holding fewer is found wrong (the partitions held alone, standing in
+    for the initialised ones, could not show it)."""
+    k, sg = enc.group_key, "sg3"
+    recs = [(k(10, sg, "m-a"), enc.sg_member_metadata_value("share-a", "/127.0.0.1", ["orders"])),
+            (k(15, sg), enc.sg_state_partition_metadata_value([(T1, "orders", [0, 1, 2])])),
+            (k(11, sg), enc.sg_metadata_value(2, 78)),
+            (k(12, sg), enc.sg_target_metadata_value(2)),
+            (k(14, sg, "m-a"), enc.sg_current_assignment_value(2, 1, 0, [(T1, [0, 1])]))]
+    _events, gens = _generations(recs)
+    assert gens[-1]["expected_assignment"] == {"m-a": [["orders", 0], ["orders", 1], ["orders", 2]]}, gens[-1]
+    assert gens[-1]["mismatched_partitions"] == 1, gens[-1]

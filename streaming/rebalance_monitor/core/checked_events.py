@@ -29,6 +29,11 @@ def _int(value):
     return value
 
 
+def _num(value):
+    """A number as `parse_event` keeps it: an integer beyond 64 bits as the float orjson reads it as."""
+    return float(value) if type(value) is int and not -(1 << 63) <= value < 1 << 64 else value
+
+
 def _pairs(value) -> tuple:
     """[[topic, partition], ...] or [[topic, partition, offset], ...] as `parse_event` keeps them."""
     out = []
@@ -61,7 +66,7 @@ def _subtopologies(value) -> tuple:
 
 # each field kind's conversion from its JSON value (None: taken as it is), as event_parsing's converters make it
 _CONVERSIONS: dict[str, Callable | None] = {
-    "str": None, "num": None, "int": _int, "str_list": tuple, "tp_list": _pairs, "offset_list": _pairs,
+    "str": None, "num": _num, "int": _int, "str_list": tuple, "tp_list": _pairs, "offset_list": _pairs,
     "topic_counts": _topic_counts, "str_map": dict, "members": _members, "described_members": _described_members,
     "subtopologies": _subtopologies,
 }

@@ -12,7 +12,7 @@ __all__ = ["SCHEMA_VERSION", "DEFAULT_MAX_BYTES", "TopicPartition", "OffsetEntry
            "Leave", "ClientMetrics", "Commit", "Revoked", "Lost", "MemberInfo", "RebalanceStarted",
            "GenerationCompleted", "MemberRemoved", "GroupEmpty", "GroupDeleted", "CoordinatorChange", "TopicPartitions",
            "EndOffsets", "BrokerRelease", "GroupConfig", "GroupDescribed", "DescribedMember",
-           "StreamsSubtopology", "StreamsTopology", "AnyEvent"]
+           "StreamsSubtopology", "StreamsTopology", "SharePartitions", "AnyEvent"]
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_BYTES = 1 << 20  # a record value above this is rejected as too_large
@@ -339,6 +339,14 @@ class StreamsSubtopology:
 
 
 @dataclass(frozen=True, slots=True)
+class SharePartitions(Event):
+    """Extension: the partitions whose share-group state a share group's coordinator has initialised (KIP-932,
+    `__consumer_offsets` record type 15): the only ones its simple assignor hands out."""
+
+    initialized: tuple = ()  # ((topic, partition), ...)
+
+
+@dataclass(frozen=True, slots=True)
 class StreamsTopology(Event):
     """Extension: a streams group's topology as its coordinator keeps it (KIP-1071, `__consumer_offsets` record type
     23), or the assignment configs it last used (its group metadata record's LastAssignmentConfigs): each field
@@ -351,4 +359,5 @@ class StreamsTopology(Event):
 
 AnyEvent = Union[Join, Sync, Heartbeat, Poll, Leave, ClientMetrics, Commit, Revoked, Lost, RebalanceStarted,
                  GenerationCompleted, MemberRemoved, GroupEmpty, GroupDeleted, CoordinatorChange,
-                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig, GroupDescribed, StreamsTopology]
+                 TopicPartitions, EndOffsets, BrokerRelease, GroupConfig, GroupDescribed, StreamsTopology,
+                 SharePartitions]

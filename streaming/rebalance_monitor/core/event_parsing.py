@@ -12,16 +12,15 @@ from .event_model import (BrokerRelease, DescribedMember, GroupConfig, GroupDesc
                           GroupEmpty, Heartbeat, Join, Leave, Lost, MemberInfo, MemberRemoved, Poll, REASON_BAD_TYPE,
                           REASON_BAD_VALUE, REASON_FUTURE_TS, REASON_MISSING_FIELD, REASON_NOT_JSON,
                           REASON_NOT_OBJECT, REASON_TOO_LARGE, REASON_UNKNOWN_TYPE, REASON_UNSUPPORTED_VERSION,
-                          RebalanceStarted, Rejected, Revoked, SCHEMA_VERSION, StreamsSubtopology, StreamsTopology,
-                          Sync, TopicPartitions)
+                          RebalanceStarted, Rejected, Revoked, SCHEMA_VERSION, SharePartitions, StreamsSubtopology,
+                          StreamsTopology, Sync, TopicPartitions)
 from .vocabulary import ConfigSource, EventType
 
 # A faster JSON parser, registered by the layer that has one (`use_fast_json`); None: the standard library's.
 _fast_loads = None
 
 # --- field specifications -----------------------------------------------------------------------
-# kind: str | str? (nullable) | int | int? | num? (int or float) | tp_list | offset_list | str_list | members | topic_counts | int_map
-# | str_map
+# kind: str | str? (nullable) | int | int? | num? (int or float) | tp_list | offset_list | str_list | members | topic_counts | int_map | str_map
 COMMON = {"v": ("int", True), "type": ("str", True), "ts": ("int", True), "group": ("str", True)}
 MEMBER_OPTIONAL = {"group_instance_id": ("str?", False), "client_id": ("str?", False), "host": ("str?", False)}
 
@@ -83,6 +82,7 @@ SPECS: dict[str, tuple[type, dict]] = {
         "error": ("str?", False), "topology_epoch": ("int?", False)}),
     EventType.STREAMS_TOPOLOGY: (StreamsTopology, {"topology_epoch": ("int?", False), "subtopologies": (
         "subtopologies?", False), "num_standby_replicas": ("int?", False)}),
+    EventType.SHARE_PARTITIONS: (SharePartitions, {"initialized": ("tp_list", True)}),
 }
 SUBTOPOLOGY_SPEC = {"subtopology_id": ("str", True), "source_topics": ("str_list", False),
                     "repartition_source_topics": ("topic_counts?", False),
@@ -208,7 +208,7 @@ def _to_num(name: str, value):
         raise _Bad(f"{REASON_BAD_TYPE}:{name}", "expected a number")
     if value != value or value in (float("inf"), float("-inf")):
         raise _Bad(f"{REASON_BAD_VALUE}:{name}", "not a finite number")
-    return value
+    return float(value) if type(value) is int and not -(1 << 63) <= value < 1 << 64 else value  # (orjson's reading)
 
 
 def _to_str_list(name: str, value):

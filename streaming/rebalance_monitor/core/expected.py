@@ -11,8 +11,9 @@ from .vocabulary import SHARE_ASSIGNOR
 
 STICKY_PROTOCOLS = ("sticky", "cooperative-sticky", "uniform")
 EMPTY_REASON = "no members: the group went empty"
-# a share group's assignor hands out only the partitions whose share-group state is initialised; the partitions the
-# epoch's members hold stand in for them, so without the members' assignment there is nothing to recompute
+# a share group's assignor hands out only the partitions whose share-group state is initialised (its coordinator's
+# state record: `share_partitions`); without it the partitions the epoch's members hold stand in for them, and
+# without the members' assignment there is nothing to recompute
 SHARE_UNKNOWN_REASON = ("share group: the members' assignment is not known (its partitions stand in for the ones the "
                         "assignor may hand out)")
 
@@ -222,6 +223,9 @@ def judge_generation(group, ids: list[str], assignment: dict | None, protocol: s
             rack=m.rack))
     try:
         extra = share_inputs(group, assignment) if share else {}
+        for t, ps in (extra.get("assignable") or {}).items():  # (each initialised partition exists)
+            if ps and counts.get(t, 0) <= max(ps):
+                counts = {**counts, t: max(ps) + 1}
         expected = assign(assignor, counts, subs, release=release, **extra)
     except UnknownAssignor:
         out["expected_reason"] = f"unknown assignor: {protocol}"
@@ -264,9 +268,12 @@ def share_rules_missing(broker: str | None, assignment) -> str | None:
 
 
 def share_inputs(group, assignment: dict) -> dict:
-    """The simple assignor's inputs besides the members: the partitions it may hand out (those the epoch's members
-    hold: the coordinator hands out the initialised ones, which no input the core reads lists) and the topics' ids
-    the group's share members' syncs named."""
+    """The simple assignor's inputs besides the members: the partitions it may hand out (the initialised ones, as
+    the coordinator's state record lists them; without it, those the epoch's members hold stand for them) and the
+    topics' ids the group's share members' syncs named."""
+    if group.share_initialized is not None:
+        return {"assignable": {t: list(ps) for t, ps in group.share_initialized.items()},
+                "topic_ids": dict(group.topic_ids) or None}
     assignable: dict = {}
     for tps in assignment.values():
         for t, p in tps:

@@ -36,6 +36,7 @@ class EventType(StrEnum):
     # a streams group's topology (its subtopologies, source and state topics) and the coordinator's last assignment
     # configs (num.standby.replicas), from __consumer_offsets (KIP-1071): what the task assignor is handed
     STREAMS_TOPOLOGY = "streams_topology"
+    SHARE_PARTITIONS = "share_partitions"
 
 
 class RecordKind(StrEnum):

@@ -67,7 +67,7 @@ def group_to_state(g) -> dict:
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
         "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
-        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids, "ss": g.streams_state,
+        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids, "ss": g.streams_state, "si": g.share_initialized,
     }
 
 
@@ -110,6 +110,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.configs = dict(state.get("gc") or {})  # (snapshots before it: the broker has not said)
     g.group_type = state.get("gt")  # (snapshots before it: its members say it again)
     g.streams_state = state.get("ss")  # (snapshots before it: no topology known yet)
+    g.share_initialized = state.get("si")  # (snapshots before it: the partitions held stand for them)
     g.members_peak = state.get("mp", 0)  # (snapshots before it: the members the coordinator holds now count)
     g.topic_ids = dict(state.get("ti") or {})  # (snapshots before it: learned again from the next syncs)
     g.dirty = False

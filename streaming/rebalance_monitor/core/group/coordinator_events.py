@@ -318,6 +318,14 @@ def on_topic_partitions(g, ev: TopicPartitions, out: list) -> None:
         R.trigger(g, found.cause, ev.ts, out, reason=found.reason)
 
 
+def on_share_partitions(g, ev, out: list) -> None:
+    """A share group's initialised partitions (the coordinator's state record): what its assignor may hand out."""
+    init: dict = {}
+    for t, p in ev.initialized:
+        init.setdefault(t, []).append(int(p))
+    g.share_initialized = {t: sorted(ps) for t, ps in init.items()}
+
+
 def on_broker_release(g, ev, out: list) -> None:
     """The brokers' release, learned (its server assignors' rules follow it; core/expected.py)."""
     take_release(g, ev)

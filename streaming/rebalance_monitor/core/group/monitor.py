@@ -22,7 +22,8 @@ from ..coordinator_placement import offsets_partition_for
 from ..events import (
     BrokerRelease, ClientMetrics, GroupConfig, GroupDescribed, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
-    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, StreamsTopology, Sync, TopicPartitions,
+    Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, SharePartitions, StreamsTopology, Sync,
+    TopicPartitions,
 )
 from ..members import Member
 from ..settings import CoreSettings
@@ -70,6 +71,7 @@ class GroupMonitor:
         self.group_type: str | None = None  # classic, consumer, streams or share, once known (group_type.py)
         self.configs: dict[str, dict] = {}  # the group's settings as the broker said them (group_config.py)
         self.streams_state: dict | None = None  # a streams group's topology and last tasks (streams_topology.py)
+        self.share_initialized: dict | None = None  # a share group's initialised partitions {topic: [partitions]}
         self.storm = StormTracker(s.storm_window_ms, s.storm_min_rebalances)
         self.history: deque = deque(maxlen=max(1, s.history_generations))  # [gen, completed, duration, causes]
         self.timer_ms: int | None = None  # lower bound of the earliest member deadline (see timers.py)
@@ -277,5 +279,6 @@ _HANDLERS = {
     GroupConfig: group_config.on_group_config,
     GroupDescribed: broker_view.on_group_described,
     StreamsTopology: streams_topology.on_streams_topology,
+    SharePartitions: coordinator.on_share_partitions,
     EndOffsets: coordinator.on_end_offsets,
 }

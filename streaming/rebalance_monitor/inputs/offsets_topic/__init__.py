@@ -21,7 +21,7 @@ group-coordinator/src/main/resources/common/message/ after), every version:
 | 12 | ShareGroupTargetAssignmentMetadata | 0 | `generation_completed` (assignment epoch, protocol `simple`) |
 | 13 | ShareGroupTargetAssignmentMember | 0 | none (decoded, counted) |
 | 14 | ShareGroupCurrentMemberAssignment | 0 | `sync` (member epoch as generation; `topic_ids` of the named topics) |
-| 15 | ShareGroupStatePartitionMetadata | 0 | none (learns topic id -> name) |
+| 15 | ShareGroupStatePartitionMetadata | 0 | `share_partitions` (its initialised partitions); learns topic id -> name |
 | 16 | ConsumerGroupRegularExpression | - | counted |
 | 17 | StreamsGroupMetadata (KIP-1071) | 0 | `streams_topology` (`num_standby_replicas` of its last assignment configs, when written), then `rebalance_started` (epoch bump, with its metadata hash and validated topology epoch); tombstone -> `group_deleted` |
 | 18 | StreamsGroupPartitionMetadata (builds before 4.1) | 0 | none (learns topic id -> name) |

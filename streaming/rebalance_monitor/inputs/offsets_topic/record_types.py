@@ -220,8 +220,10 @@ def share_group_events(name: str, k: dict, vr: Reader, ts_ms: int, topic_names: 
             ev["topic_ids"] = ids
         return [ev]
     if name == "ShareGroupStatePartitionMetadata":
-        learn_topic_names(sg_state_partition_metadata_value(vr), topic_names)
-        return []
+        v = sg_state_partition_metadata_value(vr)
+        learn_topic_names(v, topic_names)
+        return [event("share_partitions", pick_ts(ts_ms), group, initialized=[
+            [t["topic_name"], p] for t in v["initialized_topics"] for p in t["partitions"]])]
     # ShareGroupPartitionMetadata (Kafka 4.0): ConsumerGroupPartitionMetadataValue's layout
     v = cg_partition_metadata_value(vr, "ShareGroupPartitionMetadataValue")
     if topic_names is not None:
