@@ -82,3 +82,30 @@ def test_a_snapshot_without_a_version_is_version_1_and_reads_as_the_current_one(
     assert json.loads(json.dumps(GroupMonitor.from_state(v3, SETTINGS).to_state())) == current
     v4 = dict(current, v=4, m=[values[:-1] for values in current["m"]])
     assert json.loads(json.dumps(GroupMonitor.from_state(v4, SETTINGS).to_state())) == current
+
+
+@pytest.mark.parametrize("fingerprints", [
+    list(range(100, 170)),  # more than the window: the newest 64 are kept
+    list(range(10)),
+    [],
+    [5, 6, 5, 7] + list(range(100, 166)),  # repeated (no monitor writes that): one by one, as `remember` keeps them
+])
+def test_the_recent_fingerprints_come_back_as_remember_keeps_them(fingerprints):
+    state = json.loads(json.dumps(_busy_group().to_state()))
+    state["r"] = fingerprints
+    again = GroupMonitor.from_state(state, SETTINGS)
+    one_by_one = GroupMonitor("g", SETTINGS)
+    for fp in fingerprints:
+        one_by_one.remember(fp)
+    assert list(again.recent) == list(one_by_one.recent) and again.recent_set == one_by_one.recent_set
+    assert len(again.recent) == min(len(fingerprints), SETTINGS.dedupe_window)
+
+
+def test_a_member_comes_back_with_its_tuples():
+    g = _busy_group()
+    state = json.loads(json.dumps(g.to_state()))
+    again = GroupMonitor.from_state(state, SETTINGS)
+    for mid, m in g.members.items():
+        back = again.members[mid]
+        assert [getattr(back, f) for f in codec.MEMBER_FIELDS] == [getattr(m, f) for f in codec.MEMBER_FIELDS]
+        assert all(type(getattr(back, f)) is type(getattr(m, f)) for f in ("protocols", "topics", "owned", "assignment"))

@@ -376,3 +376,22 @@ def test_the_processor_does_not_check_again_what_the_decode_stage_checked(monkey
 def _snap_has_text(snap) -> bool:
     """Whether a group's pending events (its runner snapshot) hold one carried as text."""
     return any(type(entry[2]) is str for entry in snap["p"])
+
+
+def test_the_rows_out_are_the_rows_spark_takes():
+    """`output_rows` builds each row as `OutputRow(*values)` does: equal, same fields, same dict for Spark's
+    serializer (Row.asDict), the same through pickle."""
+    import pickle
+
+    from rebalance_monitor.spark.processor import OutputRow, output_rows
+
+    values = [("group_status", "g", 1_700_000_000_000, '{"kind":"group_status"}'), ("dead_letter", "", 0, "{}")]
+    rows = output_rows(values)
+    for row, v in zip(rows, values):
+        want = OutputRow(*v)
+        assert type(row) is type(want) and row == want and repr(row) == repr(want)
+        assert row.asDict(True) == want.asDict(True) and row.payload == want.payload
+        assert pickle.loads(pickle.dumps(row)).asDict() == want.asDict()
+    p = new_processor()
+    out = _run(p, _events())
+    assert out and all(type(r) is Row and list(r.asDict()) == ["kind", "group", "ts", "payload"] for r in out)

@@ -125,3 +125,24 @@ def test_the_cache_keeps_a_shard_under_its_token_and_drops_the_least_recently_us
     off = RunnerCache(max_bytes=0)
     off.keep("s1", 1, {"g": ("runner-1", 1)})
     assert off.take("s1", 1) == {}
+
+
+def test_a_full_cache_keeps_the_shards_of_the_last_batches_rather_than_drop_the_next_to_run():
+    """Every shard runs at every batch, in the same order, and the bound holds two of four: the two kept first are
+    found at every batch (least-recently-used would drop, each time, the shard that runs next: none found)."""
+    cache = RunnerCache(max_bytes=100)
+    found = []
+    for batch in range(4):
+        now = 1_000 + 5_000 * batch
+        hits = []
+        for shard in ("s1", "s2", "s3", "s4"):
+            if cache.take(shard, batch):  # the token of the last run: its batch
+                hits.append(shard)
+            cache.keep(shard, batch + 1, {shard: ("runner", 40)}, now)
+        found.append(hits)
+    assert found == [[], ["s1", "s2"], ["s1", "s2"], ["s1", "s2"]]
+    # s1 and s2 run elsewhere from now on: one batch later their entries give way to the shards that run here
+    cache.keep("s3", 9, {"s3": ("runner", 40)}, 21_000)
+    assert cache.take("s3", 9) == {}  # s1 and s2 were kept in the batch before: still held, s3 refused
+    cache.keep("s3", 9, {"s3": ("runner", 40)}, 26_000)
+    assert cache.take("s3", 9) == {"s3": ("runner", 40)} and cache.take("s1", 4) == {}

@@ -13,6 +13,8 @@ Pure code: no Kafka client needed.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 DEFAULT_OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions default
 _INT_MIN = -(1 << 31)
 
@@ -36,6 +38,7 @@ def kafka_utils_abs(n: int) -> int:
     return 0 if n == _INT_MIN else abs(n)
 
 
+@lru_cache(maxsize=1 << 16)  # (every group_status record names it: a loop over the name's characters)
 def offsets_partition_for(group_id: str, num_partitions: int = DEFAULT_OFFSETS_PARTITIONS) -> int:
     """The `__consumer_offsets` partition that holds `group_id` (its coordinator is that partition's leader)."""
     if num_partitions <= 0:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ..core.events import loads_json
 from ..core.vocabulary import HISTORY_KINDS
+from ..gc_pause import gc_paused
 from .processor import CLOCK_KIND
 
 log = logging.getLogger("rebalance_monitor.job")
@@ -106,26 +107,30 @@ def handle_batch(job, df, batch_id: int) -> None:
         # Java trace overflows its stack (the stream thread then dies with StackOverflowError). A short
         # text that names the interruption is recognised as the stop it is; the batch stays uncommitted.
         raise cancelled(batch_id) from None
-    records, dead, history = [], [], []
-    read = 0
-    left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)
-    unresolved: dict[str, int] = {}  # topic ids left as ids (inputs/topic_ids.py): references per id
-    for kind, group, ts, payload in rows:
-        if kind == "dead_letter":
-            dead.append(payload)
-            continue
-        rec = loads_json(payload)
-        if kind == CLOCK_KIND:
-            read += int(rec.get("records") or 0)
-            left_out.update(rec.get("left_out") or ())
-            for tid, n in (rec.get("unresolved_topic_ids") or {}).items():
-                unresolved[tid] = unresolved.get(tid, 0) + int(n)
-            if ts and ts > 0:
-                job.saw_event_time(int(ts))
-            continue
-        records.append(rec)
-        if kind in HISTORY_KINDS:
-            history.append((kind, group, ts, payload))
+    # The collector paused while the batch's records are built (a busy batch: a few objects for each of tens of
+    # thousands of records, all kept to the end): with it on, they set off full collections, each a walk of
+    # every object the driver holds (the metrics' series among them); gc_pause.py.
+    with gc_paused():
+        records, dead, history = [], [], []
+        read = 0
+        left_out: set[str] = set()  # groups that groups.allow/deny leave out (their events were dropped)
+        unresolved: dict[str, int] = {}  # topic ids left as ids (inputs/topic_ids.py): references per id
+        for kind, group, ts, payload in rows:
+            if kind == "dead_letter":
+                dead.append(payload)
+                continue
+            rec = loads_json(payload)
+            if kind == CLOCK_KIND:
+                read += int(rec.get("records") or 0)
+                left_out.update(rec.get("left_out") or ())
+                for tid, n in (rec.get("unresolved_topic_ids") or {}).items():
+                    unresolved[tid] = unresolved.get(tid, 0) + int(n)
+                if ts and ts > 0:
+                    job.saw_event_time(int(ts))
+                continue
+            records.append(rec)
+            if kind in HISTORY_KINDS:
+                history.append((kind, group, ts, payload))
     reasons: dict[str, int] = {}
     for p in dead:
         reason = json.loads(p).get("reason", "unknown")
@@ -147,11 +152,12 @@ def handle_batch(job, df, batch_id: int) -> None:
         counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
     if job.updater is not None:
         # once per batch id, persisted before it is exported (a failed save fails the batch: Spark retries it)
-        job.updater.apply_batch(batch_id, records, job.metrics_state and job.metrics_state.save,
-                                 left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0,
-                                 output_counts=counts, events_read={"kafka": read},
-                                 notes={"unresolved_topic_id": sum(unresolved.values())} if unresolved else None,
-                                 **progress_figures(job.query))
+        with gc_paused():  # (its series and their text, for each group the batch touched)
+            job.updater.apply_batch(batch_id, records, job.metrics_state and job.metrics_state.save,
+                                     left_out=left_out, rejects=reasons, duration_s=time.monotonic() - t0,
+                                     output_counts=counts, events_read={"kafka": read},
+                                     notes={"unresolved_topic_id": sum(unresolved.values())} if unresolved
+                                     else None, **progress_figures(job.query))
         job.updater.set_ready(True)
     st = job.stats
     st.batches += 1
@@ -194,8 +200,11 @@ def _collect_output(df) -> list[tuple]:
     DataFrame offers it (a busy batch has tens of thousands of commit records; pickled Rows cost ~10x)."""
     if hasattr(df, "toArrow"):
         table = df.toArrow()
-        return list(zip(*(table.column(name).to_pylist() for name in ("kind", "group", "ts", "payload"))))
-    return [(r.kind, r.group, r.ts, r.payload) for r in df.collect()]
+        with gc_paused():  # (a tuple and its strings for each row: see handle_batch)
+            return list(zip(*(table.column(name).to_pylist() for name in ("kind", "group", "ts", "payload"))))
+    rows = df.collect()
+    with gc_paused():
+        return [(r.kind, r.group, r.ts, r.payload) for r in rows]
 
 
 def _iso_ms(text: str) -> int:

@@ -16,7 +16,13 @@ task failed half-way) the token differs or the entry is gone, and the runners ar
 An entry is taken out of the cache when its shard starts to run (`take`) and put back only when the run has
 written everything (`keep`), so runners that a failed run changed are never reused. The cache is bounded by the
 size of the snapshots its runners were written as (`max_bytes` of JSON; a runner in memory takes about six times
-its snapshot); past it, the shards used least recently go. 0 turns the cache off.
+its snapshot); past it, the shards used least recently go, but not those kept in this micro-batch or the one
+before: those are refused instead. A fleet at live cadence runs every shard at every batch, in the same order;
+with more shards than the bound holds, dropping the least recent would drop, each time, the shard that runs next,
+and no shard would ever be found (measured: none of 10,000 groups of 10 members at the default bound, a group's
+snapshot being about 6 kB). Refused instead, the shards kept first stay and are found at every batch, as many as
+the bound holds; a shard that stopped running here (its tasks went to another worker) goes after one batch.
+0 turns the cache off.
 """
 from __future__ import annotations
 
@@ -30,12 +36,14 @@ def new_token() -> int:
 
 
 class RunnerCache:
-    """Shard -> (token, {group: (GroupRunner, snapshot bytes)}, bytes), least recently used first."""
+    """Shard -> (token, {group: (GroupRunner, snapshot bytes)}, bytes, batch time kept at), least recently used
+    first."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
         self._shards: OrderedDict = OrderedDict()
         self._bytes = 0
+        self._batches = (None, None)  # the batch times of this micro-batch and of the one before
         self.hits = 0  # runners taken from the cache (for tests and figures)
         self.misses = 0  # shards whose entry was missing or stale
 
@@ -54,18 +62,38 @@ class RunnerCache:
         self.hits += len(entry[1])
         return entry[1]
 
-    def keep(self, shard, token: int, runners: dict) -> None:
-        """Keep the shard's runners ({group: (runner, snapshot bytes)}), all in the state store under `token`."""
+    def keep(self, shard, token: int, runners: dict, batch_ms: int | None = None) -> None:
+        """Keep the shard's runners ({group: (runner, snapshot bytes)}), all in the state store under `token`, at
+        the micro-batch of time `batch_ms` (None: none known, every entry goes by least recent use)."""
         if self.max_bytes <= 0 or not runners:
             return
         size = sum(n for _, n in runners.values())
         if size > self.max_bytes:
             return
-        self._shards[shard] = (token, runners, size)
+        if batch_ms is not None and batch_ms != self._batches[0]:
+            self._batches = (batch_ms, self._batches[0])
+        if self._bytes + size > self.max_bytes and not self._make_room(size):
+            return  # full of shards of this batch and the one before: refused (see the module docstring)
+        self._shards[shard] = (token, runners, size, batch_ms)
         self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, (_, _, dropped) = self._shards.popitem(last=False)
-            self._bytes -= dropped
+
+    def _make_room(self, size: int) -> bool:
+        """Drop the least recently used shards, except those kept in this batch or the one before, until `size`
+        more bytes fit; False (nothing dropped) if they would not."""
+        now, before = self._batches
+        recent = {now, before} - {None}
+        going, freed = [], 0
+        for shard, entry in self._shards.items():
+            if entry[3] is None or entry[3] not in recent:
+                going.append(shard)
+                freed += entry[2]
+                if self._bytes - freed + size <= self.max_bytes:
+                    break
+        if self._bytes - freed + size > self.max_bytes:
+            return False
+        for shard in going:
+            self._bytes -= self._shards.pop(shard)[2]
+        return True
 
     def __len__(self) -> int:
         """Runners held."""

@@ -20,6 +20,7 @@ and last tasks (streams_topology.py; absent from older snapshots: None).
 from __future__ import annotations
 
 from collections import deque
+from operator import attrgetter
 
 from ..members import Member
 from ..settings import CoreSettings
@@ -47,6 +48,8 @@ MEMBER_FIELDS = (
     "last_commit_ms", "closed_ms", "timeout_source", "client_host", "streams",
 )
 _MEMBER_TUPLES = ("protocols", "topics", "owned", "assignment")  # tuples in memory, lists in JSON
+_member_fields = attrgetter(*MEMBER_FIELDS)  # a member's fields, as a tuple
+_TUPLES_AT = tuple(MEMBER_FIELDS.index(name) for name in _MEMBER_TUPLES)
 REBALANCE_FIELDS = (
     "started_ms", "from_generation", "causes", "joined", "anonymous_joins", "synced", "generation", "protocol",
     "leader", "formed_ms", "last_sync_ms", "coordinator_members", "coordinator_confirmed", "announced",
@@ -56,9 +59,10 @@ STORM_FIELDS = ("completions", "started_ms", "count_in_storm", "storms", "summar
 
 
 def group_to_state(g) -> dict:
+    fields = _member_fields
     return {
         "g": g.group, "v": STATE_VERSION, "st": g.state, "gen": g.generation, "p": g.protocol, "l": g.leader,
-        "m": [member_to_state(m) for m in g.members.values()],
+        "m": [list(fields(m)) for m in g.members.values()],
         "rm": list(g.removed.items()),
         "rb": rebalance_to_state(g.rebalance) if g.rebalance is not None else None,
         "o": [[t, p, k] for (t, p), k in g.owners.items()],
@@ -101,8 +105,7 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.timer_ms = state["t"]
     g.clock_ms = state["c"]
     g.last_event_ms = state["le"]
-    for fp in state["r"]:
-        g.remember(fp)
+    _load_recent(g, state["r"])
     g.counters = dict(state["n"])
     g.held = state.get("hd")
     g.warned_to = state.get("wt", g.clock_ms)  # (snapshots before it: nothing left to warn of before its clock)
@@ -115,6 +118,18 @@ def group_from_state(cls, state: dict, settings: CoreSettings | None = None):
     g.topic_ids = dict(state.get("ti") or {})  # (snapshots before it: learned again from the next syncs)
     g.dirty = False
     return g
+
+
+def _load_recent(g, fingerprints: list) -> None:
+    """`g.remember` of each fingerprint, in order: at once when they are distinct (as a monitor keeps them)."""
+    window = g.settings.dedupe_window
+    if len(set(fingerprints)) != len(fingerprints) or g.recent:
+        for fp in fingerprints:
+            g.remember(fp)
+        return
+    kept = fingerprints[-window:] if len(fingerprints) > window else fingerprints
+    g.recent.extend(kept)
+    g.recent_set.update(kept)
 
 
 def _check_version(version, what: str) -> None:
@@ -130,15 +145,18 @@ def _check_length(values: list, fields: tuple, what: str) -> None:
 
 # --- member ----------------------------------------------------------------------------------------
 def member_to_state(m: Member) -> list:
-    return [getattr(m, f) for f in MEMBER_FIELDS]
+    return list(_member_fields(m))
 
 
 def member_from_state(values: list) -> Member:
     _check_length(values, MEMBER_FIELDS, "member")
+    values = list(values)
+    for i in _TUPLES_AT:
+        value = values[i]
+        if isinstance(value, list):
+            values[i] = tuple(tuple(x) if isinstance(x, list) else x for x in value)
     m = Member.__new__(Member)
     for name, value in zip(MEMBER_FIELDS, values):
-        if isinstance(value, list) and name in _MEMBER_TUPLES:
-            value = tuple(tuple(x) if isinstance(x, list) else x for x in value)
         setattr(m, name, value)
     return m
 
