@@ -71,7 +71,8 @@ def group_to_state(g) -> dict:
         "t": g.timer_ms, "c": g.clock_ms, "le": g.last_event_ms, "r": list(g.recent), "n": g.counters,
         "hd": g.held, "wt": g.warned_to,
         "cs": g.client_standard, "mp": g.members_peak, "gc": g.configs,
-        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids, "ss": g.streams_state, "si": g.share_initialized,
+        "bx": g.broker_release_exact, "gt": g.group_type, "ti": g.topic_ids, "ss": g.streams_state,
+        "si": g.share_initialized,
     }
 
 
