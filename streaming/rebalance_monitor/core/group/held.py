@@ -94,6 +94,11 @@ def take_ownership(g, assignment: dict, gen: int) -> None:
             m.sync_generation = gen
             m.owned = tuple(tps)
             m.owned_generation = gen
+    cap_owners(g)
+
+
+def cap_owners(g) -> None:
+    """Keep the latest `max_partitions_per_group` partition owners (counted when some go)."""
     if len(g.owners) > g.settings.max_partitions_per_group:
         g.count("partitions_capped")
         g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])

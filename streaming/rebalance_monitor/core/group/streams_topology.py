@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..events import StreamsTopology
 from ..vocabulary import Cause
+from .held import cap_owners
 
 TASK_KINDS = ("active", "standby", "warmup")
 EPOCHS_KEPT = 3  # the epochs whose members' tasks before the bump are kept (a generation's record may come late)
@@ -109,9 +110,7 @@ def own_task_partitions(g, owner_key: str, active: list) -> None:
     for sub, p in active:
         for topic in subs.get(sub, ()):
             g.owners[(topic, p)] = owner_key
-    if len(g.owners) > g.settings.max_partitions_per_group:
-        g.count("partitions_capped")
-        g.owners = dict(list(g.owners.items())[-g.settings.max_partitions_per_group:])
+    cap_owners(g)
 
 
 def before_epoch(g, epoch: int) -> None:
