@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import re
 import typing
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from . import config_clusters
 from .config_checks import jar_files, validate  # noqa: F401 (jar_files: the spark adapter reads it here)
 from .config_values import ConfigError, Duration, EnvText, build, choice, group_durations, regex, secret  # noqa: F401 (ConfigError)
 from .kafka_connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, KafkaConnection
@@ -45,6 +46,8 @@ class SecurityConfig:
 
 @dataclass(frozen=True)
 class KafkaConfig:
+    # the cluster's name: the `kafka_cluster` label of every series, and in every record (config_clusters.py)
+    cluster_name: str = "default"
     bootstrap_servers: str = "localhost:9092"
     events_topic: str = "rebalance-events"  # canonical events; several topics: comma-separated
     coordinator_log_topic: str | None = None  # broker log lines shipped to Kafka (Filebeat, Vector, ...)
@@ -215,6 +218,13 @@ class MonitorConfig:
     broker_facts: BrokerFactsConfig = field(default_factory=BrokerFactsConfig)
     sinks: SinksConfig = field(default_factory=SinksConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
+    # several clusters: each one's whole configuration (config_clusters.py); empty: this one is the only cluster
+    clusters: tuple = ()
+
+    def cluster_configs(self) -> tuple["MonitorConfig", ...]:
+        """The configuration of each cluster the monitor watches, in the order written (this one alone when no
+        `clusters:` list is given)."""
+        return self.clusters or (self,)
 
     def core_settings(self):
         from .core.settings import CoreSettings
@@ -308,6 +318,8 @@ def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
     for name, value in sorted(env.items()):
         if name.startswith(ENV_PREFIX):
             path_parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__") if p]
+            if path_parts[:1] == ["clusters"] and config_clusters.env_override(data, path_parts[1:], EnvText(value)):
+                continue
             if path_parts:
                 _set_path(data, path_parts, value)
     for dotted, value in (overrides or {}).items():
@@ -316,6 +328,22 @@ def load_config(path: str | os.PathLike | None = None, env: dict | None = None,
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = value
+    items = config_clusters.take_items(data)
+    cfg = _built(data, env)
+    if not items:
+        return cfg
+    clusters = []
+    for i, item in enumerate(items):
+        where = f"clusters[{i}] ({item['name']})"
+        try:
+            one = _built(config_clusters.item_tree(data, item), env)
+        except ConfigError as exc:
+            raise config_clusters.prefixed(where, exc) from None
+        clusters.append(config_clusters.own_paths(one, cfg.kafka.cluster_name))
+    return replace(cfg, clusters=tuple(clusters))
+
+
+def _built(data: dict, env) -> MonitorConfig:
     cfg = build(MonitorConfig, data)
     cfg = _read_secret_files(cfg, env)
     validate(cfg)

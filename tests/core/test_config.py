@@ -41,7 +41,7 @@ def test_reference_file_lists_every_key_with_its_default():
     ({"storm.min_rebalances": "four"}, "storm.min_rebalances: expected an integer"),
     ({"exporter.port": 70000}, "exporter.port: must be between 1 and 65535"),
     ({"groups.allow": "(["}, "groups.allow: not a valid regular expression"),
-    ({"kafka.nope": 1}, "kafka.nope: unknown key; allowed keys here: bootstrap_servers"),
+    ({"kafka.nope": 1}, "kafka.nope: unknown key; allowed keys here: cluster_name, bootstrap_servers"),
     ({"exporter.tls_cert_file": "/x.pem"}, "exporter.tls_cert_file / tls_key_file: set both or neither"),
     ({"kafka.security.protocol": "SASL_SSL"}, "kafka.security.sasl_mechanism: required"),
     ({"logging.level": "LOUD"}, "logging.level: 'LOUD' is not allowed; allowed values: DEBUG, INFO, WARNING, ERROR"),
@@ -233,6 +233,8 @@ def _wrong_values(tp, f):
         return ["maybe", 2, [True], {"a": 1}]
     if tp is Duration:
         return ["soon", True, -1, [5], {"a": 1}]
+    if tp is tuple:  # clusters: a list of mappings, each with a name
+        return ["x", 5, {"a": 1}, [5], [{"name": "a b"}], [{"kafka": {}}]]
     if tp is dict:
         return ["x", 5, [1], {"spark.executor.memory": [1, 2]}, {"spark.x": None}]
     raise AssertionError(f"no wrong values for {tp}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rebalance_monitor.config import load_config
-from rebalance_monitor.spark import run
+from rebalance_monitor.spark import cluster_watch, run
 
 
 class Recorder:
@@ -25,9 +25,9 @@ def parts(monkeypatch):
     class Exporter:
         url = "http://127.0.0.1:1"
 
-        def __init__(self, settings):
+        def __init__(self, settings, updater=None):
             rec.events.append(f"exporter built on port {settings.port}")
-            self.updater = Updater()
+            self.updater = updater if updater is not None else Updater()
 
         def start(self):
             rec.events.append("exporter started")
@@ -45,6 +45,7 @@ def parts(monkeypatch):
             rec.events.append("job built" + (" with the exporter's updater" if updater is not None else ""))
             self.cfg = cfg
             self.spark = self.query = None
+            self.plan = self
 
         def session(self):
             rec.events.append("spark started")
@@ -101,10 +102,10 @@ def parts(monkeypatch):
     import rebalance_monitor.metrics.exporter as exporter_module
 
     monkeypatch.setattr(exporter_module, "MetricsExporter", Exporter)
-    monkeypatch.setattr(run, "StreamingQueryJob", Job)
-    monkeypatch.setattr(run, "KafkaReach", Reach)
-    monkeypatch.setattr(run, "_start_lag_poller", start_lag)
-    monkeypatch.setattr(run, "_log_progress", lambda query, job: None)
+    monkeypatch.setattr(cluster_watch, "StreamingQueryJob", Job)
+    monkeypatch.setattr(cluster_watch, "KafkaReach", Reach)
+    monkeypatch.setattr(cluster_watch, "_start_lag_poller", start_lag)
+    monkeypatch.setattr(cluster_watch, "_log_progress", lambda query, job, out=None: None)
     return rec
 
 
@@ -163,3 +164,67 @@ def test_the_demo_runs_the_monitor():
     assert service and service <= called and {"start_exporter", "serve", "close"} <= called
     assert not called & {"StreamingQueryJob", "MetricsExporter", "ExporterSettings", "BrokerOffsetsPoller",
                          "BrokerOffsets"}
+
+
+def test_several_clusters_each_run_their_own_watch_and_one_down_holds_up_no_other(parts, monkeypatch, tmp_path):
+    """Two clusters: the one whose Kafka never answers backs off on its own; the other's query starts and runs
+    (each watch in its own thread, on the one Spark session), and the stop ends both."""
+    import threading
+
+    class Reach:
+        def __init__(self, connection, client):
+            self.address = connection.bootstrap_servers
+            self.failures = 0
+
+        def check(self):
+            parts.events.append(f"kafka probed at {self.address}")
+            if self.address.endswith(":9"):
+                self.failures += 1
+                return "Connection refused"
+            return None
+
+        def reason(self, error, delay):
+            return f"Kafka at {self.address} is not reachable: {error}; retrying in {delay:.0f} s"
+
+    class Updater:
+        def __init__(self, name):
+            self.name = name
+
+        def set_ready(self, ready, reason=None):
+            parts.events.append(f"{self.name} ready={ready}")
+
+        def set_kafka_up(self, up):
+            parts.events.append(f"{self.name} up={up}")
+
+    import rebalance_monitor.metrics.exporter as exporter_module
+
+    settings_cls = exporter_module.ExporterSettings
+    monkeypatch.setattr(cluster_watch, "KafkaReach", Reach)
+    monkeypatch.setattr(settings_cls, "make_updater", lambda self: Updater(self.cluster))
+    monkeypatch.setattr(run, "fleet_metrics", lambda clusters, updaters: updaters)
+    started = threading.Event()
+
+    def tick():
+        started.set()
+    cfg = load_config(env={}, overrides={
+        "state.checkpoint_location": str(tmp_path), "lag.enabled": False,
+        "clusters": [{"name": "down", "kafka": {"bootstrap_servers": "127.0.0.1:9"}},
+                     {"name": "up", "kafka": {"bootstrap_servers": "127.0.0.1:19092"}}]})
+    monitor = run.MonitorService(cfg, on_tick=tick)
+    monitor.start_exporter()
+    assert [w.name for w in monitor.watches] == ["down", "up"]
+    assert [w.cfg.state.checkpoint_location for w in monitor.watches] == [
+        f"{tmp_path}/clusters/down", f"{tmp_path}/clusters/up"]
+    result = {}
+    serving = threading.Thread(target=lambda: result.setdefault("code", monitor.serve()))
+    serving.start()
+    assert started.wait(30), parts.events
+    monitor.stop.set()
+    serving.join(30)
+    monitor.close()
+    assert result["code"] == 0
+    ev = parts.events
+    assert "up up=True" in ev and "query started" in ev and "down up=True" not in ev
+    assert ev.count("spark started") == 1                       # one session for both clusters
+    assert "down up=False" in ev and ev.count("kafka probed at 127.0.0.1:19092") == 1
+    assert ev[-1] == "exporter stopped" and ev.count("job stopped") == 2

@@ -146,3 +146,18 @@ def test_a_full_cache_keeps_the_shards_of_the_last_batches_rather_than_drop_the_
     assert cache.take("s3", 9) == {}  # s1 and s2 were kept in the batch before: still held, s3 refused
     cache.keep("s3", 9, {"s3": ("runner", 40)}, 26_000)
     assert cache.take("s3", 9) == {"s3": ("runner", 40)} and cache.take("s1", 4) == {}
+
+
+def test_each_clusters_query_has_its_own_cache_in_a_worker():
+    """Two clusters' queries in one Python worker: shard 3 of one is not shard 3 of the other, so each keeps its own
+    cache (shared, they would take each other's entry at every run and never find their own)."""
+    from rebalance_monitor.core.settings import CoreSettings
+    from rebalance_monitor.spark.runner_cache import process_cache
+
+    settings = CoreSettings()
+    eu, us = process_cache(1 << 20, settings, "prod-eu"), process_cache(1 << 20, settings, "prod-us")
+    assert eu is not us and process_cache(1 << 20, settings, "prod-eu") is eu
+    eu.keep(3, 111, {"orders": ("runner-eu", 10)})
+    us.keep(3, 222, {"orders": ("runner-us", 10)})
+    assert eu.take(3, 111) == {"orders": ("runner-eu", 10)}
+    assert us.take(3, 222) == {"orders": ("runner-us", 10)}

@@ -169,13 +169,15 @@ class GroupProcessor(StatefulProcessor):
     set on the driver when the plan is built), `flush_to_ms`, `follow_watermark`, `drain`, `horizon_ms`. `visit_every_batch`:
     every group in state runs at every trigger (`run --once`, whose last batch must reach every group).
     `cache_bytes`: the bound of the worker's runner cache (spark/runner_cache.py; 0: read every group from the
-    state store at every run)."""
+    state store at every run); `cluster`: the Kafka cluster of the query (a worker may run several clusters'
+    queries: each has its own cache)."""
 
     def __init__(self, settings: CoreSettings | None = None, emit_status: bool = True,
                  release_delay_ms: int | None = None, *, follow_wall: bool = True, started_ms: int | None = None,
                  flush_to_ms: int | None = None, visit_every_batch: bool = False, follow_watermark: bool = True,
-                 drain: bool = False, horizon_ms: int = 0, cache_bytes: int = 0):
+                 drain: bool = False, horizon_ms: int = 0, cache_bytes: int = 0, cluster: str = "default"):
         self.settings = settings or CoreSettings()
+        self.cluster = cluster
         self.cache_bytes = cache_bytes
         self.emit_status = emit_status
         started = int(time.time() * 1000) if started_ms is None else started_ms
@@ -193,7 +195,7 @@ class GroupProcessor(StatefulProcessor):
         self.handle = handle
         self.groups = handle.getMapState("groups", GROUP_KEY_SCHEMA, STATE_SCHEMA)
         self.shard = handle.getValueState("shard", STATE_SCHEMA)
-        self.cache: RunnerCache = process_cache(self.cache_bytes, self.settings)
+        self.cache: RunnerCache = process_cache(self.cache_bytes, self.settings, self.cluster)
         self._batch = None
         self._ran = set()
 

@@ -49,6 +49,11 @@ def source_options(cfg: MonitorConfig) -> dict:
     }
 
 
+def query_name(cluster: str) -> str:
+    """The query's name in Spark (unique among a session's running queries: one per cluster)."""
+    return "rebalance_monitor" if cluster == "default" else f"rebalance_monitor[{cluster}]"
+
+
 class QueryPlan:
     """What the query is: its session (built on first use), its pipeline (`build`), its sinks (`sinks`) and its
     writer (`writer`). `idle_clock`: while the input is idle, a group's clock follows the wall clock
@@ -125,7 +130,7 @@ class QueryPlan:
                                    flush_to_ms=flush_to_ms, visit_every_batch=once, follow_watermark=not once,
                                    drain=drain,
                                    horizon_ms=int(cfg.spark.trigger_interval) + int(cfg.state.watermark_delay),
-                                   cache_bytes=cfg.state.runner_cache_mb << 20)
+                                   cache_bytes=cfg.state.runner_cache_mb << 20, cluster=cfg.kafka.cluster_name)
         self.started_ms = processor.clock.started_ms  # what the wake-up records carry (wake_input)
         # keyed by the group's __consumer_offsets partition (spark/processor.py)
         return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
@@ -145,5 +150,5 @@ class QueryPlan:
         interval = min(ONCE_TRIGGER_MS, trigger) if once else trigger
         return (out.writeStream.foreachBatch(foreach_batch)
                 .option("checkpointLocation", self.query_checkpoint)
-                .queryName("rebalance_monitor")
+                .queryName(query_name(self.cfg.kafka.cluster_name))
                 .trigger(processingTime=f"{interval} milliseconds"))

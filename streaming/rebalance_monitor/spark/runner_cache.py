@@ -104,13 +104,18 @@ class RunnerCache:
 _CACHES: dict[tuple, RunnerCache] = {}
 
 
-def process_cache(max_bytes: int, settings) -> RunnerCache:
+MAX_CACHES = 64  # past it, every cache goes (those of jobs long gone, with the live ones: they fill again)
+
+
+def process_cache(max_bytes: int, settings, cluster: str = "default") -> RunnerCache:
     """The worker process's cache for runners of these core settings (a job restarted on the same checkpoint with
-    other settings, in a reused worker, must not get runners built with the old ones), of this bound."""
-    key = (max_bytes, settings)
+    other settings, in a reused worker, must not get runners built with the old ones), of this bound, of this
+    Kafka cluster's query (one cluster's shard is not another's: sharing a cache, they would take each other's
+    entries at every run, all misses)."""
+    key = (max_bytes, settings, cluster)
     cache = _CACHES.get(key)
     if cache is None:
-        if len(_CACHES) >= 4:  # settings of jobs long gone
+        if len(_CACHES) >= MAX_CACHES:  # settings of jobs long gone
             _CACHES.clear()
         cache = _CACHES[key] = RunnerCache(max_bytes)
     return cache
