@@ -45,6 +45,8 @@ class SecurityConfig:
 
 @dataclass(frozen=True)
 class KafkaConfig:
+    # the cluster's name: the `kafka_cluster` label of every series, and in every record (config_clusters.py)
+    cluster_name: str = "default"
     bootstrap_servers: str = "localhost:9092"
     events_topic: str = "rebalance-events"  # canonical events; several topics: comma-separated
     coordinator_log_topic: str | None = None  # broker log lines shipped to Kafka (Filebeat, Vector, ...)
