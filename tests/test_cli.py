@@ -58,6 +58,15 @@ def test_replay_events_prints_records_rejects_and_a_summary(tmp_path):
     assert "member_joined(client-a), member_joined(client-b)" in table.stdout
 
 
+def test_replay_names_the_cluster_of_its_records():
+    text = "".join(json.dumps(e) + "\n" for e in stable_group(("a", "b")))
+    for args, want in (([], "default"), (["--cluster", "prod-us"], "prod-us")):
+        p = run(["replay", *args, "-"], text)
+        assert p.returncode == 0, p.stderr
+        records = [json.loads(line) for line in p.stdout.splitlines()]
+        assert records and {r["kafka_cluster"] for r in records} == {want}
+
+
 def test_replay_errors_exit_non_zero():
     p = run(["replay", "/no/such/file.jsonl"])
     assert p.returncode == 1 and "cannot read" in p.stderr

@@ -48,7 +48,7 @@ def _cmd_replay(args) -> int:
         return 1
     with stream:
         return run_replay(cfg, args.source, stream, sys.stdout, sys.stderr, fmt=args.format,
-                          with_status=args.with_status)
+                          with_status=args.with_status, cluster=args.cluster)
 
 
 def _cmd_run(args) -> int:
@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", help="config file (defaults apply without one)")
     r.add_argument("--format", choices=("json", "table"), default="json")
     r.add_argument("--with-status", action="store_true", help="also print group_status records at the end")
+    r.add_argument("--cluster", help="the kafka_cluster the JSON records carry (default: the config's "
+                                     "kafka.cluster_name)")
     r.add_argument("path", help="input file, or - for stdin")
     r.set_defaults(func=_cmd_replay)
 
@@ -109,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--group", help="the group's timeline; without it, the top groups by rebalances")
     h.add_argument("--since", help="from this time: 12h, 7d, 30m ago, ISO 8601, or epoch ms")
     h.add_argument("--until", help="up to this time (same forms)")
+    h.add_argument("--cluster", help="one Kafka cluster's history (its name exactly as configured); without it, "
+                                     "every cluster's")
     h.add_argument("--source", choices=("auto", "parquet", "kafka"), default="auto",
                    help="the Parquet directory or the Kafka topic of sinks.history (auto: Parquet when set)")
     h.add_argument("--format", choices=("table", "json", "csv"), default="table")

@@ -1,4 +1,6 @@
-"""`rebalance-monitor replay`: the streaming job's reconstruction without Spark, over a file or stdin."""
+"""`rebalance-monitor replay`: the streaming job's reconstruction without Spark, over a file or stdin. Its JSON
+records carry `kafka_cluster` as the job's sinks write it (cluster_stamp.py): `--cluster`, else the configuration's
+`kafka.cluster_name`."""
 from __future__ import annotations
 
 import base64
@@ -6,6 +8,7 @@ import json
 import sys
 from typing import IO, Iterable
 
+from .cluster_stamp import stamp_prefix, stamped
 from .config import MonitorConfig
 from .core.events import Rejected
 from .core.reconstruct import Reconstructor
@@ -28,12 +31,12 @@ def _records_of(source: str, lines: Iterable[str], topic_names=None, max_future_
 
 
 def run_replay(cfg: MonitorConfig, source: str, stream: IO[str], out: IO[str], err: IO[str],
-               fmt: str = "json", with_status: bool = False) -> int:
+               fmt: str = "json", with_status: bool = False, cluster: str | None = None) -> int:
     use_fastest_available()
     recon = Reconstructor(cfg.core_settings(), max_disorder_ms=int(cfg.state.watermark_delay),
                           emit_status=with_status, group_filter=cfg.group_filter(),
                           offsets_partitions=cfg.kafka.offsets_topic_partitions)
-    printer = TablePrinter(out) if fmt == "table" else JsonPrinter(out)
+    printer = TablePrinter(out) if fmt == "table" else JsonPrinter(out, cluster or cfg.kafka.cluster_name)
     topic_names = topic_names_for(cfg) if source == "offsets-topic" else None
     for events, rejects in _records_of(source, stream, topic_names, int(cfg.kafka.max_future_skew)):
         for rej in rejects:
@@ -76,12 +79,15 @@ def _print_reject(rej: Rejected, err: IO[str]) -> None:
 
 
 class JsonPrinter:
-    def __init__(self, out: IO[str]):
+    """One JSON object a line, each stamped with the cluster's name."""
+
+    def __init__(self, out: IO[str], cluster: str = "default"):
         self.out = out
+        self._prefix = stamp_prefix(cluster)
 
     def write(self, records: list[dict]) -> None:
         for rec in records:
-            self.out.write(json.dumps(rec, separators=(",", ":"), sort_keys=False) + "\n")
+            self.out.write(stamped(json.dumps(rec, separators=(",", ":"), sort_keys=False), self._prefix) + "\n")
 
     def close(self) -> None:
         self.out.flush()

@@ -43,12 +43,15 @@ def dead_letter_reasons(directory) -> list[str]:
 
 def comparable(records: list[dict]) -> list[str]:
     """Records as sorted JSON texts, without what depends on batch boundaries: the group_status snapshots and
-    when a timeout or a warning was noticed (detected_ms, and the record's ts, which is that time: DETECTED_KINDS)."""
+    when a timeout or a warning was noticed (detected_ms, and the record's ts, which is that time: DETECTED_KINDS);
+    and without the cluster's name the sinks stamp on the way out (kafka_cluster, cluster_stamp.py), which the
+    core's own records (replay_records) do not carry."""
     out = []
     for r in records:
         if r["kind"] == RecordKind.GROUP_STATUS:
             continue
         r = dict(r)
+        r.pop("kafka_cluster", None)
         if r["kind"] in DETECTED_KINDS:
             r.pop("detected_ms", None)
             r.pop("ts", None)

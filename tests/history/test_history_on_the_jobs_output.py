@@ -55,6 +55,7 @@ def test_a_groups_timeline(written, source):
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(ln) for ln in proc.stdout.splitlines()]
     assert [r["generation"] for r in rows if r["event"] == "generation"] == [g["generation"] for g in gens]
+    assert {r["cluster"] for r in rows} == {"default"}  # the sink stamped each record (kafka.cluster_name)
     assert sum(r["event"] == "session timeout" for r in rows) == \
         sum(t["timeout"] == "session" for t in timeouts)
     crash = next(r for r in rows if r["event"] == "generation" and "session_timeout" in r["detail"])
@@ -73,6 +74,7 @@ def _iso(ms: int) -> str:
 
 def test_fleet_top_groups_and_the_table(written):
     cfg_path, records = written
+    assert records and {r["kafka_cluster"] for r in records} == {"default"}
     counts = {}
     for r in records:
         if r["kind"] == "generation":
@@ -80,9 +82,10 @@ def test_fleet_top_groups_and_the_table(written):
     proc = _history(cfg_path, "--format", "csv", "--top", "3")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
+    assert lines[0].startswith("cluster,group,rebalances,")
     top = [ln.split(",") for ln in lines[1:]]
-    assert [int(t[1]) for t in top] == sorted(counts.values(), reverse=True)[:3]
-    assert all(counts[t[0]] == int(t[1]) for t in top)
+    assert [int(t[2]) for t in top] == sorted(counts.values(), reverse=True)[:3]
+    assert all(t[0] == "default" and counts[t[1]] == int(t[2]) for t in top)
     table = _history(cfg_path, "--group", "w-storm")
     assert table.returncode == 0 and table.stdout.startswith("group w-storm: ") and "generation" in table.stdout
 

@@ -2,6 +2,14 @@
 directory (pyarrow datasets: only the asked group's rows and time range are decoded, the filters pushed down to
 the row groups) or from its Kafka topic (keyed by group), for one group and a time range, or the whole fleet.
 
+One directory holds one cluster's history: the default cluster's is `sinks.history.parquet_path` itself, without
+its `clusters/` folder, where each other cluster's is (`clusters/<name>`, history/cluster_sources.py; the layout of
+config_clusters.py). A directory's files are listed here and handed to pyarrow as a list: pyarrow's own discovery
+of a directory walks every folder under it, the nested clusters' too, and would read their files twice. (The job
+writes these files itself, `batch_id=<N>/part-0.parquet`, not through Spark's file sink: there is no
+`_spark_metadata` log of the files to follow; names starting with `.` or `_`, a replacing write's temporary file
+among them, are skipped as pyarrow skips them.)
+
 The Parquet directory may be local (a path or `file://`) or on S3 (`s3a://bucket/prefix`, read with pyarrow's
 S3FileSystem, set from the same `fs.s3a.*` settings the job's Spark gets, in `spark.conf` as
 `spark.hadoop.fs.s3a.*`: endpoint, path-style access, TLS, region, keys; else the AWS SDK's defaults, e.g. the
@@ -16,6 +24,8 @@ from typing import Iterator
 from urllib.parse import urlparse
 
 from ..kafka_connection import KafkaConnection
+
+CLUSTERS_DIR = "clusters"  # config_clusters.CLUSTERS_DIR: the other clusters' folders under the default's path
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,12 @@ def read_parquet(path: str, q: Query, hadoop_conf: dict | None = None) -> Iterat
     filesystem, where = filesystem_for(path, hadoop_conf or {})
     if filesystem.get_file_info(where).type != pafs.FileType.Directory:
         raise FileNotFoundError(f"no history at {path!r} (sinks.history.parquet_path)")
-    data = ds.dataset(where, filesystem=filesystem, format="parquet", partitioning="hive",
-                      exclude_invalid_files=True)
+    files = [i.path for i in filesystem.get_file_info(pafs.FileSelector(where, recursive=True))
+             if i.type == pafs.FileType.File and _own_file(i.path[len(where):])]
+    if not files:
+        return  # the job has created the directory but written no batch yet: no history so far
+    data = ds.dataset(files, filesystem=filesystem, format="parquet", partitioning="hive",
+                      partition_base_dir=where, exclude_invalid_files=True)
     if not {"ts", "payload"} <= set(data.schema.names):
         return  # the job has created the directory but written no batch yet: no history so far
     cond = None
@@ -52,6 +66,28 @@ def read_parquet(path: str, q: Query, hadoop_conf: dict | None = None) -> Iterat
     table = data.to_table(columns=["ts", "payload"], filter=cond).sort_by([("ts", "ascending")])
     for payload in table.column("payload").to_pylist():
         yield json.loads(payload)
+
+
+def _own_file(relative: str) -> bool:
+    """A file of the directory's own cluster (`relative`: its path under the directory): not under `clusters/`,
+    no name on its way starting with `.` or `_`."""
+    parts = [p for p in relative.split("/") if p]
+    return bool(parts) and parts[0] != CLUSTERS_DIR and not any(p.startswith((".", "_")) for p in parts)
+
+
+def nested_clusters(path: str, hadoop_conf: dict | None = None) -> list[str]:
+    """The names of the clusters whose history is nested in the default's directory `path` (its
+    `clusters/<name>` folders), sorted; raises FileNotFoundError when `path` is no directory."""
+    import pyarrow.fs as pafs
+
+    filesystem, where = filesystem_for(path, hadoop_conf or {})
+    if filesystem.get_file_info(where).type != pafs.FileType.Directory:
+        raise FileNotFoundError(f"no history at {path!r} (sinks.history.parquet_path)")
+    nested = f"{where}/{CLUSTERS_DIR}"
+    if filesystem.get_file_info(nested).type != pafs.FileType.Directory:
+        return []
+    return sorted(i.base_name for i in filesystem.get_file_info(pafs.FileSelector(nested))
+                  if i.type == pafs.FileType.Directory and not i.base_name.startswith((".", "_")))
 
 
 def filesystem_for(path: str, conf: dict):

@@ -1,5 +1,6 @@
 """What `rebalance-monitor history` answers: a group's timeline (generations with their causes, timeouts, storms) or
-the fleet's groups ranked by rebalances, as plain rows the renderers print."""
+the fleet's groups ranked by rebalances, as plain rows the renderers print. Each row names its Kafka cluster (the
+record's `kafka_cluster`); a group is a cluster's: the same name on two clusters is two groups of the fleet."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,9 +9,9 @@ from typing import Iterable
 from ..core.expected import unchecked_reason, unchecked_tasks_reason
 from ..core.vocabulary import RecordKind
 
-TIMELINE_COLUMNS = ("time", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail",
+TIMELINE_COLUMNS = ("time", "cluster", "event", "generation", "duration_s", "members", "moved", "mismatched", "detail",
                     "unchecked_reason", "tasks")
-FLEET_COLUMNS = ("group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
+FLEET_COLUMNS = ("cluster", "group", "rebalances", "timeouts", "storms", "first", "last", "top_cause", "top_member")
 
 
 def _who(c: dict) -> str:
@@ -62,6 +63,7 @@ def timeline_rows(records: Iterable[dict]) -> list[dict]:
         kind = r.get("kind")
         row = dict.fromkeys(TIMELINE_COLUMNS)
         row["time"] = r.get("ts")
+        row["cluster"] = r.get("kafka_cluster")
         if kind == RecordKind.GENERATION:
             d = r.get("duration_ms")
             row.update(event="generation", generation=r.get("generation"),
@@ -102,17 +104,18 @@ def _silent_s(r: dict):
 
 
 def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
-    """Groups ranked by rebalances (generations) in the range, then timeouts; `top` rows."""
-    stats: dict[str, dict] = {}
-    causes: dict[str, Counter] = {}
-    members: dict[str, Counter] = {}
-    started: dict[str, set] = {}
+    """Groups (a cluster's: (kafka_cluster, group)) ranked by rebalances (generations) in the range, then timeouts;
+    `top` rows."""
+    stats: dict[tuple, dict] = {}
+    causes: dict[tuple, Counter] = {}
+    members: dict[tuple, Counter] = {}
+    started: dict[tuple, set] = {}
     for r in records:
-        g = r.get("group")
-        if not g:
+        if not r.get("group"):
             continue
-        s = stats.setdefault(g, {"group": g, "rebalances": 0, "timeouts": 0, "storms": 0, "first": None,
-                                 "last": None, "top_cause": None, "top_member": None})
+        g = (r.get("kafka_cluster"), r["group"])
+        s = stats.setdefault(g, {"cluster": g[0], "group": g[1], "rebalances": 0, "timeouts": 0, "storms": 0,
+                                 "first": None, "last": None, "top_cause": None, "top_member": None})
         ts = r.get("ts")
         if ts is not None:
             s["first"] = ts if s["first"] is None else min(s["first"], ts)
@@ -135,5 +138,5 @@ def fleet_rows(records: Iterable[dict], top: int = 20) -> list[dict]:
             s["top_cause"] = causes[g].most_common(1)[0][0]
         if members.get(g):
             s["top_member"] = members[g].most_common(1)[0][0]
-    ranked = sorted(stats.values(), key=lambda s: (-s["rebalances"], -s["timeouts"], s["group"]))
+    ranked = sorted(stats.values(), key=lambda s: (-s["rebalances"], -s["timeouts"], s["group"], s["cluster"] or ""))
     return ranked[:top]

@@ -136,12 +136,14 @@ class QueryPlan:
         return events.groupBy("shard").transformWithState(processor, OUTPUT_SCHEMA, "Append", "ProcessingTime")
 
     def sinks(self, files):
-        """The history and dead-letter sinks the configuration names, their files through `files`."""
+        """The history and dead-letter sinks the configuration names, their files through `files`, their records
+        stamped with the cluster's name (`kafka.cluster_name`)."""
         from .sinks import Sinks
 
         cfg = self.cfg
         return Sinks(cfg.sinks.history.parquet_path, cfg.sinks.history.kafka_topic, cfg.sinks.dead_letter.path,
-                     cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection(), files=files)
+                     cfg.sinks.dead_letter.kafka_topic, cfg.kafka.connection(), files=files,
+                     cluster=cfg.kafka.cluster_name)
 
     def writer(self, out, foreach_batch, once: bool = False):
         """The query's writer: `foreach_batch` on the driver for each micro-batch, the checkpoint, the trigger

@@ -7,8 +7,13 @@ after a crash overwrites its own output instead of duplicating it. They go throu
 job passes (Hadoop's FileSystem API: a local directory, `s3a://`, `hdfs://` alike). Kafka outputs are
 at-least-once (a replayed batch is produced again).
 
-    <sinks.history.parquet_path>/batch_id=<N>/part-0.parquet     (columns kind, group, ts, payload)
+    <sinks.history.parquet_path>/batch_id=<N>/part-0.parquet     (columns kind, group, ts, payload, kafka_cluster)
     <sinks.dead_letter.path>/dead-letters-<N, 12 digits>.jsonl
+
+Every record written carries `kafka_cluster`, the name of the cluster it is of (`kafka.cluster_name`, exactly as
+configured): the payload's first field, and the history's Parquet column. The core knows of one cluster only;
+the name is stamped here, on the way out (cluster_stamp.py). (Several clusters: each cluster's query has its own sinks, and its files
+under `<path>/clusters/<name>` unless it is the configuration's default cluster; config_clusters.py.)
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import io
 import json
 import logging
 
+from ..cluster_stamp import stamp_prefix, stamped
 from ..files import LocalFiles, join
 from ..kafka_connection import KafkaConnection
 
@@ -30,12 +36,16 @@ def batch_file(directory: str, prefix: str, batch_id: int, suffix: str) -> str:
     return join(directory, name)
 
 
-def parquet_bytes(rows: list[tuple]) -> bytes:
-    """The history rows (kind, group, ts, payload) as one Parquet file (what pandas' to_parquet writes)."""
+HISTORY_COLUMNS = ("kind", "group", "ts", "payload", "kafka_cluster")
+
+
+def parquet_bytes(rows: list[tuple], cluster: str = "default") -> bytes:
+    """The history rows (kind, group, ts, payload: the payload already stamped) as one Parquet file (what pandas'
+    to_parquet writes), with the cluster's name in column kafka_cluster."""
     import pandas as pd
 
     buf = io.BytesIO()
-    pd.DataFrame(rows, columns=["kind", "group", "ts", "payload"]).to_parquet(buf, index=False)
+    pd.DataFrame([(*r, cluster) for r in rows], columns=list(HISTORY_COLUMNS)).to_parquet(buf, index=False)
     return buf.getvalue()
 
 
@@ -109,12 +119,15 @@ class KafkaTopicWriter:
 
 
 class Sinks:
-    """The history and dead-letter outputs. `files` writes the file outputs (the job passes `HadoopFiles`;
-    by default `LocalFiles`, local paths only); their directories are created here."""
+    """The history and dead-letter outputs of cluster `cluster` (its records stamped with the name). `files`
+    writes the file outputs (the job passes `HadoopFiles`; by default `LocalFiles`, local paths only); their
+    directories are created here."""
 
     def __init__(self, history_parquet: str | None, history_topic: str | None, dead_letter_path: str | None,
-                 dead_letter_topic: str | None, kafka: KafkaConnection, files=None):
+                 dead_letter_topic: str | None, kafka: KafkaConnection, files=None, cluster: str = "default"):
         self.files = files if files is not None else LocalFiles()
+        self.cluster = cluster
+        self._prefix = stamp_prefix(cluster)
         self.history_parquet = history_parquet or None
         self.dead_letter_dir = dead_letter_path or None
         for directory in (self.history_parquet, self.dead_letter_dir):
@@ -127,15 +140,17 @@ class Sinks:
         """rows: (kind, group, ts, payload) of the records worth keeping (not group_status)."""
         if not rows:
             return
+        rows = [(kind, group, ts, stamped(payload, self._prefix)) for kind, group, ts, payload in rows]
         if self.history_parquet is not None:
             target = join(self.history_parquet, f"batch_id={int(batch_id)}", "part-0.parquet")
-            self.files.write_bytes(target, parquet_bytes(rows))
+            self.files.write_bytes(target, parquet_bytes(rows, self.cluster))
         if self.history_topic is not None:
             self.history_topic.send([(g, p) for _, g, _, p in rows])
 
     def write_dead_letters(self, batch_id: int, payloads: list[str]) -> None:
         if not payloads:
             return
+        payloads = [stamped(p, self._prefix) for p in payloads]
         if self.dead_letter_dir is not None:
             text = "".join(f"{p}\n" for p in payloads)
             self.files.write_bytes(batch_file(self.dead_letter_dir, "dead-letters", batch_id, ".jsonl"),
