@@ -34,9 +34,8 @@ class UnknownCluster(LookupError):
 
 def configured(cfg) -> dict:
     """{name: that cluster's configuration} of every cluster the configuration watches, in its order: those of
-    its `clusters:` list (`MonitorConfig.cluster_configs`, where the configuration has one), else the one."""
-    each = getattr(cfg, "cluster_configs", None)
-    return {one.kafka.cluster_name: one for one in (each() if each is not None else (cfg,))}
+    its `clusters:` list (`MonitorConfig.cluster_configs`), else the one."""
+    return {one.kafka.cluster_name: one for one in cfg.cluster_configs()}
 
 
 def cluster_dir(base: str, name: str, default: str) -> str:

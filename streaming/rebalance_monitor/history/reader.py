@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Iterator
 from urllib.parse import urlparse
 
+from ..config_clusters import CLUSTERS_DIR  # the other clusters' folders under the default's path
 from ..kafka_connection import KafkaConnection
-
-CLUSTERS_DIR = "clusters"  # config_clusters.CLUSTERS_DIR: the other clusters' folders under the default's path
 
 
 @dataclass(frozen=True)
