@@ -39,7 +39,7 @@ def config_summary(cfg: MonitorConfig) -> str:
     if cfg.groups.deny:
         groups.append(f"deny /{cfg.groups.deny}/")
     parts = [
-        f"Kafka {k.bootstrap_servers} ({auth})",
+        f"Kafka {k.bootstrap_servers} ({auth})" + (f" named {k.cluster_name}" if k.cluster_name != "default" else ""),
         f"Spark {s.master or 'as spark-submit set it'}, trigger {_ms(s.trigger_interval)}"
         + (f", spark.conf keys {sorted(s.conf)}" if s.conf else ""),
         f"checkpoint {st.checkpoint_location}, watermark delay {_ms(st.watermark_delay)}",

@@ -108,5 +108,5 @@ def test_the_demo_board_keeps_its_own_groups_only():
     status = next(r for r in sample_records() if r["kind"] == "group_status")
     board = GroupBoard(prefix="demo-")
     board.on_records(0, [dict(status, group="demo-java"), dict(status, group="rmkafka-8e2644ef72c8")], [])
-    assert list(board.groups) == ["demo-java"]
+    assert list(board.groups) == [("default", "demo-java")]
     assert all("rmkafka" not in line for line in board.take_new())

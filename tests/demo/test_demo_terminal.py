@@ -21,6 +21,9 @@ import pytest
 pytestmark = [pytest.mark.integration]
 
 GROUPS = ("demo-storm", "demo-crash", "demo-steady", "demo-java", "demo-streams", "demo-share")
+# the demo watches two clusters: every group above on the first (`main`), and a group of the same name as one of
+# them on the second, with its own members: a row of its own
+SECOND = ("demo-steady", "second")
 # each group's row names its type, as its records say it (the new group types from __consumer_offsets)
 TYPED_ROWS = {"demo-streams": "streams", "demo-share": "share", "demo-java": "consumer|classic",
               "demo-crash": "classic|consumer"}
@@ -58,10 +61,12 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         while time.monotonic() < deadline:
             screen = tmux("capture-pane", "-p", "-t", session)
             screens.append(screen)
-            rows = [g for g in GROUPS if re.search(rf"^\W*{g}\b", screen, re.M)]
+            rows = [g for g in GROUPS if re.search(rf"^\W*{g}\W+main\b", screen, re.M)]
             seen = "\n".join(screens)  # the panel keeps the last lines: the Java group's may have scrolled away
-            typed = all(re.search(rf"^\W*{g}\W+({t})\b", screen, re.M) for g, t in TYPED_ROWS.items())
-            if len(rows) == len(GROUPS) and typed and re.search(r"\d+ records", screen) \
+            typed = all(re.search(rf"^\W*{g}\W+main\W+({t})\b", screen, re.M) for g, t in TYPED_ROWS.items())
+            # its row: type, state, and a generation reconstructed (not "None")
+            second = re.search(rf"^\W*{SECOND[0]}\W+{SECOND[1]}\W+\w+\W+\w+\W+\d+\b", screen, re.M)
+            if len(rows) == len(GROUPS) and typed and second and re.search(r"\d+ records", screen) \
                     and CRASH_TIMEOUT.search(seen) \
                     and CAUSE.search(screen) and JAVA_WARNING.search(seen) and JAVA_TIMEOUT.search(seen):
                 break
@@ -70,9 +75,12 @@ def test_the_live_view_owns_the_terminal(tmp_path):
         assert screen.count("rebalance-monitor demo") == 1, screen
         assert screen.count("consumer groups") == 1, screen
         for g in GROUPS:
-            assert len(re.findall(rf"^\W*{g}\b", screen, re.M)) == 1, (g, screen)
+            assert len(re.findall(rf"^\W*{g}\W+main\b", screen, re.M)) == 1, (g, screen)
+        # the same group name on the second cluster: a row of its own, with its own generations
+        assert len(re.findall(rf"^\W*{SECOND[0]}\W+{SECOND[1]}\b", screen, re.M)) == 1, screen
+        assert len(re.findall(r"^\W*demo-\S+\W+(main|second)\b", screen, re.M)) == len(GROUPS) + 1, screen
         for g, t in TYPED_ROWS.items():   # a Kafka Streams application and a share group beside the others
-            assert re.search(rf"^\W*{g}\W+({t})\b", screen, re.M), (g, screen)
+            assert re.search(rf"^\W*{g}\W+main\W+({t})\b", screen, re.M), (g, screen)
         assert re.search(r"\d+ records", screen), screen        # lag from the real broker
         assert CAUSE.search(screen), screen                    # a group's last rebalance and what caused it
         # the crash scenario's session timeout, named by client id and host, at clock times (on a screen seen: the

@@ -4,9 +4,11 @@ Starts Apache Kafka (one KRaft node from the jars scripts/bootstrap.sh fetched) 
 real instrumented consumer groups through a rebalance storm, a crash and a steady phase, a group of plain Java
 consumers watched through the broker's KIP-714 plugin, one of which stalls (java.py), and, beside them, a Kafka
 Streams application on the streams protocol and a share group of Kafka's console share consumer, which scale out,
-are killed and close (new_group_types.py); runs the real Spark job
-and the Prometheus exporter on them, reads committed and end offsets from the broker for lag, and shows a live
-view. Ctrl-C (or --duration) stops everything and leaves no process behind.
+are killed and close (new_group_types.py). A second Kafka cluster (`second`, one more KRaft node) runs a group of
+the same name as one of the first's (`demo-steady`), with its own members: one monitor watches both clusters
+(`clusters:`), and the view shows the two groups apart. Runs the real Spark job and the Prometheus exporter on
+them, reads committed and end offsets from the brokers for lag, and shows a live view. Ctrl-C (or --duration)
+stops everything and leaves no process behind.
 
 | module | holds |
 | --- | --- |
@@ -31,6 +33,8 @@ import time
 log = logging.getLogger("rebalance_monitor.demo")
 
 SCENARIO_PLAN = ("storm", "crash", "steady")
+CLUSTERS = ("main", "second")  # the demo's two Kafka clusters; the second runs SECOND_SCENARIO's group
+SECOND_SCENARIO = "steady"
 
 
 class DemoError(RuntimeError):
@@ -98,8 +102,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
 
     # the monitor installs its own (which set `stop` too) once its exporter is up, and again once Spark is
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    broker = monitor = prom = None
-    workload = None
+    broker = second = monitor = prom = None
+    workload = second_workload = None
     java_group = java_start = None
     new_types = new_types_run = None
     view = None
@@ -125,6 +129,10 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                         **options).start()
         say(f"broker at {broker.bootstrap}")
         broker.create_topics({events_topic: 1})
+        second = Broker(log_path=os.path.join(work, "broker-second.log"), work_dir=os.path.join(work, "kafka-second"),
+                        heap="384m").start()
+        say(f"second cluster's broker at {second.bootstrap}")
+        second.create_topics({events_topic: 1})
         if not java_missing:
             java_group = java.JavaGroup(broker, work)
         new_types = new_group_types.NewGroupTypes(broker, work, stop, lambda line: board.note(line))
@@ -147,9 +155,13 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             # the Java, streams and share groups are seen through the broker alone: the coordinator's records (and
             # the plugin's events)
             "kafka.offsets_topic": "__consumer_offsets",
-            "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"])})
+            "kafka.offsets_topic_partitions": int(TEST_BROKER_SETTINGS["offsets.topic.num.partitions"]),
+            # two clusters: the first keeps the paths above, the second's nest under them
+            "kafka.cluster_name": CLUSTERS[0],
+            "clusters": [{"name": CLUSTERS[0]},
+                         {"name": CLUSTERS[1], "kafka": {"bootstrap_servers": second.bootstrap}}]})
         # the demo's groups only: with __consumer_offsets read, the monitor's own reader groups would show too
-        board = GroupBoard(prefix="demo-")
+        board = GroupBoard(prefix="demo-", home=CLUSTERS[0])
         if java_missing and view is not None:
             board.note(f"the Java group ({java.GROUP}) is left out: {java_missing}")
         if streams_missing and view is not None:
@@ -158,11 +170,15 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
 
         def tick() -> None:
             """While the monitor's query runs: the workload started once, the view or the new lines shown."""
-            nonlocal workload, java_start
+            nonlocal workload, java_start, second_workload
             if workload is None:
                 workload = threading.Thread(target=_run_workloads, args=(broker.bootstrap, events_topic, stop, phase),
                                             name="demo-workload", daemon=True)
                 workload.start()
+                second_workload = threading.Thread(target=_run_workloads,
+                                                   args=(second.bootstrap, events_topic, stop, {}, (SECOND_SCENARIO,)),
+                                                   name="demo-workload-second", daemon=True)
+                second_workload.start()
                 if java_group is not None:
                     java_start = threading.Thread(target=_start_java, args=(java_group,), name="demo-java",
                                                   daemon=True)
@@ -172,7 +188,7 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
                 new_types_run.start()
             if deadline is not None and time.monotonic() >= deadline:
                 stop.set()
-            board.set_lag(lag_by_group(monitor.updater))
+            board.set_lag(lag_by_group(monitor.exporter.updater))   # every cluster's
             # the line mode's lines: on the terminal, or with the live view in the log file only
             for line in board.take_new() + board.lag_changes():
                 say(line)
@@ -207,6 +223,8 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
         if workload is not None and workload.is_alive():
             say("waiting for the running workload scenario to clean up its consumers...")
             workload.join(timeout=120)
+        if second_workload is not None:
+            second_workload.join(timeout=120)
         if new_types is not None:
             if new_types_run is not None:
                 new_types_run.join(timeout=60)
@@ -219,8 +237,9 @@ def run_demo(duration_s: float | None = None, prometheus: bool = False, port: in
             monitor.close(stop_spark=True)
         if prom is not None:
             prom.stop()
-        if broker is not None:
-            broker.stop()
+        for b in (second, broker):
+            if b is not None:
+                b.stop()
         for s, h in old.items():
             signal.signal(s, h)
         shutil.rmtree(work, ignore_errors=True)
@@ -249,10 +268,11 @@ def _fit(console) -> None:
         pass
 
 
-def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, phase: dict) -> None:
+def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, phase: dict,
+                   plan: tuple = SCENARIO_PLAN) -> None:
     from ..workload import run_scenario
 
-    for name in SCENARIO_PLAN:
+    for name in plan:
         if stop.is_set():
             return
         phase["now"] = name
@@ -260,7 +280,8 @@ def _run_workloads(bootstrap: str, events_topic: str, stop: threading.Event, pha
             run_scenario(name, bootstrap, events_topic, group=f"demo-{name}")
         except Exception as exc:  # noqa: BLE001 - keep the demo alive; say what went wrong
             log.warning("workload %s: %s", name, exc)
-    phase["now"] = "done (the monitor keeps running)"
+    if plan == SCENARIO_PLAN:
+        phase["now"] = "done (the monitor keeps running)"
 
 
 def _start_java(java_group) -> None:

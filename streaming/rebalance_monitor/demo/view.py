@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 
+from ..cluster_stamp import FIELD as CLUSTER_FIELD
 from ..core.expected import mismatch_text
 from ..core.vocabulary import RecordKind
 
@@ -67,12 +68,15 @@ def lag_text(lag) -> str:
 
 
 class GroupBoard:
-    """What the view shows, kept from the job's output records (called from the job's batch handler)."""
+    """What the view shows, kept from the job's output records (called from the job's batch handler). A group is
+    a row per Kafka cluster (the records' `kafka_cluster`): the same name on two clusters is two groups. Lines name
+    a group of a cluster other than `home` as `group@cluster`."""
 
-    def __init__(self, clock=time.monotonic, prefix: str = ""):
+    def __init__(self, clock=time.monotonic, prefix: str = "", home: str = "default"):
         self.prefix = prefix  # only groups whose name starts with it (the demo's: not the monitor's own readers')
+        self.home = home
         self.lock = threading.Lock()
-        self.groups: dict[str, dict] = {}
+        self.groups: dict[tuple[str, str], dict] = {}   # (cluster, group) -> its row
         self.log: list[str] = []  # the last LOG_LINES lines (the live view)
         self.alerts: list[str] = []  # the last ALERT_LINES early warnings and timeouts (the live view)
         self.pending: deque[str] = deque(maxlen=PENDING_LINES)  # every line, until the line mode takes it
@@ -80,8 +84,8 @@ class GroupBoard:
         self.clock = clock
         self.names: dict[str, str] = {}  # member id -> client id@host, from the causes that named them
 
-    def _row(self, group: str) -> dict:
-        return self.groups.setdefault(group, {"type": "?", "state": "?", "generation": None, "members": 0,
+    def _row(self, key: tuple[str, str]) -> dict:
+        return self.groups.setdefault(key, {"type": "?", "state": "?", "generation": None, "members": 0,
                                               "cause": "",
                                               "storm": False, "timeouts": 0, "lag": None, "poll_gap": None})
 
@@ -90,10 +94,16 @@ class GroupBoard:
             for r in records:
                 g = r.get("group")
                 if g and g.startswith(self.prefix):
-                    self._apply(g, r)
+                    self._apply((r.get(CLUSTER_FIELD) or self.home, g), r)
 
-    def _apply(self, g: str, r: dict) -> None:
-        row = self._row(g)
+    def shown(self, key: tuple[str, str]) -> str:
+        """A group as the lines name it: `group`, or `group@cluster` when not of the home cluster."""
+        cluster, group = key
+        return group if cluster == self.home else f"{group}@{cluster}"
+
+    def _apply(self, key: tuple[str, str], r: dict) -> None:
+        row = self._row(key)
+        g = self.shown(key)
         kind = r["kind"]
         if r.get("group_type") and kind in (RecordKind.GROUP_STATUS, RecordKind.GENERATION):
             row["type"] = r["group_type"]  # classic, consumer, streams or share
@@ -158,12 +168,13 @@ class GroupBoard:
             self.pending.clear()
         return new
 
-    def set_lag(self, lags: dict[str, tuple]) -> None:
-        """{group: (offset lag, time lag in seconds or None)} from the exporter."""
+    def set_lag(self, lags: dict[tuple[str, str], tuple]) -> None:
+        """{(cluster, group): (offset lag, time lag in seconds or None)} from the exporter (`lag_by_group`)."""
         with self.lock:
-            for g, v in lags.items():
-                if g in self.groups:
-                    self.groups[g]["lag"] = v
+            for key, v in lags.items():
+                key = (key[0] or self.home, key[1])
+                if key in self.groups:
+                    self.groups[key]["lag"] = v
 
     def lag_changes(self) -> list[str]:
         """One line per group whose offset lag changed since it was last said, at most every LAG_EVERY_S (the
@@ -171,7 +182,8 @@ class GroupBoard:
         out = []
         now = self.clock()
         with self.lock:
-            for g, row in sorted(self.groups.items()):
+            for key, row in sorted(self.groups.items()):
+                g = self.shown(key)
                 lag = row.get("lag")
                 # the offset lag: an idle group's time lag grows by itself, which is not news
                 if lag is not None and lag[0] != row.get("lag_said") and now - row.get("lag_said_at", -LAG_EVERY_S) \
@@ -196,6 +208,10 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
 
     t = Table(title="consumer groups", expand=True)
     t.add_column("group", no_wrap=True)
+    with board.lock:
+        several = len({cluster for cluster, _ in board.groups}) > 1
+    if several:
+        t.add_column("cluster", no_wrap=True)
     for col in ("type", "state", "gen", "members"):
         t.add_column(col, no_wrap=True)
     t.add_column("last cause", overflow="fold", ratio=1)
@@ -203,8 +219,8 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
         t.add_column(col, no_wrap=True)
     t.add_column("lag", overflow="fold", min_width=24)
     with board.lock:
-        for name, r in sorted(board.groups.items()):
-            t.add_row(name, r.get("type", "?"), r["state"], str(r["generation"]), str(r["members"]), r["cause"],
+        for (cluster, name), r in sorted(board.groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            t.add_row(name, *((cluster,) if several else ()), r.get("type", "?"), r["state"], str(r["generation"]), str(r["members"]), r["cause"],
                       "[bold red]STORM[/]" if r["storm"] else "-", str(r["timeouts"]), gap_text(r["poll_gap"]),
                       lag_text(r["lag"]))
         lines = "\n".join(board.log) or "waiting for the first generation..."
@@ -217,22 +233,22 @@ def render(board: GroupBoard, url: str, phase: str, log_path: str | None = None)
                  Panel(lines, title="what happened", expand=True))
 
 
-def lag_by_group(updater) -> dict[str, tuple]:
-    """{group: (offset lag, time lag in seconds or None)} as the exporter shows them."""
-    offsets: dict[str, int] = {}
-    seconds: dict[str, float] = {}
+def lag_by_group(updater) -> dict[tuple[str, str], tuple]:
+    """{(cluster, group): (offset lag, time lag in seconds or None)} as the exporter shows them."""
+    offsets: dict[tuple[str, str], int] = {}
+    seconds: dict[tuple[str, str], float] = {}
     try:
         from prometheus_client.parser import text_string_to_metric_families
 
-        from ..metrics.catalogue import GROUP_LABEL, LAG_SECONDS, LAG_SUM
+        from ..metrics.catalogue import CLUSTER_LABEL, GROUP_LABEL, LAG_SECONDS, LAG_SUM
 
         for fam in text_string_to_metric_families(updater.render()):
             if fam.name == LAG_SUM.name:
                 for s in fam.samples:
-                    offsets[s.labels[GROUP_LABEL]] = int(s.value)
+                    offsets[(s.labels.get(CLUSTER_LABEL, ""), s.labels[GROUP_LABEL])] = int(s.value)
             elif fam.name == LAG_SECONDS.name:
                 for s in fam.samples:
-                    seconds[s.labels[GROUP_LABEL]] = float(s.value)
+                    seconds[(s.labels.get(CLUSTER_LABEL, ""), s.labels[GROUP_LABEL])] = float(s.value)
     except Exception:  # noqa: BLE001 - the view is best effort
         pass
     return {g: (v, seconds.get(g)) for g, v in offsets.items()}

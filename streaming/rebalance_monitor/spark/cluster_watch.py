@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 
+from ..cluster_stamp import FIELD as CLUSTER_FIELD
 from ..config import MonitorConfig
 from .job import StreamingQueryJob
 from .kafka_reach import Backoff, KafkaReach, one_line
@@ -79,12 +80,15 @@ class ClusterWatch:
         self._kafka_up(error is None)
 
     def _batch_records(self, batch_id, records, dead_letters) -> None:
-        """Each batch's output: the groups it names go to the broker poller (asked about at once when new)."""
+        """Each batch's output: the groups it names go to the broker poller (asked about at once when new); the
+        service's `on_records` gets them with their `kafka_cluster`."""
         self._read_now()
         if self.facts is not None:
             self.facts.note_batch(records, event_time_ms=self.job.max_event_ms)
         on_records = self.service.on_records
         if on_records is not None:
+            for r in records:  # as the sinks wrote them (cluster_stamp.py)
+                r[CLUSTER_FIELD] = self.name
             on_records(batch_id, records, dead_letters)
 
     # ---- the loop ------------------------------------------------------------------------------------------

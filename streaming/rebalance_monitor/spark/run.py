@@ -41,8 +41,11 @@ def run_job(cfg: MonitorConfig, once: bool = False) -> int:
     configure_logging(cfg.logging.level, config_secrets(cfg), cfg.logging.kafka_clients_level)
     from ..run_summary import config_summary, inputs_summary
 
-    log.info("%s", config_summary(cfg))
-    log.info("%s", inputs_summary(cfg))
+    clusters = cfg.cluster_configs()
+    for one in clusters:  # each cluster's own lines, named by it when there are several
+        prefix = f"[{one.kafka.cluster_name}] " if len(clusters) > 1 else ""
+        log.info("%s%s", prefix, config_summary(one))
+        log.info("%s%s", prefix, inputs_summary(one))
     log.debug("the whole configuration: %s", json.dumps(redacted(cfg), default=str))
     monitor = MonitorService(cfg)
     monitor.start_exporter()
