@@ -110,9 +110,30 @@ def alerts_doc() -> str:
         "Every alert carries `summary`, `description` and `runbook` annotations and a `severity` label "
         "(`critical`: act now; `warning`: look today).",
         "",
-        "Labels: the group alerts carry `cluster` and `group`; the member alerts `client_id` and `host`; the "
-        "monitor alerts `job` and `instance`. `cluster` is a target label Prometheus adds (see "
-        "[operations](operations.md#the-cluster-label)); it is empty where it is not set.",
+        "Labels: every alert carries `kafka_cluster`, the name of the Kafka cluster as the monitor's configuration "
+        "spells it (`default` for a monitor of one cluster), and says it in its summary and description "
+        "(\"group G on cluster C\"): one monitor may watch several Kafka clusters, and a group name on two clusters "
+        "is two groups with two alerts. Every rule keeps `kafka_cluster` in its aggregations and matchings "
+        "(`tests/rules/test_rules.py` checks it). Only `RebalanceMonitorAbsent` (no monitor at all) and "
+        "`RebalanceMonitorDown` when Prometheus cannot scrape the monitor (`up == 0`) have none. The group alerts "
+        "also carry `group`; the member alerts `client_id` and `host`; the monitor alerts `job` and `instance`. "
+        "`cluster` is a target label Prometheus adds (see [operations](operations.md#the-cluster-label)); it is "
+        "empty where it is not set.",
+        "",
+        "Routing: group and route by `kafka_cluster` first, so that each cluster's alerts reach its own team and "
+        "one notification never mixes clusters. The example Alertmanager configuration "
+        "(`deploy/compose/alertmanager.yml`) groups by `[kafka_cluster, cluster, alertname, group]`, its inhibit "
+        "rules match on `kafka_cluster`, and `RebalanceMonitorKafkaClusterDown` silences the group alerts of the "
+        "cluster it cannot reach (their series keep their last values meanwhile). To send a cluster's alerts to "
+        "its team, add a route per cluster:",
+        "",
+        "```yaml",
+        "route:",
+        "  group_by: [kafka_cluster, cluster, alertname, group]",
+        "  routes:",
+        "    - matchers: ['kafka_cluster=\"prod-eu\"']",
+        "      receiver: team-eu",
+        "```",
         "",
         "Thresholds are starting points, tuned for the Java client's defaults (session.timeout.ms 45 s, "
         "max.poll.interval.ms 5 min): copy the file and adapt it to your fleet. Each rule is unit-tested with "

@@ -81,15 +81,31 @@ def help_of(name: str) -> str:
 
 
 # ---- selectors ------------------------------------------------------------------------------------------------
+def in_catalogue(name: str) -> bool:
+    """Whether the catalogue defines ``name`` (a panel of a family still to come is left out until it does)."""
+    try:
+        metric(name)
+        return True
+    except KeyError:
+        return False
+
+
+# The Kafka clusters: one monitor may watch several, and puts the cluster's name (as its configuration spells it;
+# "default" for a monitor of one cluster) first on every series. A group name on two clusters is two groups, so
+# every selector filters on the variable and every aggregation that keeps a group keeps its cluster too.
+KAFKA_CLUSTER = 'kafka_cluster=~"$kafka_cluster"'
+
+
 def sel(name: str, *matchers: str) -> str:
-    """``name{cluster=~"$cluster", <matchers>}``; ``name`` must be in the catalogue or recorded."""
+    """``name{cluster=~"$cluster", kafka_cluster=~"$kafka_cluster", <matchers>}``; ``name`` must be in the
+    catalogue or recorded."""
     if name not in recorded_names():
         metric(name)
-    return name + "{" + ", ".join(('cluster=~"$cluster"',) + matchers) + "}"
+    return name + "{" + ", ".join(('cluster=~"$cluster"', KAFKA_CLUSTER) + matchers) + "}"
 
 
 FLEET = 'group_type=~"$group_type", group=~"$group"'   # fleet overview: multi-value type and group variables
-FLEET_GROUP = 'group=~"$group"'   # the recorded series (by cluster and group: no type; see typed())
+FLEET_GROUP = 'group=~"$group"'   # the recorded series (by cluster, Kafka cluster and group: no type; typed())
 ONE = 'group="$group"'         # drill-down: exactly one group
 INST = 'instance=~"$instance"'  # monitor health
 
@@ -115,11 +131,20 @@ def cluster_var() -> db.QueryVariable:
     return _all_of(_query_var("cluster", "Cluster", f"label_values({metric('rebalance_monitor_up')}, cluster)"))
 
 
+def kafka_cluster_var() -> db.QueryVariable:
+    # `kafka_cluster` is the monitor's own label: the name of the Kafka cluster a series comes from, on every series
+    # of every family (rebalance_monitor_up too: every cluster a monitor watches has one).
+    up = metric("rebalance_monitor_up")
+    return _all_of(_query_var("kafka_cluster", "Kafka cluster",
+                              f'label_values({up}{{cluster=~"$cluster"}}, kafka_cluster)'))
+
+
 def group_var(multi: bool) -> db.QueryVariable:
     """The group variable: of the fleet (`multi`: several groups, narrowed by the group-type variable), or of a
     drill-down (one group, any type)."""
     generation = metric("kafka_consumergroup_generation")
-    where = 'cluster=~"$cluster", group_type=~"$group_type"' if multi else 'cluster=~"$cluster"'
+    where = (f'cluster=~"$cluster", {KAFKA_CLUSTER}, group_type=~"$group_type"' if multi
+             else f'cluster=~"$cluster", {KAFKA_CLUSTER}')
     v = _query_var("group", "Consumer group", f"label_values({generation}{{{where}}}, group)",
                    dm.VariableSort.ALPHABETICAL_CASE_INSENSITIVE_ASC)
     return _all_of(v) if multi else v
@@ -129,18 +154,19 @@ def group_type_var() -> db.QueryVariable:
     # classic, consumer, streams, share (unknown: a group known by its commits alone), as the monitor labels them
     generation = metric("kafka_consumergroup_generation")
     return _all_of(_query_var("group_type", "Group type",
-                              f'label_values({generation}{{cluster=~"$cluster"}}, group_type)'))
+                              f'label_values({generation}{{cluster=~"$cluster", {KAFKA_CLUSTER}}}, group_type)'))
 
 
 def typed(recorded_selector: str) -> str:
-    """A recorded series (kept by cluster and group) narrowed to the groups of the selected types."""
+    """A recorded series (kept by cluster, Kafka cluster and group) narrowed to the groups of the selected types."""
     generation = sel("kafka_consumergroup_generation", FLEET)
-    return f"({recorded_selector} and on (cluster, group) {generation})"
+    return f"({recorded_selector} and on (cluster, kafka_cluster, group) {generation})"
 
 
 def instance_var() -> db.QueryVariable:
     return _all_of(_query_var("instance", "Monitor instance",
-                              f'label_values({metric("rebalance_monitor_up")}{{cluster=~"$cluster"}}, instance)'))
+                              f'label_values({metric("rebalance_monitor_up")}{{cluster=~"$cluster", {KAFKA_CLUSTER}}}, '
+                              'instance)'))
 
 
 # ---- queries --------------------------------------------------------------------------------------------------
@@ -296,11 +322,13 @@ def row(title: str) -> db.Row:
 
 # ---- links ----------------------------------------------------------------------------------------------------
 def group_drilldown_link() -> dict:
-    """A data link from a table cell with a ``group`` label to the group drill-down."""
+    """A data link from a table cell with ``kafka_cluster`` and ``group`` labels to the group drill-down, on that
+    group's Kafka cluster (a group name on two clusters is two groups)."""
     return {
-        "title": "Open ${__data.fields.group} in the group drill-down",
+        "title": "Open ${__data.fields.group} on ${__data.fields.kafka_cluster} in the group drill-down",
         "url": f"/d/{UID_GROUP}/?${{datasource:queryparam}}&${{cluster:queryparam}}"
-               "&var-group=${__data.fields.group}&${__url_time_range}",
+               "&var-kafka_cluster=${__data.fields.kafka_cluster}&var-group=${__data.fields.group}"
+               "&${__url_time_range}",
     }
 
 

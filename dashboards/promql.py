@@ -41,6 +41,7 @@ GRAFANA_SUBSTITUTIONS = {
     "$__range_s": "3600",
     "${datasource}": "prometheus",
     "$cluster": "c1",
+    "$kafka_cluster": "default",
     "$group": "g1",
     "$instance": "m:9308",
 }

@@ -1,6 +1,7 @@
 """The Grafana dashboards: generated from the catalogue, committed JSON identical to what the generator gives
 (drift check), every query valid PromQL (parsed by promtool) over metrics the catalogue defines, the
-variables and panels the operations guide promises."""
+variables and panels the operations guide promises, and every query kept to the selected Kafka clusters with
+each group named with its cluster (a group name on two clusters is two groups)."""
 from __future__ import annotations
 
 import json
@@ -66,9 +67,13 @@ def test_the_three_dashboards(models):
     for m in models.values():
         assert "kafka-rebalance" in m["tags"]
         names = [v["name"] for v in m["templating"]["list"]]
-        assert names[:2] == ["datasource", "cluster"], m["uid"]
+        assert names[:3] == ["datasource", "cluster", "kafka_cluster"], m["uid"]
         ds = m["templating"]["list"][0]
         assert ds["type"] == "datasource" and ds["query"] == "prometheus"
+        kc = m["templating"]["list"][2]
+        assert kc["multi"] is True and kc["includeAll"] is True and kc["allValue"] == ".*", m["uid"]
+        assert label_values_selector(kc["query"]).startswith("rebalance_monitor_up{") and \
+            kc["query"].endswith(", kafka_cluster)"), kc["query"]
     assert "group" in [v["name"] for v in models["fleet"]["templating"]["list"]]
     group_var = {v["name"]: v for v in models["group"]["templating"]["list"]}["group"]
     assert group_var["multi"] is False and group_var["includeAll"] is False
@@ -90,6 +95,85 @@ def test_panels_are_well_formed(models):
             assert refs and len(refs) == len(set(refs)) and "" not in refs, p["title"]
             for t in p["targets"]:
                 assert 'cluster=~"$cluster"' in t["expr"], (p["title"], t["expr"])
+
+
+_SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^{}]*)\}")
+_CLAUSE = re.compile(r"\b(by|without|on|ignoring)\s*\(([^()]*)\)")
+KAFKA_CLUSTER = 'kafka_cluster=~"$kafka_cluster"'
+
+
+def _legends(model: dict) -> dict[str, str]:
+    return {f"{model['uid']} / {p['title']} / {t['refId']}": t["legendFormat"]
+            for p in _panels(model) for t in p.get("targets") or [] if t.get("legendFormat")}
+
+
+def test_every_selector_keeps_to_the_selected_kafka_clusters(models):
+    """Every series a panel, an annotation or a variable reads is filtered by the kafka_cluster variable (but the
+    queries of the variables before it: the target's `cluster`, and the Kafka clusters themselves)."""
+    for m in models.values():
+        for where, expr in _queries(m).items():
+            if where.endswith(("/ variable cluster", "/ variable kafka_cluster")):
+                continue
+            selectors = _SELECTOR.findall(expr)
+            assert selectors, (where, expr)
+            for name, matchers in selectors:
+                assert KAFKA_CLUSTER in matchers, f"{where}: {name}{{{matchers}}} reads every Kafka cluster"
+
+
+def test_a_group_is_named_with_its_kafka_cluster(models):
+    """Where an aggregation keeps a group (the overview) it keeps the group's cluster; in the drill-down every
+    aggregation keeps it (the heatmap of all selected clusters' buckets aside); a legend that names a group names
+    its cluster, and every drill-down legend starts with the cluster."""
+    for m in models.values():
+        for where, expr in _queries(m).items():
+            for kind, labels in _CLAUSE.findall(expr):
+                kept = {lb.strip() for lb in labels.split(",")}
+                if "group" in kept or m["uid"] == models["group"]["uid"] and kept != {"le"}:
+                    assert "kafka_cluster" in kept, f"{where}: {kind} ({labels}) drops kafka_cluster: {expr}"
+        for where, text in _legends(m).items():
+            if "{{group}}" in text:
+                assert "{{kafka_cluster}}" in text, (where, text)
+    for where, text in _legends(models["group"]).items():
+        assert text.startswith("{{kafka_cluster}}") or text == "{{le}}", (where, text)
+    fleet = {a["name"]: a for a in models["fleet"]["annotations"]["list"]}
+    for a in fleet.values():
+        if a.get("expr"):
+            assert "kafka_cluster" in a["tagKeys"].split(",") and "{{kafka_cluster}}" in a["titleFormat"], a["name"]
+
+
+def test_the_fleet_ranking_spans_the_kafka_clusters(models):
+    """The busiest groups are ranked over all selected clusters, a row per group and cluster."""
+    table = next(p for p in _panels(models["fleet"]) if p["title"] == "Groups by rebalance rate")
+    ranking = table["targets"][0]["expr"]
+    assert ranking.startswith("topk(25, sum by (cluster, kafka_cluster, group) "), ranking
+    assert KAFKA_CLUSTER in ranking and "kafka_cluster" in table["description"]
+
+
+def test_the_monitor_dashboard_shows_each_kafka_cluster(monkeypatch):
+    """A reachable panel and the age of the last read, per Kafka cluster, from the two per-cluster families (built
+    here with them in the catalogue, whether or not the installed catalogue has them yet: without them the row is
+    left out, and the drift check then says to regenerate once they arrive)."""
+    from dashboards import common, monitor
+    from rebalance_monitor.metrics.catalogue import MetricSpec, by_name
+
+    up, last_read = ("rebalance_monitor_kafka_cluster_up",
+                     "rebalance_monitor_kafka_cluster_last_read_timestamp_seconds")
+    families = {up: MetricSpec(up, "gauge", "1 while the monitor reaches the Kafka cluster.", ("kafka_cluster",)),
+                last_read: MetricSpec(last_read, "gauge", "When the monitor last read from the Kafka cluster.",
+                                      ("kafka_cluster",), unit="seconds")}
+
+    def known(name):
+        return families[name] if name in families else by_name(name)
+
+    monkeypatch.setattr(common, "by_name", known)
+    model = json.loads(monitor.build())
+    q = {p["title"]: [t["expr"] for t in p["targets"]] for p in _panels(model) if p["type"] != "row"}
+    assert [e for e in q["Kafka cluster reachable"] if e.startswith(f"min by (kafka_cluster) ({up}{{")]
+    assert [e for e in q["Age of the last read"] if e.startswith(f"time() - max by (kafka_cluster) ({last_read}{{")]
+    exprs = {f"monitor / {t}": substitute(e) for t in ("Kafka cluster reachable", "Age of the last read")
+             for e in q[t]}
+    assert all(KAFKA_CLUSTER in e for t in ("Kafka cluster reachable", "Age of the last read") for e in q[t])
+    check_syntax(exprs)
 
 
 def test_every_query_is_valid_promql(models):
@@ -156,7 +240,7 @@ def test_every_catalogue_metric_is_on_a_dashboard(models):
 def test_drilldown_has_what_an_operator_needs(models):
     g = models["group"]
     q = "\n".join(_queries(g).values())
-    assert "sum by (client_id, host, timeout) (increase(kafka_consumergroup_member_timeouts_total" in q
+    assert "sum by (kafka_cluster, client_id, host, timeout) (increase(kafka_consumergroup_member_timeouts_total" in q
     for metric in ("kafka_consumergroup_heartbeat_gap_ratio", "kafka_consumergroup_assignment_mismatched_partitions",
                    "kafka_consumergroup_partitions_moved_total", "kafka_consumergroup_needless_moves",
                    "kafka_consumergroup_lag_seconds", "kafka_consumergroup_rebalance_duration_seconds_bucket",
@@ -197,6 +281,8 @@ def test_fleet_tables_link_to_the_drilldown(models):
                 if prop["id"] == "links":
                     links += [link["url"] for link in prop["value"]]
     assert links and all(u.startswith(f"/d/{models['group']['uid']}/") and "var-group=" in u for u in links)
+    # the drill-down opens on the clicked group's own cluster: the same name on another cluster is another group
+    assert all("var-kafka_cluster=${__data.fields.kafka_cluster}" in u for u in links)
 
 
 def test_configmap_carries_the_dashboards():

@@ -87,7 +87,7 @@ def test_lag_panels_and_rules_work_at_every_granularity():
                     break
                 time.sleep(1)
             for level in LAG_GRANULARITIES:
-                subs = {"$cluster": ".*", "$group_type": ".*", "$group": f"g-{level}", "$__rate_interval": "10s",
+                subs = {"$cluster": ".*", "$kafka_cluster": ".*", "$group_type": ".*", "$group": f"g-{level}", "$__rate_interval": "10s",
                         "$__range": "1m"}
                 empty = []
                 for where, expr in queries.items():

@@ -18,10 +18,10 @@ from dashboards.promql import label_values_selector, substitute
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LABEL_VALUES = {"group": "g", "group_type": "consumer", "cause": "session_timeout", "timeout": "session",
+LABEL_VALUES = {"kafka_cluster": "default", "group": "g", "group_type": "consumer", "cause": "session_timeout", "timeout": "session",
                 "client_id": "c1", "host": "h1", "topic": "t", "partition": "0", "protocol": "range", "broker": "1", "source": "events",
                 "reason": "invalid_json", "kind": "generation", "sink": "history", "state": "Stable"}
-LIVE_SUBSTITUTIONS = {"$cluster": ".*", "$group_type": ".*", "$group": "g", "$instance": ".*",
+LIVE_SUBSTITUTIONS = {"$cluster": ".*", "$kafka_cluster": ".*", "$group_type": ".*", "$group": "g", "$instance": ".*",
                       "$__rate_interval": "10s",
                       "$__range": "1m", "${__range}": "1m", "$__range_s": "60", "$__interval": "2s"}
 
@@ -55,7 +55,7 @@ class CatalogueStandIn:
                     value = now - 5
                 elif spec.type == "info" or spec.name in {
                         "kafka_consumergroup_state", "kafka_consumergroup_storm", "kafka_consumergroup_storm_pattern",
-                        "rebalance_monitor_up",
+                        "rebalance_monitor_up", "rebalance_monitor_kafka_cluster_up",
                         "rebalance_monitor_ready", "kafka_consumergroup_rebalance_in_progress"}:
                     value = 1
                 else:

@@ -31,7 +31,8 @@ def _require_binaries():
 
 @pytest.fixture()
 def storm_exporter():
-    """A tiny exporter: kafka_consumergroup_storm for group g (storm) and group calm (no storm)."""
+    """A tiny exporter of one monitor watching two Kafka clusters: kafka_consumergroup_storm for group g on prod-eu
+    (storm), a group of the same name on prod-us (no storm) and group calm (no storm)."""
     from prometheus_client import CollectorRegistry, Gauge
 
     from rebalance_monitor.metrics.catalogue import by_name
@@ -40,8 +41,9 @@ def storm_exporter():
     spec = by_name("kafka_consumergroup_storm")
     registry = CollectorRegistry()
     gauge = Gauge(spec.name, spec.help, list(spec.labels), registry=registry)
-    gauge.labels(group="g", group_type="consumer").set(1)
-    gauge.labels(group="calm", group_type="classic").set(0)
+    gauge.labels(kafka_cluster="prod-eu", group="g", group_type="consumer").set(1)
+    gauge.labels(kafka_cluster="prod-us", group="g", group_type="consumer").set(0)
+    gauge.labels(kafka_cluster="prod-eu", group="calm", group_type="classic").set(0)
     with serve_registry(registry) as target:
         yield target, gauge
 
@@ -61,16 +63,20 @@ def test_storm_alert_reaches_alertmanager(storm_exporter, tmp_path):
         assert "KafkaConsumerGroupRebalanceStorm" in loaded
 
         alert = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
-        assert alert["labels"]["severity"] == "warning"
-        assert alert["annotations"]["summary"] == "Rebalance storm in consumer group g"
+        assert alert["labels"]["severity"] == "warning" and alert["labels"]["kafka_cluster"] == "prod-eu"
+        assert alert["annotations"]["summary"] == "Rebalance storm in consumer group g on cluster prod-eu"
         assert alert["annotations"]["runbook"].startswith("Open the group drill-down dashboard")
         assert alert["status"]["state"] == "active"
         # The calm group's series is there (0) but never alerts.
         assert prom.values('kafka_consumergroup_storm{group="calm"}', "group") == {"calm": 0.0}
         assert am.find("KafkaConsumerGroupRebalanceStorm", {"group": "calm"}) == []
+        # The group of the same name on the other cluster is another group: calm, no alert of its own.
+        assert prom.values('kafka_consumergroup_storm{group="g"}', "kafka_cluster") == {"prod-eu": 1.0,
+                                                                                       "prod-us": 0.0}
+        assert am.find("KafkaConsumerGroupRebalanceStorm", {"group": "g", "kafka_cluster": "prod-us"}) == []
 
         # The storm ends: Prometheus resolves the alert and Alertmanager drops it.
-        gauge.labels(group="g", group_type="consumer").set(0)
+        gauge.labels(kafka_cluster="prod-eu", group="g", group_type="consumer").set(0)
         am.wait_until_gone("KafkaConsumerGroupRebalanceStorm", {"group": "g"}, timeout_s=45)
 
 
@@ -86,8 +92,9 @@ def pattern_exporter():
     gauges = {name: Gauge(name, by_name(name).help, list(by_name(name).labels), registry=registry)
               for name in ("kafka_consumergroup_storm", "kafka_consumergroup_storm_pattern")}
     for group, pattern in (("rollout", "rolling_restart"), ("flappy", "flapping_member")):
-        gauges["kafka_consumergroup_storm"].labels(group=group, group_type="consumer").set(1)
-        gauges["kafka_consumergroup_storm_pattern"].labels(group=group, group_type="consumer", pattern=pattern).set(1)
+        gauges["kafka_consumergroup_storm"].labels(kafka_cluster="default", group=group, group_type="consumer").set(1)
+        gauges["kafka_consumergroup_storm_pattern"].labels(kafka_cluster="default", group=group, group_type="consumer",
+                                                           pattern=pattern).set(1)
     with serve_registry(registry) as target:
         yield target
 
@@ -106,6 +113,7 @@ def test_a_planned_rollout_does_not_page_but_a_flapping_member_does(pattern_expo
             [pattern_exporter], alertmanager=am, rule_files=rules, scrape_interval="1s"):
         planned = am.wait_for_alert("KafkaConsumerGroupPlannedChurn", {"group": "rollout"}, timeout_s=45)
         assert planned["labels"]["severity"] == "info" and planned["labels"]["pattern"] == "rolling_restart"
+        assert planned["labels"]["kafka_cluster"] == "default"
         flapping = am.wait_for_alert("KafkaConsumerGroupFlappingMember", {"group": "flappy"}, timeout_s=45)
         assert flapping["labels"]["severity"] == "critical" and flapping["status"]["state"] == "active"
         assert am.find("KafkaConsumerGroupFlappingMember", {"group": "rollout"}) == []

@@ -166,10 +166,25 @@ def test_compose_alertmanager_config(compose):
     r = subprocess.run([_tool("amtool"), "check-config", str(host_cfg)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     alerts = {r["alert"] for g in _load(ROOT / "conf" / "rules" / "alerts.yml")["groups"] for r in g["rules"]}
-    for rule in _load(host_cfg)["inhibit_rules"]:
+    cfg = _load(host_cfg)
+    for rule in cfg["inhibit_rules"]:
+        named = set()
         for m in rule["source_matchers"] + rule["target_matchers"]:
-            name = re.fullmatch(r'alertname="(\w+)"', m).group(1)
-            assert name in alerts, f"inhibit rule names unknown alert {name}"
+            name = re.fullmatch(r'alertname="(\w+)"', m)
+            if name:
+                assert name.group(1) in alerts, f"inhibit rule names unknown alert {name.group(1)}"
+                named.add(name.group(1))
+                continue
+            pattern = re.fullmatch(r'alertname=~"(.+)"', m).group(1)
+            matched = {a for a in alerts if re.fullmatch(pattern, a)}
+            assert matched, f"inhibit rule matcher {m} matches no alert"
+            named |= matched
+        # an alert of one Kafka cluster never silences another cluster's (a monitor that cannot be scraped, which
+        # is down for all its clusters, aside)
+        if "RebalanceMonitorDown" not in named:
+            assert "kafka_cluster" in rule["equal"], rule
+    # several Kafka clusters in one monitor: notifications are grouped by the Kafka cluster first
+    assert cfg["route"]["group_by"][0] == "kafka_cluster"
 
 
 def test_compose_grafana_provisioning(compose):

@@ -50,7 +50,9 @@ def test_a_real_storm_fires_the_storm_alert_at_alertmanager(spark, broker, tmp_p
             run_scenario("storm", broker.bootstrap, events_topic, group="full-storm")
             alert = am.wait_for_alert("KafkaConsumerGroupRebalanceStorm", {"group": "full-storm"}, timeout_s=120)
             assert alert["status"]["state"] == "active"
-            assert alert["annotations"]["summary"] == "Rebalance storm in consumer group full-storm"
+            # a monitor of one Kafka cluster names it "default" (no kafka.clusters in its configuration)
+            assert alert["labels"]["kafka_cluster"] == "default"
+            assert alert["annotations"]["summary"] == "Rebalance storm in consumer group full-storm on cluster default"
             # a rebalance is counted once per generation: Prometheus agrees with the job's records. The job
             # may still be reporting the storm's last generations: the two agree once Prometheus has scraped
             # what the job reported (read in the same poll), and a generation counted twice never agrees.
