@@ -66,18 +66,18 @@ class Scraper(threading.Thread):
         for member, (group, kind) in self.watched.items():
             g = re.escape(group)
             if member not in self.cleared and text:
-                m = re.search(rf'^{AT_RISK}{{group="{g}",[^}}]*risk="{kind}",member_id="{re.escape(member)}",'
+                m = re.search(rf'^{AT_RISK}{{[^}}]*\bgroup="{g}",[^}}]*risk="{kind}",member_id="{re.escape(member)}",'
                               rf'[^}}]*}} (\S+)$', at_risk, re.M)
                 if m and member not in self.at_risk:
                     self.at_risk[member] = (seen, float(m.group(1)))
                 elif not m and member in self.at_risk:
                     self.cleared[member] = seen
             if group not in self.warned:
-                m = re.search(rf'^{GAP_FAMILIES[kind]}{{group="{g}"(?:,[^}}]*)?}} (\S+)$', gaps[kind], re.M)
+                m = re.search(rf'^{GAP_FAMILIES[kind]}{{[^}}]*\bgroup="{g}"(?:,[^}}]*)?}} (\S+)$', gaps[kind], re.M)
                 if m and float(m.group(1)) >= self.warn:
                     self.warned[group] = seen
             if group not in self.timed_out:
-                m = re.search(rf'^{TIMEOUTS}{{[^}}]*group="{g}"[^}}]*timeout="{kind}"[^}}]*}} (\S+)$', timeouts,
+                m = re.search(rf'^{TIMEOUTS}{{[^}}]*\bgroup="{g}"[^}}]*timeout="{kind}"[^}}]*}} (\S+)$', timeouts,
                               re.M)
                 if m and float(m.group(1)) > 0:
                     self.timed_out[group] = seen

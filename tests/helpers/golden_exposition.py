@@ -4,7 +4,7 @@
 the exporter reads (generation, rebalance_started, member_timeout, member_at_risk, storm, group_status, coordinator,
 offsets_committed from the stream and from the brokers, end_offsets, group_deleted) with the corner cases of each
 (late generations, replayed records, malformed offsets, label values to escape, groups denied, over max_groups,
-left out upstream, expired by the TTL), the self metrics, the exposition held while a snapshot is persisted, and a
+left out upstream, expired by the TTL), the self metrics (the Kafka cluster's up and last read too), the exposition held while a snapshot is persisted, and a
 restart from the snapshot. It returns the texts seen on the way: ``tests/metrics/data/golden-<granularity>.txt``
 holds them as the code produced them when the file was written; ``tests/metrics/test_golden_exposition.py`` compares.
 
@@ -185,6 +185,8 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
         out.append((f"batch {n}: held while persisting", held[0]))
         if n == 0:
             u.set_ready(True)
+            u.set_kafka_up(True)
+            u.note_kafka_read()
             u.note_sink_error("kafka")
             u.note_broker_facts_error("describe_configs_denied")
         out.append((f"batch {n}", u.render()))
@@ -193,6 +195,7 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
     u.note_sink_error("history")
     u.note_sink_error("kafka")
     u.mark_alive()
+    u.note_kafka_read()                       # an idle check that found nothing new to read
     out.append(("state", u.state_text(2, query_id="q-1")))
     restarted = MetricsUpdater(clock=clock, max_groups=5, group_deny=r"tmp-.*", idle_group_ttl_s=3600,
                                ready_max_age_s=60, time_lag_samples=4, prerender=prerender,
@@ -201,6 +204,7 @@ def scenario(granularity: str, prerender: bool = True) -> list[tuple[str, str]]:
     out.append(("restarted from the state", restarted.render()))
     clock.t += 120                            # the last batch is too old: not ready
     u.set_up(False)
+    u.set_kafka_up(False)
     out.append(("stale", u.render()))
     clock.t += 3600 - 100                     # the groups of batch 0 only, and their end offsets, expire
     u.apply([{"kind": "group_status", "group": "fresh", "ts": T0 + 3_600_000, "state": "Empty", "members": 0}],

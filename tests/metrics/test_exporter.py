@@ -54,7 +54,7 @@ def test_metrics_healthz_ready(exporter):
 def test_gzip_when_accepted(exporter):
     code, headers, body = get(exporter.url + "/metrics", {"Accept-Encoding": "gzip"})
     assert code == 200 and headers.get("Content-Encoding") == "gzip"
-    assert "rebalance_monitor_up 1" in gzip.decompress(body).decode()
+    assert 'rebalance_monitor_up{kafka_cluster="default"} 1\n' in gzip.decompress(body).decode()
 
 
 def test_basic_auth_and_password_never_logged(caplog):
@@ -127,7 +127,7 @@ def test_tls(cert):
         assert exp.url.startswith("https://127.0.0.1:")
         ctx = ssl.create_default_context(cafile=certfile)
         code, _, body = get(exp.url + "/metrics", context=ctx)
-        assert code == 200 and b"rebalance_monitor_up 1" in body
+        assert code == 200 and b'rebalance_monitor_up{kafka_cluster="default"} 1\n' in body
         with pytest.raises(OSError):      # plain http against the TLS port fails
             urllib.request.urlopen(exp.url.replace("https", "http") + "/metrics", timeout=5).read()
         # the listener survived the bad client

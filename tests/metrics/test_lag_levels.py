@@ -119,4 +119,4 @@ def test_the_exporter_serves_the_configured_level():
             fams = _samples(r.read().decode())
     finally:
         exp.stop()
-    assert {tuple(s.labels) for s in fams["kafka_consumergroup_lag"]} == {("group", "group_type", "topic")}
+    assert {tuple(s.labels) for s in fams["kafka_consumergroup_lag"]} == {("kafka_cluster", "group", "group_type", "topic")}

@@ -334,6 +334,7 @@ def test_a_groups_type_outlives_a_restart_and_an_older_snapshot_reads_as_unknown
     s = GroupSeries("g", 1)
     s.set_group_type("streams")
     state = s.to_state()
-    assert GroupSeries.from_state("g", state).label == 'group="g",group_type="streams"'
+    assert GroupSeries.from_state("g", state).label == 'kafka_cluster="default",group="g",group_type="streams"'
+    assert GroupSeries.from_state("g", state, "eu").label == 'kafka_cluster="eu",group="g",group_type="streams"'
     del state["group_type"]               # written before the type was kept
     assert GroupSeries.from_state("g", state).group_type == "unknown"

@@ -114,7 +114,8 @@ def test_job_survives_a_hung_then_a_restarted_broker_reports_both_and_loses_noth
             assert proc.poll() is None, "the job must keep running through the outage"
             assert get(port, "/healthz")[0] == 200, "liveness stays green: restarting the job would not help"
             metrics = get(port, "/metrics")[1]
-            assert "rebalance_monitor_ready 0" in metrics and "rebalance_monitor_up 1" in metrics
+            assert 'rebalance_monitor_ready{kafka_cluster="default"} 0\n' in metrics
+            assert 'rebalance_monitor_up{kafka_cluster="default"} 1\n' in metrics
             broker.start()  # same ports, same log directory: the topic and what it held are still there
             produce(broker, topic, events[2 * n // 3:])
             eventually(lambda: ready(port), 240, "/ready again once the broker is back")

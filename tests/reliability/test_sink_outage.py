@@ -25,7 +25,7 @@ def sink_errors(port: int) -> float:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         text = r.read().decode()
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith('rebalance_monitor_sink_errors_total{sink="history"}'))
+               if line.startswith('rebalance_monitor_sink_errors_total{kafka_cluster="default",sink="history"}'))
 
 
 def test_history_sink_outage_is_counted_retried_and_loses_nothing(broker, unique, tmp_path):

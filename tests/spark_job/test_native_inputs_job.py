@@ -167,4 +167,4 @@ def test_kip848_topic_ids_the_job_cannot_name_are_counted_and_exported(spark, br
     job.run_once(timeout_s=300)
     assert job.stats.unresolved_topic_ids == {tid: 2}
     line = [ln for ln in updater.render().splitlines() if ln.startswith("rebalance_monitor_input_notes_total{")]
-    assert line == ['rebalance_monitor_input_notes_total{reason="unresolved_topic_id"} 2']
+    assert line == ['rebalance_monitor_input_notes_total{kafka_cluster="default",reason="unresolved_topic_id"} 2']

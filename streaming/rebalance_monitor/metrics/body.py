@@ -4,7 +4,8 @@ scrape), in catalogue order, cached at three levels:
 * each group's lines, until a record marks them stale (``series.py``, written by ``render.py``);
 * each topic's end-offset lines, until an end offset of the topic moves (which also makes the lag of the groups
   that committed on the topic stale);
-* the whole body, as text, bytes and gzip (:class:`BodyText`), until anything changes.
+* the whole body, as each family's lines (:class:`BodyText`'s ``parts``, so that the bodies of several clusters'
+  stores merge family by family: ``fleet_exposition.py``), text, bytes and gzip, until anything changes.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import gzip
 from collections.abc import Iterable
 
 from .catalogue import CATALOGUE, COMMITTED_OFFSET, END_OFFSET
-from .exposition import header
+from .exposition import cluster_label, header
 from .lag import EndOffsetTable
 from .render import LAG_FAMILIES, META_FAMILIES, GroupLines, committed_lines, end_offset_lines, lag_lines, meta_lines
 from .series import GroupSeries
@@ -20,21 +21,34 @@ from .series import GroupSeries
 _META, _LAG, _COMMITTED, _END = range(4)
 _SOURCES = {**{s.name: _META for s in META_FAMILIES}, **{s.name: _LAG for s in LAG_FAMILIES},
             COMMITTED_OFFSET.name: _COMMITTED, END_OFFSET.name: _END}
-# every family of the groups and the topics, in catalogue order: its header, its name, where its lines are
-# (a family of a group that no renderer writes is a KeyError here, at import)
-_PLAN = tuple((header(spec), spec.name, _SOURCES[spec.name]) for spec in CATALOGUE
-              if spec.group_scoped or spec is END_OFFSET)
+# every family of the groups and the topics, in catalogue order (a family of a group that no renderer writes is a
+# KeyError here, at import), and their headers
+FAMILIES = tuple(spec for spec in CATALOGUE if spec.group_scoped or spec is END_OFFSET)
+HEADERS = tuple(header(spec) for spec in FAMILIES)
+_PLAN = tuple((spec.name, _SOURCES[spec.name]) for spec in FAMILIES)
 
 
 class BodyText:
-    """A rendered body: its text, and its bytes and gzip member, each made once when first asked for."""
+    """A rendered body: ``parts``, each family's lines (a list of text fragments, aligned with :data:`FAMILIES`,
+    without the header), and its text, bytes and gzip member, each made once when first asked for."""
 
-    __slots__ = ("text", "_bytes", "_gzip")
+    __slots__ = ("parts", "_text", "_bytes", "_gzip")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, parts: list[list[str]]) -> None:
+        self.parts = parts
+        self._text: str | None = None
         self._bytes: bytes | None = None
         self._gzip: bytes | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            out: list[str] = []
+            for head, frags in zip(HEADERS, self.parts):
+                out.append(head)
+                out.extend(frags)
+            self._text = "".join(out)
+        return self._text
 
     def as_bytes(self) -> bytes:
         if self._bytes is None:
@@ -50,8 +64,9 @@ class BodyText:
 class BodyCache:
     """Renders the body, writing again only what changed since the previous :meth:`render`."""
 
-    def __init__(self, granularity: str) -> None:
+    def __init__(self, granularity: str, cluster: str) -> None:
         self.granularity = granularity
+        self.cluster = cluster_label(cluster)              # the cluster's label text
         self.current: BodyText | None = None
         self._end_frags: dict[str, str] = {}               # topic -> its end-offset lines
         self._end_prefix: dict[tuple[str, int], str] = {}
@@ -83,18 +98,17 @@ class BodyCache:
         series = list(groups.values())
         self._render_groups(series, ends, now_ms)
         self._render_end_offsets(ends)
-        out: list[str] = []
-        for head, name, source in _PLAN:
-            out.append(head)
+        parts: list[list[str]] = []
+        for name, source in _PLAN:
             if source == _META:
-                out.extend(g.lines.meta.get(name, "") for g in series)
+                parts.append([x for x in (g.lines.meta.get(name) for g in series) if x])
             elif source == _LAG:
-                out.extend(g.lines.lag.get(name, "") for g in series)
+                parts.append([x for x in (g.lines.lag.get(name) for g in series) if x])
             elif source == _COMMITTED:
-                out.extend(g.lines.committed for g in series)
+                parts.append([g.lines.committed for g in series if g.lines.committed])
             else:
-                out.extend(self._end_frags[t] for t in sorted(self._end_frags))
-        self.current = BodyText("".join(out))
+                parts.append([self._end_frags[t] for t in sorted(self._end_frags)])
+        self.current = BodyText(parts)
         return self.current
 
     def _render_groups(self, series: list[GroupSeries], ends: EndOffsetTable, now_ms: int) -> None:
@@ -122,4 +136,4 @@ class BodyCache:
                 by_topic.setdefault(key[0], []).append(key)
         for t, keys in by_topic.items():
             keys.sort()
-            self._end_frags[t] = end_offset_lines(keys, ends.ends, self._end_prefix, self.granularity)
+            self._end_frags[t] = end_offset_lines(keys, ends.ends, self._end_prefix, self.granularity, self.cluster)

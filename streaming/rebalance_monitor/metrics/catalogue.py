@@ -27,12 +27,18 @@ BATCH_DURATION_BUCKETS: tuple[float, ...] = (
 
 METRIC_TYPES = ("counter", "gauge", "histogram", "info")
 
+# The first label of every family: the Kafka cluster the series is of (the configuration's kafka.cluster_name,
+# "default" unless set; one run may watch several clusters, each with its own store: fleet_exposition.py). The
+# name is Grafana's Kafka integration's; `cluster` is left to the scrape (kube-prometheus' external labels use it).
+CLUSTER_LABEL = "kafka_cluster"
+DEFAULT_CLUSTER = "default"               # its value when the configuration names no cluster
 # The labels of every series that belongs to a consumer group, first in the labels of those families, in this
-# order: the group's name, and its type (classic, consumer, streams, share, or unknown until something says it:
-# core/group/group_type.py). The exporter writes them once per group and reuses the text.
+# order: the cluster, the group's name, and its type (classic, consumer, streams, share, or unknown until something
+# says it: core/group/group_type.py). The exporter writes them once per group and reuses the text.
 GROUP_LABEL = "group"
 GROUP_TYPE_LABEL = "group_type"
-GROUP_KEY = (GROUP_LABEL, GROUP_TYPE_LABEL)
+GROUP_KEY = (CLUSTER_LABEL, GROUP_LABEL, GROUP_TYPE_LABEL)
+CLUSTER_KEY = (CLUSTER_LABEL,)          # the first labels of a family of the whole cluster (or of the monitor)
 
 # lag.granularity: how finely the per-partition offset families are exported (like KMinion's `granularity`).
 # "partition": a series per group, topic and partition; "topic": summed over each topic's partitions; "group":
@@ -69,6 +75,8 @@ class MetricSpec:
             raise ValueError(f"{self.name}: a histogram needs buckets")
         if self.type != "histogram" and self.buckets is not None:
             raise ValueError(f"{self.name}: only histograms have buckets")
+        if self.labels[:1] != (CLUSTER_LABEL,):
+            raise ValueError(f"{self.name}: every family starts with the label {CLUSTER_LABEL}")
         if GROUP_LABEL in self.labels and self.labels[:len(GROUP_KEY)] != GROUP_KEY:
             raise ValueError(f"{self.name}: a group's family starts with the labels {', '.join(GROUP_KEY)}")
         if self.rollup and (self.type != "gauge" or self.labels[-len(self.rollup):] != self.rollup):
@@ -86,13 +94,14 @@ class MetricSpec:
         return self.labels[: len(self.labels) - len(self.rollup) + max(0, kept)]
 
     def exported_at(self, granularity: str) -> bool:
-        """False when every label of a summed family is summed away (the end offsets at "group": a sum over
-        the whole cluster would say nothing)."""
-        return not self.rollup or bool(self.labels_at(granularity))
+        """False when every label of a summed family but the cluster is summed away (the end offsets at "group": a
+        sum over the whole cluster would say nothing)."""
+        return not self.rollup or self.labels_at(granularity) != (CLUSTER_LABEL,)
 
     @property
     def group_scoped(self) -> bool:
-        """True when the series carry a ``group`` label (dropped with their group)."""
+        """True when the series carry a ``group`` label (dropped with their group); the others are the cluster's
+        (the topics' end offsets) or the monitor's."""
         return GROUP_LABEL in self.labels
 
     @property
@@ -102,7 +111,7 @@ class MetricSpec:
 
 
 def _g(name, type_, help_, labels=(), unit="", buckets=None, rollup=()) -> MetricSpec:
-    return MetricSpec(name=name, type=type_, help=help_, labels=tuple(labels), unit=unit, buckets=buckets,
+    return MetricSpec(name=name, type=type_, help=help_, labels=labels, unit=unit, buckets=buckets,
                       rollup=tuple(rollup))
 
 
@@ -270,7 +279,7 @@ END_OFFSET = _g(
     "kafka_topic_partition_end_offset", "gauge",
     "Log-end offset (high watermark) of the partition, or the sum over the topic's partitions some group "
     "committed on (lag.granularity topic); not exported at lag.granularity group.",
-    ("topic", "partition"), "offsets", rollup=_PER_PARTITION)
+    (*CLUSTER_KEY, "topic", "partition"), "offsets", rollup=_PER_PARTITION)
 COORDINATOR_INFO = _g(
     "kafka_consumergroup_coordinator_info", "info",
     "The __consumer_offsets partition and broker coordinating the group; value is always 1.",
@@ -278,55 +287,63 @@ COORDINATOR_INFO = _g(
 # ---- the monitor itself ----------------------------------------------------------------------------------
 UP = _g(
     "rebalance_monitor_up", "gauge",
-    "1 while the monitor process runs (0 while it shuts down).")
+    "1 while the monitor process runs (0 while it shuts down).", CLUSTER_KEY)
 READY = _g(
     "rebalance_monitor_ready", "gauge",
-    "1 when the streaming job reported ready and its last batch is recent, else 0.")
+    "1 when the streaming job reported ready and its last batch is recent, else 0.", CLUSTER_KEY)
+KAFKA_CLUSTER_UP = _g(
+    "rebalance_monitor_kafka_cluster_up", "gauge",
+    "1 while the cluster's Kafka answers and the monitor's streaming query of it runs, 0 while it does not "
+    "(absent until the job first says).", CLUSTER_KEY)
+KAFKA_CLUSTER_LAST_READ_TS = _g(
+    "rebalance_monitor_kafka_cluster_last_read_timestamp_seconds", "gauge",
+    "Epoch time of the last successful read from the cluster: a completed micro-batch, or an idle check that found "
+    "nothing new to read (absent until the first).", CLUSTER_KEY, "seconds")
 EVENTS_READ = _g(
     "rebalance_monitor_events_read_total", "counter",
-    "Input records read, by source.", ("source",), "records")
+    "Input records read, by source.", (*CLUSTER_KEY, "source"), "records")
 REJECTS = _g(
     "rebalance_monitor_rejects_total", "counter",
-    "Input records rejected (kept in the dead-letter output), by reason.", ("reason",), "records")
+    "Input records rejected (kept in the dead-letter output), by reason.", (*CLUSTER_KEY, "reason"), "records")
 INPUT_NOTES = _g(
     "rebalance_monitor_input_notes_total", "counter",
     "Input records used with a caveat, by reason: unresolved_topic_id (a KIP-848 __consumer_offsets record "
-    "names a topic id that kafka.topic_ids could not name; it stays an id).", ("reason",), "references")
+    "names a topic id that kafka.topic_ids could not name; it stays an id).", (*CLUSTER_KEY, "reason"), "references")
 BATCHES = _g(
     "rebalance_monitor_batches_total", "counter",
-    "Micro-batches processed.")
+    "Micro-batches processed.", CLUSTER_KEY)
 BATCH_DURATION = _g(
     "rebalance_monitor_batch_duration_seconds", "histogram",
-    "Wall time of a micro-batch.", (), "seconds", BATCH_DURATION_BUCKETS)
+    "Wall time of a micro-batch.", CLUSTER_KEY, "seconds", BATCH_DURATION_BUCKETS)
 STATE_ROWS = _g(
     "rebalance_monitor_state_rows", "gauge",
-    "Rows in the streaming state store.", (), "rows")
+    "Rows in the streaming state store.", CLUSTER_KEY, "rows")
 WATERMARK_DELAY = _g(
     "rebalance_monitor_watermark_delay_seconds", "gauge",
-    "Wall time minus the event-time watermark at the end of the last batch.", (), "seconds")
+    "Wall time minus the event-time watermark at the end of the last batch.", CLUSTER_KEY, "seconds")
 LAST_BATCH_TS = _g(
     "rebalance_monitor_last_batch_timestamp_seconds", "gauge",
-    "Epoch time the last micro-batch ended.", (), "seconds")
+    "Epoch time the last micro-batch ended.", CLUSTER_KEY, "seconds")
 GROUPS_TRACKED = _g(
     "rebalance_monitor_groups_tracked", "gauge",
-    "Consumer groups with exported series.", (), "groups")
+    "Consumer groups with exported series.", CLUSTER_KEY, "groups")
 GROUPS_DROPPED = _g(
     "rebalance_monitor_groups_dropped_total", "counter",
     "Groups not exported: reason=\"max_groups\" (cardinality cap reached) or \"denied\" "
-    "(group_allow/group_deny).", ("reason",), "groups")
+    "(group_allow/group_deny).", (*CLUSTER_KEY, "reason"), "groups")
 OUTPUT_RECORDS = _g(
     "rebalance_monitor_output_records_total", "counter",
-    "Output records emitted, by kind.", ("kind",), "records")
+    "Output records emitted, by kind.", (*CLUSTER_KEY, "kind"), "records")
 SINK_ERRORS = _g(
     "rebalance_monitor_sink_errors_total", "counter",
-    "Errors writing to an output sink.", ("sink",))
+    "Errors writing to an output sink.", (*CLUSTER_KEY, "sink"))
 BROKER_FACTS_ERRORS = _g(
     "rebalance_monitor_broker_facts_errors_total", "counter",
     "What the monitor asked the brokers (broker_facts/) and did not get, by reason: describe_configs_denied "
     "(grant DESCRIBE_CONFIGS; the configuration's fallback is used), describe_configs_failed, list_groups_failed, "
     "api_versions_failed, describe_groups_failed, describe_<kafka error> (a group its coordinator could not describe, "
     "e.g. describe_group_id_not_found), publish_failed (the answers could not be written to the events topic).",
-    ("reason",))
+    (*CLUSTER_KEY, "reason"))
 
 # The exposition order: the exporter writes the families in this order.
 CATALOGUE: tuple[MetricSpec, ...] = (
@@ -337,6 +354,7 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     CLIENT_REBALANCE_LATENCY_AVG, CLIENT_REBALANCE_LATENCY_MAX, CLIENT_REBALANCES, CLIENT_REBALANCE_LATENCY_TOTAL, STORM, STORMS, STORM_PATTERN, BROKER_VIEW_DISAGREEMENTS,
     STREAMS_MEMBER_TASKS, STREAMS_TASKS_MOVED, STREAMS_MISMATCHED_TASKS, LAG, LAG_SUM, LAG_SECONDS,
     COMMITTED_OFFSET, LAG_SUM_AT_REBALANCE_START, LAST_REBALANCE_START_TS, END_OFFSET, COORDINATOR_INFO, UP, READY,
+    KAFKA_CLUSTER_UP, KAFKA_CLUSTER_LAST_READ_TS,
     EVENTS_READ, REJECTS, INPUT_NOTES, BATCHES, BATCH_DURATION, STATE_ROWS, WATERMARK_DELAY, LAST_BATCH_TS,
     GROUPS_TRACKED, GROUPS_DROPPED, OUTPUT_RECORDS, SINK_ERRORS, BROKER_FACTS_ERRORS,
 )

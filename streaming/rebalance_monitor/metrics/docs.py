@@ -7,88 +7,11 @@ from __future__ import annotations
 
 import sys
 
-from .catalogue import CATALOGUE, LAG_GRANULARITIES, MetricSpec
-from .updater import MetricsUpdater
+from .catalogue import CATALOGUE, CLUSTER_LABEL, LAG_GRANULARITIES, MetricSpec
+# the page's sample (T0 and sample_records are also taken from here by the golden run, the demo and tests)
+from .docs_sample import T0, sample_exposition, sample_records  # noqa: F401
 
-T0 = 1_700_000_000_000      # fixed sample time (ms) so the page is reproducible
 SAMPLE_LINES = 8
-
-
-def sample_records() -> list[dict]:
-    """A small, realistic history of two groups, as the core would emit it."""
-    g = "orders-service"
-    return [
-        {"kind": "end_offsets", "group": "", "ts": T0 - 60_000, "offsets": [["orders", 0, 1000], ["orders", 1, 900]]},
-        {"kind": "coordinator", "group": g, "ts": T0 - 59_000, "partition": 17, "broker": 2, "action": "elected"},
-        {"kind": "offsets_committed", "group": g, "ts": T0 - 55_000, "member_id": "c-1",
-         "offsets": [["orders", 0, 990], ["orders", 1, 900]]},
-        {"kind": "rebalance_started", "group": g, "generation": 11, "started_ms": T0 - 40_000,
-         "causes": [{"cause": "member_left", "member_id": "c-3", "client_id": "orders-3", "host": "/10.0.0.13",
-                     "reason": "the consumer is being closed"}]},
-        {"kind": "generation", "group": g, "generation": 12, "protocol": "cooperative-sticky", "leader": "c-1",
-         "started_ms": T0 - 40_000, "completed_ms": T0 - 37_600, "ts": T0 - 37_600, "duration_ms": 2_400,
-         "causes": [{"cause": "member_left", "member_id": "c-3"}], "members": ["c-1", "c-2"],
-         "assignment": {"c-1": [["orders", 0]], "c-2": [["orders", 1]]},
-         "expected_assignment": {"c-1": [["orders", 0]], "c-2": [["orders", 1]]}, "mismatched_partitions": 0,
-         "unassigned_partitions": 0, "partitions_moved": 1, "imbalance": 0, "min_moves": 1},
-        {"kind": "member_timeout", "group": g, "member_id": "c-2", "timeout": "poll", "last_seen_ms": T0 - 330_000,
-         "deadline_ms": T0 - 30_000, "detected_ms": T0 - 29_000, "client_id": "orders-2", "host": "/10.0.0.12"},
-        {"kind": "broker_view", "group": g, "ts": T0 - 25_000, "broker_epoch": 12, "monitor_epoch": 12,
-         "agrees": False, "differences": ["member c-4: the broker has it, the monitor does not"]},
-        {"kind": "storm", "group": g, "started_ms": T0 - 20_000, "ended_ms": None, "rebalances": 4,
-         "window_ms": 600_000, "pattern": "rolling_restart", "pattern_detail": "2 members restarted in turn"},
-        {"kind": "end_offsets", "group": "", "ts": T0 - 30_000, "offsets": [["orders", 0, 1300], ["orders", 1, 960]]},
-        {"kind": "end_offsets", "group": "", "ts": T0, "offsets": [["orders", 0, 1600], ["orders", 1, 960]]},
-        {"kind": "offsets_committed", "group": g, "ts": T0, "member_id": "c-1",
-         "offsets": [["orders", 0, 1150], ["orders", 1, 960]]},
-        {"kind": "group_status", "group": g, "ts": T0, "state": "Stable", "generation": 12,
-         "protocol": "cooperative-sticky", "leader": "c-1", "members": 2, "max_heartbeat_gap_ratio": 0.31,
-         "heartbeat_gap_ratios": {"c-1": 0.31, "c-2": 0.05}, "in_storm": True, "rebalancing_since_ms": None,
-         "coordinator_partition": 17, "max_poll_gap_ratio": 0.12, "poll_gap_ratios": {"c-1": 0.12, "c-2": 0.02},
-         "client_standard_metrics": [
-             {"client_id": "py-worker", "client_instance_id": "Zm9vYmFyYmF6cXV4MTIzNA", "source": "kip714",
-              "ts": T0, "poll_idle_ratio": 0.82, "rebalance_latency_avg_ms": 140, "rebalance_latency_max_ms": 310,
-              "rebalances_total": None, "rebalance_latency_total_ms": 450},
-             {"client_id": "java-1", "client_instance_id": "cXV4YmF6YmFyZm9vMTIzNA", "source": "kip714",
-              "ts": T0, "poll_idle_ratio": 0.4, "rebalance_latency_avg_ms": 35, "rebalance_latency_max_ms": 60,
-              "rebalances_total": 3, "rebalance_latency_total_ms": 105}]},
-        # a streams group (KIP-1071): its members' tasks, the tasks moved, the sticky task assignor's check
-        {"kind": "generation", "group": "word-count", "generation": 3, "protocol": "sticky", "group_type": "streams",
-         "started_ms": T0 - 27_500, "completed_ms": T0 - 26_000, "ts": T0 - 26_000, "duration_ms": 1_500,
-         "causes": [{"cause": "member_joined", "member_id": "s2"}], "members": ["s1", "s2"],
-         "expected_assignment": None, "mismatched_partitions": None, "partitions_moved": None,
-         "mismatched_tasks": 0, "tasks_moved": 1, "tasks_moved_between_processes": 1,
-         "tasks_moved_within_process": 0, "tasks": {
-             "s1": {"process_id": "p1", "client_id": "wc-1-StreamThread-1-consumer", "epoch": 3,
-                    "active": [["0", 0], ["1", 0]], "standby": [["0", 1]], "warmup": []},
-             "s2": {"process_id": "p2", "client_id": "wc-2-StreamThread-1-consumer", "epoch": 3,
-                    "active": [["0", 1], ["1", 1]], "standby": [["0", 0]], "warmup": []}}},
-        {"kind": "member_at_risk", "group": "word-count", "ts": T0 - 2_000, "member_id": "s2", "risk": "session",
-         "last_seen_ms": T0 - 25_000, "warn_ms": T0 - 2_500, "deadline_ms": T0 + 20_000, "limit_ms": 45_000,
-         "detected_ms": T0 - 2_000, "client_id": "wc-2-StreamThread-1-consumer", "host": "/10.0.0.22"},
-    ]
-
-
-class _FixedClock:
-    def __init__(self, t: float) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def sample_exposition(lag_granularity: str = "partition") -> str:
-    clock = _FixedClock(T0 / 1000)
-    u = MetricsUpdater(clock=clock, max_groups=2, group_deny=r"tmp-.*", lag_granularity=lag_granularity)
-    u.apply(sample_records(), now_ms=T0)
-    u.apply([{"kind": "generation", "group": "tmp-console-consumer-1", "generation": 1, "completed_ms": T0},
-             {"kind": "generation", "group": "billing", "generation": 1, "completed_ms": T0}], now_ms=T0)
-    u.set_ready(True)
-    u.record_batch(41, {"events": 5200, "offsets-topic": 310}, {"invalid_json": 2}, 0.42, 1830, T0 - 12_000,
-                   {"generation": 1, "group_status": 1, "offsets_committed": 2}, notes={"unresolved_topic_id": 3})
-    u.note_sink_error("kafka")
-    u.note_broker_facts_error("describe_configs_denied")
-    return u.render()
 
 
 def _family_lines(text: str, spec: MetricSpec) -> list[str]:
@@ -124,7 +47,7 @@ default `http://127.0.0.1:9308`. Every series with a `group` label belongs to on
 carries the group's type next to it: `group_type` is `classic`, `consumer` (KIP-848), `streams` (KIP-1071),
 `share` (KIP-932), or `unknown` until a record of the group says it (a group known by its commits alone). When a
 group's type changes (a classic group upgraded to KIP-848), all its series continue under the new label, counters
-whole: aggregate with `sum by (group)` or `sum without (group_type)` across such a change. The
+whole: aggregate with `sum by (kafka_cluster, group)` or `sum without (group_type)` across such a change. The
 definitions live in one module, `rebalance_monitor.metrics.catalogue`; the exporter, this page and the
 Grafana dashboards are generated from it.
 
@@ -138,7 +61,7 @@ partitions) and a streams group `word-count` (its members' tasks, a task moved, 
 | --- | --- |
 | `/metrics` | the exposition; gzip when the scraper accepts it; behind basic auth when configured |
 | `/healthz` | 200 while the process lives |
-| `/ready` | 200 when the streaming job reported ready and its last micro-batch ended less than `ready_max_age_s` (300 s) ago, else 503 |
+| `/ready` | 200 when the streaming job reported ready and its last micro-batch ended less than `ready_max_age_s` (300 s) ago, else 503; watching several Kafka clusters, 200 while one of them is ready, the body a line per cluster (its readiness and reason) |
 
 Exporter settings (`ExporterSettings`, made from the configuration by `ExporterSettings.from_config`):
 `host` (default `127.0.0.1`, loopback only), `port` (9308), `tls_cert_file`/`tls_key_file` (PEM; HTTPS when
@@ -177,7 +100,8 @@ is in the snapshot, so a crash never takes back a value Prometheus scraped (whic
 reset). Kept: every counter and histogram of the groups, the events read, rejects, input notes, output records, batches,
 batch durations and dropped groups, and the gauges records set on a group (generation, state, members,
 protocol, assignment gauges, storm, coordinator, ...), so quiet groups are exported again at once. Per
-process, from scratch at each start: `up`, `ready`, the last batch time, state rows, watermark delay,
+process, from scratch at each start: `up`, `ready`, the cluster's up and last read, the last batch time, state
+rows, watermark delay,
 `sink_errors_total` (a counter reset on restart) and the offsets (committed and end offsets, lag), which the
 next commit record or broker poll brings back. `persist_state: false` restores the old behaviour: counters
 start at 0 in each process, a counter reset for Prometheus. Details and crash windows: docs/reliability.md.
@@ -217,6 +141,8 @@ Three families have a series per partition: `kafka_consumergroup_lag` and
 | `partition` (default) | one series per group, topic and partition | one per partition |
 | `topic` | summed over each topic's partitions: labels `group`, `topic` | summed per topic: label `topic` |
 | `group` | summed over all the group's partitions: label `group` | not exported |
+
+(`kafka_cluster` and `group_type` stay at every level.)
 
 The lag sum skips partitions without a known end offset, as the per-partition lines do. Summed committed
 (and end) offsets are for rates: `rate()` of them is the group's consumption (and the topic's produce) rate;
@@ -308,7 +234,30 @@ start time into `kafka_consumergroup_last_rebalance_start_timestamp_seconds`. Th
 
 `record_batch(batch_id, events_read, rejects, duration_s, state_rows, watermark_ms, output_counts, notes)` is
 called by the streaming job once per micro-batch; `watermark_delay_seconds` is wall time minus the
-watermark. `rebalance_monitor_ready` mirrors `/ready`. `rebalance_monitor_up` is 1 while the exporter runs.
+watermark. `rebalance_monitor_ready` mirrors `/ready` (of its cluster). `rebalance_monitor_up` is 1 while the
+exporter runs. The job says per cluster whether its Kafka answers and its query runs (`set_kafka_up`:
+`rebalance_monitor_kafka_cluster_up`) and when it last read from it (`note_kafka_read`, a completed micro-batch
+or an idle check that found nothing new: `rebalance_monitor_kafka_cluster_last_read_timestamp_seconds`); both
+are absent until first said. `time() - rebalance_monitor_kafka_cluster_last_read_timestamp_seconds` is how stale
+a cluster's series are.
+"""
+
+
+def cluster_label_section() -> str:
+    """What the first label of every family is, and why it is named so (checked against the catalogue)."""
+    assert all(m.labels[0] == CLUSTER_LABEL for m in CATALOGUE), "every family starts with the cluster's label"
+    return f"""## The Kafka cluster: `{CLUSTER_LABEL}`
+
+Every family below carries `{CLUSTER_LABEL}` as its first label: the name of the Kafka cluster the series is of,
+the configuration's `kafka.cluster_name` (`default` unless set), written exactly as configured (an MSK-style
+`MyCluster-1.prod` stays as it is, upper case included). One monitor may watch several clusters (`clusters:`):
+each has its own series, counters and self metrics, served together on one `/metrics`, each family's HELP and
+TYPE once. A group name is unique only within its cluster: select or sum by `{CLUSTER_LABEL}, group`, and
+aggregate over the clusters with `sum without ({CLUSTER_LABEL})`.
+
+The name is the one Grafana's Kafka integration uses for the same thing. `cluster` is left alone: Prometheus
+setups usually set it themselves (kube-prometheus' external labels name the Prometheus' own cluster), and a
+target label of that name would clash with it.
 """
 
 
@@ -328,7 +277,7 @@ def granularity_labels(m: MetricSpec) -> str:
 def render_markdown() -> str:
     text = sample_exposition()
     coarse = {g: sample_exposition(g) for g in LAG_GRANULARITIES[1:]}
-    out = [INTRO, "## Metrics\n"]
+    out = [INTRO, cluster_label_section(), "## Metrics\n"]
     out.append("| Metric | Type | Labels | Unit |\n| --- | --- | --- | --- |")
     for m in CATALOGUE:
         labels = _labels(m.labels) or "-"

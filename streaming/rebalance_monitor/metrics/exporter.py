@@ -2,11 +2,12 @@
 
 Endpoints:
 
-* ``/metrics``: the text exposition (format 0.0.4) of :class:`~rebalance_monitor.metrics.updater.MetricsUpdater`,
-  gzip-compressed when the scraper accepts it (Prometheus does). Protected by basic auth when configured.
+* ``/metrics``: the text exposition (format 0.0.4) of :class:`~rebalance_monitor.metrics.updater.MetricsUpdater`
+  (one Kafka cluster's), or of :class:`~rebalance_monitor.metrics.fleet_exposition.FleetMetrics` (several clusters'
+  merged), gzip-compressed when the scraper accepts it (Prometheus does). Protected by basic auth when configured.
 * ``/healthz``: 200 while the process lives (liveness).
 * ``/ready``: 200 when the streaming job reported ready and its last batch is recent, else 503 with the reason
-  on the body (readiness).
+  on the body (readiness); of several clusters, 200 while one is ready, the body a line per cluster.
   ``/healthz`` and ``/ready`` carry no data and are not behind basic auth, so orchestrator probes work.
 
 A small ``http.server`` of our own (prometheus_client's ``start_http_server`` has TLS but no basic auth).
@@ -25,6 +26,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .catalogue import DEFAULT_CLUSTER
+from .fleet_exposition import FleetMetrics
 from .updater import MetricsUpdater
 
 log = logging.getLogger(__name__)
@@ -47,6 +50,7 @@ class ExporterSettings:
     ready_max_age_s: float = 300.0         # /ready fails when the last batch is older than this
     gzip: bool = True                      # compress /metrics when the client accepts gzip
     lag_granularity: str = "partition"     # lag.granularity: partition | topic | group (lag_levels.py)
+    cluster: str = DEFAULT_CLUSTER         # the kafka_cluster label's value of the updater make_updater makes
 
     def __post_init__(self) -> None:
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
@@ -67,6 +71,8 @@ class ExporterSettings:
                    ready_max_age_s=int(ex.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
 
     def make_updater(self, **kw) -> MetricsUpdater:
+        """An updater of these settings; ``cluster=`` (default :attr:`cluster`) names its Kafka cluster."""
+        kw.setdefault("cluster", self.cluster)
         return MetricsUpdater(max_groups=self.max_groups, group_allow=self.group_allow, group_deny=self.group_deny,
                               idle_group_ttl_s=self.idle_group_ttl_s, ready_max_age_s=self.ready_max_age_s,
                               lag_granularity=self.lag_granularity, **kw)
@@ -139,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/ready":
             ready, why = exp.updater.readiness()
             if ready:
-                self._send(200, b"ready\n")
+                self._send(200, b"ready\n" if why == "ready" else f"ready\n{why}\n".encode())
             else:
                 self._send(503, f"not ready: {why}\n".encode())
         elif path == "/metrics":
@@ -162,9 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class MetricsExporter:
-    """Serves an updater over HTTP(S) on a background thread: ``start()``, ``stop()``, ``url``."""
+    """Serves an updater (or several clusters' updaters as a :class:`FleetMetrics`) over HTTP(S) on a background
+    thread: ``start()``, ``stop()``, ``url``. Without ``updater``, one of ``settings`` (``make_updater``)."""
 
-    def __init__(self, settings: ExporterSettings | None = None, updater: MetricsUpdater | None = None) -> None:
+    def __init__(self, settings: ExporterSettings | None = None,
+                 updater: MetricsUpdater | FleetMetrics | None = None) -> None:
         self.settings = settings or ExporterSettings()
         self.updater = updater if updater is not None else self.settings.make_updater()
         self._server: _Server | None = None

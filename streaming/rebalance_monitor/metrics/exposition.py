@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .catalogue import GROUP_KEY, GROUP_LABEL, GROUP_TYPE_LABEL, MetricSpec
+from .catalogue import CLUSTER_LABEL, DEFAULT_CLUSTER, GROUP_KEY, GROUP_LABEL, GROUP_TYPE_LABEL, MetricSpec
 
 
 def escape_label(value) -> str:
@@ -48,47 +48,47 @@ def header(spec: MetricSpec) -> str:
     return f"# HELP {spec.name} {help_}\n# TYPE {spec.name} {spec.prom_type}\n"
 
 
-def group_label(group: str, group_type: str = "unknown") -> str:
-    """``group="<name>",group_type="<type>"``: the first labels of every family of a group (the catalogue's
-    ``GROUP_KEY``), written once per group and reused."""
-    return f'{GROUP_LABEL}="{escape_label(group)}",{GROUP_TYPE_LABEL}="{escape_label(group_type)}"'
+def cluster_label(cluster: str = DEFAULT_CLUSTER) -> str:
+    """``kafka_cluster="<name>"``: the first label of every family (the catalogue's ``CLUSTER_LABEL``), the name
+    written as given (escaped), once per store."""
+    return f'{CLUSTER_LABEL}="{escape_label(cluster)}"'
+
+
+def group_label(group: str, group_type: str = "unknown", cluster: str = DEFAULT_CLUSTER) -> str:
+    """``kafka_cluster="<cluster>",group="<name>",group_type="<type>"``: the first labels of every family of a group
+    (the catalogue's ``GROUP_KEY``), written once per group and reused."""
+    return (f'{cluster_label(cluster)},{GROUP_LABEL}="{escape_label(group)}",'
+            f'{GROUP_TYPE_LABEL}="{escape_label(group_type)}"')
 
 
 class Family:
     """Writes the sample lines of one family: ``name{label="value",...} value``, with the spec's name and labels.
 
-    Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`) standing
-    for the spec's first labels (a group's family: the catalogue's ``GROUP_KEY``; else the first). Values are formatted with :func:`fmt_value`. The renderers write hundreds of
-    thousands of lines: the text between the values is made once from the spec (:meth:`pieces`).
+    Label values are escaped; ``fixed`` is label text already written (a group's :func:`group_label`, else the
+    cluster's :func:`cluster_label`) standing for the spec's first labels (a group's family: the catalogue's
+    ``GROUP_KEY``; else the first, the cluster). Values are formatted with :func:`fmt_value`. The renderers write
+    hundreds of thousands of lines: the text between the values is made once from the spec (:meth:`pieces`).
     """
 
-    __slots__ = ("spec", "name", "_open", "_key", "_pieces", "_pieces_after_fixed")
+    __slots__ = ("spec", "name", "_open", "_pieces", "_pieces_after_fixed")
 
     def __init__(self, spec: MetricSpec) -> None:
         self.spec = spec
         self.name = spec.name
         self._open = spec.name + "{"
         labels = spec.labels
-        self._key = f'{labels[0]}="' if labels else ""
-        n = len(GROUP_KEY) if spec.group_scoped else 1     # the labels `fixed` text stands for
-        if not labels:
-            self._pieces = self._pieces_after_fixed = (" ",)
-        else:
-            self._pieces = tuple([f'{{{labels[0]}="'] + [f'",{label}="' for label in labels[1:]] + ['"} '])
-            after = [f',{labels[n]}="'] + [f'",{label}="' for label in labels[n + 1:]] if len(labels) > n else []
-            self._pieces_after_fixed = tuple(["{", *after, '"} ' if after else "} "])
+        n = len(GROUP_KEY) if spec.group_scoped else 1     # the labels `fixed` text stands for (every family has)
+        self._pieces = tuple([f'{{{labels[0]}="'] + [f'",{label}="' for label in labels[1:]] + ['"} '])
+        after = [f',{labels[n]}="'] + [f'",{label}="' for label in labels[n + 1:]] if len(labels) > n else []
+        self._pieces_after_fixed = tuple(["{", *after, '"} ' if after else "} "])
 
     def pieces(self, fixed: bool) -> tuple[str, ...]:
         """The text around the label values of a line, from ``{`` to ``} ``: one more piece than values. With
         ``fixed`` the first value is label text already written (it stands for the first labels)."""
         return self._pieces_after_fixed if fixed else self._pieces
 
-    def plain(self, value) -> str:
-        """The line of a family without labels."""
-        return f"{self.name} {value if type(value) is int else fmt_value(value)}\n"
-
-    def of_group(self, fixed: str, value) -> str:
-        """The line of a group's family whose only label is the group."""
+    def only_fixed(self, fixed: str, value) -> str:
+        """The line of a family whose only labels are the fixed ones (a group's, or the cluster's)."""
         return f"{self._open}{fixed}}} {value if type(value) is int else fmt_value(value)}\n"
 
     def after_fixed(self, values: tuple) -> str:
@@ -102,10 +102,11 @@ class Family:
         """A group's line: ``fixed`` stands for the first labels, ``values`` are the next ones."""
         return f"{self._open}{fixed}{self.after_fixed(values)}{value if type(value) is int else fmt_value(value)}\n"
 
-    def by_label(self, counts: Mapping) -> str:
-        """The lines of a one-label family from ``{label value: value}``, sorted by label value."""
-        key, name = self._key, self.name
-        return "".join(f'{name}{{{key}{escape_label(k)}"}} {counts[k]}\n' for k in sorted(counts))
+    def by_label(self, fixed: str, counts: Mapping) -> str:
+        """The lines of a family with one label after the fixed ones, from ``{label value: value}``, sorted by label
+        value."""
+        head, tail = f"{self._open}{fixed}{self._pieces_after_fixed[1]}", self._pieces_after_fixed[2]
+        return "".join(f'{head}{escape_label(k)}{tail}{counts[k]}\n' for k in sorted(counts))
 
 
 class Histogram:

@@ -13,6 +13,8 @@ away, at "group" the ``topic`` label too: which labels stay is the catalogue's
 * end offset: at "topic" the sum over the topic's partitions some tracked group committed on (its rate is the
   topic's produce rate); at "group" not exported (a sum over the whole cluster says nothing about a group).
 
+Every family keeps its first label, the cluster (``kafka_cluster``), at every level.
+
 The lag sum and the time lag of a group (``_lag_sum``, ``_lag_seconds``) are per group at every level.
 """
 from __future__ import annotations
@@ -34,7 +36,7 @@ def check_granularity(granularity: str) -> str:
 
 def summed_lines(spec: MetricSpec, granularity: str, fixed: str, values: Iterable[tuple[Key, int]]) -> str:
     """``spec``'s lines at ``granularity``: ``values`` ((topic, partition), value) added up over the labels it
-    sums away. ``fixed`` is the text of the labels before them (``group="g"``, or empty)."""
+    sums away. ``fixed`` is the text of the labels before them (a group's label text, or the cluster's)."""
     if not spec.exported_at(granularity):
         return ""
     kept = spec.labels_at(granularity)[len(spec.labels) - len(spec.rollup):]  # (), (topic,) or (topic, partition)
@@ -45,7 +47,7 @@ def summed_lines(spec: MetricSpec, granularity: str, fixed: str, values: Iterabl
         sums[k] = sums.get(k, 0) + v
     out = []
     for k in sorted(sums):
-        pairs = ([fixed] if fixed else []) + [f'{label}="{escape_label(x)}"' for label, x in zip(kept, k)]
+        pairs = [fixed] + [f'{label}="{escape_label(x)}"' for label, x in zip(kept, k)]
         out.append(f"{spec.name}{{{','.join(pairs)}}} {sums[k]}\n")
     return "".join(out)
 
@@ -65,6 +67,7 @@ def committed_lines(group_label: str, committed: Mapping[Key, int], granularity:
     return summed_lines(COMMITTED, granularity, group_label, committed.items())
 
 
-def end_offset_lines(keys: Iterable[Key], ends: Mapping[Key, int], granularity: str) -> str:
-    """``kafka_topic_partition_end_offset`` of one topic's partitions ``keys`` at ``granularity``."""
-    return summed_lines(END_OFFSET, granularity, "", ((k, ends[k]) for k in keys))
+def end_offset_lines(keys: Iterable[Key], ends: Mapping[Key, int], granularity: str, cluster: str) -> str:
+    """``kafka_topic_partition_end_offset`` of one topic's partitions ``keys`` at ``granularity``; ``cluster`` the
+    cluster's label text."""
+    return summed_lines(END_OFFSET, granularity, cluster, ((k, ends[k]) for k in keys))

@@ -6,7 +6,9 @@ with a ``persist`` callback (``state_file.MetricsStateFile``), holds the exposit
 (``MetricsStore.hold``) until the snapshot is durable: see ``state_file.py`` for the crash windows. The snapshot is
 :meth:`Snapshot.state_text` (JSON, format :data:`STATE_VERSION`), read back by :meth:`Snapshot.load_state`: the
 job's counters, every group's counters and record-fed gauges (``GroupSeries.to_state``), and the names of the
-groups left out.
+groups left out. Nothing in it names the Kafka cluster: a snapshot is one store's, of one cluster, and loads into
+the store of the cluster it belongs to whatever that cluster is called (a single-cluster snapshot written before
+the ``kafka_cluster`` label included).
 """
 from __future__ import annotations
 
@@ -106,7 +108,7 @@ class Snapshot:
                 continue
             if not adm.has_room(len(groups)):
                 break
-            groups[name] = GroupSeries.from_state(name, d)
+            groups[name] = GroupSeries.from_state(name, d, store.cluster)
         with store.lock:
             h = store.health
             h.events_read, h.rejects, h.output_records, h.notes = events_read, rejects, output_records, notes

@@ -44,11 +44,11 @@ _END_OFFSET = Family(END_OFFSET)
 
 # The per-partition families are the hot path (one line per group and partition): a partition's label text is
 # written once, from the pieces of the spec, and cached; lag and committed offset lines share it.
-assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 4, "group, group_type, topic, partition"
+assert LAG.labels == COMMITTED_OFFSET.labels and len(LAG.labels) == 5, "cluster, group, group_type, topic, partition"
 _PARTITION = _LAG.pieces(fixed=True)                       # {<group>,topic="<t>",partition="<p>"}
-_TOPIC_PARTITION = tuple([END_OFFSET.name + _END_OFFSET.pieces(fixed=False)[0],
-                          *_END_OFFSET.pieces(fixed=False)[1:]])   # name{topic="<t>",partition="<p>"}
-assert len(_TOPIC_PARTITION) == 3, "topic, partition"
+_TOPIC_PARTITION = tuple([END_OFFSET.name + _END_OFFSET.pieces(fixed=True)[0],
+                          *_END_OFFSET.pieces(fixed=True)[1:]])   # name{<cluster>,topic="<t>",partition="<p>"}
+assert len(_TOPIC_PARTITION) == 4, "cluster, topic, partition"
 
 META_FAMILIES = (REBALANCES, GENERATIONS, REBALANCE_DURATION, PARTITIONS_MOVED, GENERATION, LAST_REBALANCE_TS,
                  MISMATCHED_PARTITIONS, UNASSIGNED_PARTITIONS, ASSIGNMENT_IMBALANCE, NEEDLESS_MOVES,
@@ -79,21 +79,21 @@ def rebalance_lines(s: GroupSeries, f: dict[str, str]) -> None:
     if s.rebalances:
         f[REBALANCES.name] = "".join(_REBALANCES.line(g, (c,), s.rebalances[c]) for c in sorted(s.rebalances))
     if s.generations_total or s.generation is not None:
-        f[GENERATIONS.name] = _GENERATIONS.of_group(g, s.generations_total)
+        f[GENERATIONS.name] = _GENERATIONS.only_fixed(g, s.generations_total)
         f[REBALANCE_DURATION.name] = "".join(s.duration.lines(REBALANCE_DURATION.name, g))
-        f[PARTITIONS_MOVED.name] = _PARTITIONS_MOVED.of_group(g, s.partitions_moved_total)
+        f[PARTITIONS_MOVED.name] = _PARTITIONS_MOVED.only_fixed(g, s.partitions_moved_total)
     if s.generation is not None:
-        f[GENERATION.name] = _GENERATION.of_group(g, s.generation)
+        f[GENERATION.name] = _GENERATION.only_fixed(g, s.generation)
     if s.last_rebalance_ts is not None:
-        f[LAST_REBALANCE_TS.name] = _LAST_REBALANCE_TS.of_group(g, s.last_rebalance_ts)
+        f[LAST_REBALANCE_TS.name] = _LAST_REBALANCE_TS.only_fixed(g, s.last_rebalance_ts)
     for fam, field in _ASSIGNMENT:
         v = getattr(s, field)
         if v is not None:
-            f[fam.name] = fam.of_group(g, v)
+            f[fam.name] = fam.only_fixed(g, v)
     if s.lag_at_rebalance_start is not None:
-        f[LAG_SUM_AT_REBALANCE_START.name] = _LAG_AT_START.of_group(g, s.lag_at_rebalance_start)
+        f[LAG_SUM_AT_REBALANCE_START.name] = _LAG_AT_START.only_fixed(g, s.lag_at_rebalance_start)
     if s.last_rebalance_start_ts is not None:
-        f[LAST_REBALANCE_START_TS.name] = _LAST_START_TS.of_group(g, s.last_rebalance_start_ts)
+        f[LAST_REBALANCE_START_TS.name] = _LAST_START_TS.only_fixed(g, s.last_rebalance_start_ts)
 
 
 # ---- state, membership, coordinator -------------------------------------------------------------------------
@@ -102,11 +102,11 @@ def state_lines(s: GroupSeries, f: dict[str, str]) -> None:
     if s.state is not None:
         f[STATE.name] = "".join([f"{_STATE_OPEN}{g}{text}{1 if st == s.state else 0}\n" for st, text in _STATES])
     if s.members is not None:
-        f[MEMBERS.name] = _MEMBERS.of_group(g, s.members)
+        f[MEMBERS.name] = _MEMBERS.only_fixed(g, s.members)
     if s.protocol:
         f[PROTOCOL_INFO.name] = _PROTOCOL.line(g, (s.protocol,), 1)
     if s.in_progress is not None:
-        f[REBALANCE_IN_PROGRESS.name] = _IN_PROGRESS.of_group(g, s.in_progress)
+        f[REBALANCE_IN_PROGRESS.name] = _IN_PROGRESS.only_fixed(g, s.in_progress)
     if s.coordinator is not None:
         part, broker = s.coordinator
         f[COORDINATOR_INFO.name] = _COORDINATOR.line(g, (part, "" if broker is None else broker), 1)
@@ -118,19 +118,19 @@ def liveness_lines(s: GroupSeries, f: dict[str, str]) -> None:
     if s.member_timeouts:
         f[MEMBER_TIMEOUTS.name] = "".join(_TIMEOUTS.line(g, k, s.member_timeouts[k]) for k in sorted(s.member_timeouts))
     if s.heartbeat_gap_ratio is not None:
-        f[HEARTBEAT_GAP_RATIO.name] = _GAP_RATIO.of_group(g, s.heartbeat_gap_ratio)
+        f[HEARTBEAT_GAP_RATIO.name] = _GAP_RATIO.only_fixed(g, s.heartbeat_gap_ratio)
     if s.poll_gap_ratio is not None:
-        f[POLL_GAP_RATIO.name] = _POLL_GAP_RATIO.of_group(g, s.poll_gap_ratio)
+        f[POLL_GAP_RATIO.name] = _POLL_GAP_RATIO.only_fixed(g, s.poll_gap_ratio)
     risk_families.lines(s, f)
     if s.client_standard:
         client_families.lines(g, s.client_standard, f)
     if s.storm is not None or s.storms_total:
-        f[STORM.name] = _STORM.of_group(g, s.storm or 0)
-        f[STORMS.name] = _STORMS.of_group(g, s.storms_total)
+        f[STORM.name] = _STORM.only_fixed(g, s.storm or 0)
+        f[STORMS.name] = _STORMS.only_fixed(g, s.storms_total)
     if s.storm_pattern is not None:
         f[STORM_PATTERN.name] = _STORM_PATTERN.line(g, (s.storm_pattern,), s.storm or 0)
     if s.broker_view_disagreements_total:
-        f[BROKER_VIEW_DISAGREEMENTS.name] = _BROKER_VIEW.of_group(g, s.broker_view_disagreements_total)
+        f[BROKER_VIEW_DISAGREEMENTS.name] = _BROKER_VIEW.only_fixed(g, s.broker_view_disagreements_total)
 
 
 def meta_lines(s: GroupSeries) -> dict[str, str]:
@@ -205,10 +205,10 @@ def lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now_ms: i
     out = {name: "".join(out_lines) if out_lines is not None else
            lag_levels.lag_lines(g, com, ends.ends, granularity)}
     if known:
-        out[LAG_SUM.name] = _LAG_SUM.of_group(g, total)
+        out[LAG_SUM.name] = _LAG_SUM.only_fixed(g, total)
         if not time_unknown:
             worst = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
-            out[LAG_SECONDS.name] = _LAG_SECONDS.of_group(g, worst)
+            out[LAG_SECONDS.name] = _LAG_SECONDS.only_fixed(g, worst)
     return out
 
 
@@ -239,18 +239,20 @@ def share_lag_lines(s: GroupSeries, lines: GroupLines, ends: EndOffsetTable, now
     out = {name: "".join(f"{name}{pref[k]}{v}\n" for k, v in values) if granularity == "partition" else
            lag_levels.summed_lines(LAG, granularity, g, values)}
     if values:
-        out[LAG_SUM.name] = _LAG_SUM.of_group(g, sum(v for _, v in values))
+        out[LAG_SUM.name] = _LAG_SUM.only_fixed(g, sum(v for _, v in values))
         if not time_unknown:
             worst = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
-            out[LAG_SECONDS.name] = _LAG_SECONDS.of_group(g, worst)
+            out[LAG_SECONDS.name] = _LAG_SECONDS.only_fixed(g, worst)
     return out
 
 
-def end_offset_lines(keys: list[tuple[str, int]], ends: dict, prefix: dict, granularity: str) -> str:
-    """One topic's end-offset lines; ``keys`` its partitions, sorted; ``prefix`` caches the start of each line."""
+def end_offset_lines(keys: list[tuple[str, int]], ends: dict, prefix: dict, granularity: str, cluster: str) -> str:
+    """One topic's end-offset lines; ``keys`` its partitions, sorted; ``prefix`` caches the start of each line;
+    ``cluster`` is the cluster's label text (exposition.cluster_label)."""
     if granularity != "partition":
-        return lag_levels.end_offset_lines(keys, ends, granularity)
-    head, mid, tail = _TOPIC_PARTITION
+        return lag_levels.end_offset_lines(keys, ends, granularity, cluster)
+    opening, topic, mid, tail = _TOPIC_PARTITION
+    head = f"{opening}{cluster}{topic}"
     for k in keys:
         if k not in prefix:
             t, p = k

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from . import risk_families
-from .catalogue import REBALANCE_DURATION_BUCKETS
+from .catalogue import DEFAULT_CLUSTER, REBALANCE_DURATION_BUCKETS
 from .exposition import Histogram, group_label
 
 DEDUPE_KEYS_PER_GROUP = 256
@@ -48,12 +48,14 @@ _STATE_FLAGS = ("has_status",)                                                  
 
 
 class GroupSeries:
-    """Everything exported about one consumer group."""
+    """Everything exported about one consumer group of the Kafka cluster ``cluster`` (its store's: the label's
+    value, never in the snapshot)."""
 
-    def __init__(self, name: str, now_ms: int) -> None:
+    def __init__(self, name: str, now_ms: int, cluster: str = DEFAULT_CLUSTER) -> None:
         self.name = name
+        self.cluster = cluster
         self.group_type = "unknown"           # classic, consumer, streams, share (core/group/group_type.py)
-        self.label = group_label(name, self.group_type)   # the group's label text, first in each of its lines
+        self.label = group_label(name, self.group_type, cluster)   # the group's label text, first in its lines
         self.last_activity_ms = now_ms
         # counters
         self.rebalances: dict[str, int] = {}  # cause -> completed generations
@@ -115,7 +117,7 @@ class GroupSeries:
         if not isinstance(group_type, str) or not group_type or group_type == self.group_type:
             return
         self.group_type = group_type
-        self.label = group_label(self.name, group_type)
+        self.label = group_label(self.name, group_type, self.cluster)
         self.lines = None
         self.new_keys = self.stale_meta = self.stale_offsets = self.stale_lag = True
 
@@ -156,8 +158,9 @@ class GroupSeries:
         return d
 
     @classmethod
-    def from_state(cls, name: str, d: dict) -> "GroupSeries":
-        g = cls(name, int(d["t"]))
+    def from_state(cls, name: str, d: dict, cluster: str = DEFAULT_CLUSTER) -> "GroupSeries":
+        """The group of :meth:`to_state` in cluster ``cluster`` (the store the snapshot is loaded into)."""
+        g = cls(name, int(d["t"]), cluster)
         for k in _STATE_COUNTERS:
             setattr(g, k, int(d.get(k, 0)))
         for k in _STATE_GAUGES:

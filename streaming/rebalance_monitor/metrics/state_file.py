@@ -28,9 +28,9 @@ also after a power loss. A snapshot whose query id differs from the checkpoint's
 Spark numbers batches from 0 again) is ignored, as is an unreadable one: counters then start from 0, which
 Prometheus treats as a reset, and the problem is logged.
 
-Kept per process, never in the file: ``up``, ``ready``, the last batch time, state rows, watermark delay,
-``groups_tracked`` (derived), the sink errors of this process, and the offsets (committed, end offsets,
-time-lag samples), which the next commit record or broker poll brings back within ``lag.broker_poll_interval``
+Kept per process, never in the file: ``up``, ``ready``, the Kafka cluster's up and last read, the last batch
+time, state rows, watermark delay, ``groups_tracked`` (derived), the sink errors of this process, and the offsets
+(committed, end offsets, time-lag samples), which the next commit record or broker poll brings back within ``lag.broker_poll_interval``
 and which would make the file grow with the partitions rather than the groups.
 """
 from __future__ import annotations

@@ -5,6 +5,8 @@ The store composes the concepts of the other modules: admission (``admission.py`
 :class:`~rebalance_monitor.metrics.series.GroupSeries`; each record goes to its apply-function (``apply.py``); the
 log-end offsets are shared by every group (``lag.EndOffsetTable``); the groups' and topics' exposition is cached
 by ``body.py``; the job's health and the self metrics, written at each scrape after the body, are ``health.py``'s.
+A store is one Kafka cluster's (``cluster``, the value of the ``kafka_cluster`` label of each of its lines); a run
+watching several clusters has a store each, and ``fleet_exposition.py`` merges their expositions.
 
 With ``prerender`` (default) :meth:`apply` ends by rendering what it changed, so a scrape only joins cached text;
 the cost lands on the caller of ``apply`` (the streaming job's batch thread). While a snapshot is being persisted
@@ -19,6 +21,7 @@ from collections.abc import Iterable
 
 from . import lag_levels
 from .admission import Admission
+from .catalogue import DEFAULT_CLUSTER
 from .apply import APPLY, END_OFFSETS, GROUP_DELETED, apply_end_offsets
 from .body import BodyCache, BodyText
 from .health import JobHealth
@@ -29,24 +32,29 @@ from .series import GroupSeries
 class MetricsStore:
     """Holds every exported series; thread-safe (one lock; applying and scraping may run on different threads).
 
-    ``clock`` returns epoch seconds (tests inject a fake one). ``now_ms`` arguments default to it.
+    ``clock`` returns epoch seconds (tests inject a fake one). ``now_ms`` arguments default to it. ``cluster``: the
+    Kafka cluster's name, the ``kafka_cluster`` label's value, written exactly as given (escaped).
     """
 
     def __init__(self, *, max_groups: int = 5000, group_allow: str | None = None, group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
-                 clock=time.time, prerender: bool = True, lag_granularity: str = "partition") -> None:
+                 clock=time.time, prerender: bool = True, lag_granularity: str = "partition",
+                 cluster: str = DEFAULT_CLUSTER) -> None:
+        if not isinstance(cluster, str) or not cluster:
+            raise ValueError(f"the Kafka cluster's name must be a non-empty string, not {cluster!r}")
+        self.cluster = cluster
         self.lag_granularity = lag_levels.check_granularity(lag_granularity)   # lag.granularity (lag_levels.py)
         self.prerender = prerender
         self.clock = clock
         self._lock = threading.RLock()
         self.admission = Admission(max_groups, group_allow, group_deny, idle_group_ttl_s, clock)
-        self.health = JobHealth(clock, ready_max_age_s, self._lock)
+        self.health = JobHealth(clock, ready_max_age_s, self._lock, cluster)
         self._groups: dict[str, GroupSeries] = {}
         self._ends = EndOffsetTable(time_lag_samples)
         self._topic_groups: dict[str, set[str]] = {}      # topic -> groups with commits on it
         self._touched: set[str] = set()                    # groups a record reached since the last snapshot
         self._last_now_ms = int(clock() * 1000)
-        self._body = BodyCache(self.lag_granularity)
+        self._body = BodyCache(self.lag_granularity, cluster)
         self._held: tuple[BodyText, dict[str, str]] | None = None   # (body, persisted self counters)
 
     # ---- records -------------------------------------------------------------------------------------------
@@ -99,7 +107,7 @@ class MetricsStore:
                 adm.note_over_cap(name)
                 return None
         adm.admitted(name)
-        s = self._groups[name] = GroupSeries(name, now_ms)
+        s = self._groups[name] = GroupSeries(name, now_ms, self.cluster)
         self._touched.add(name)
         return s
 
@@ -191,6 +199,14 @@ class MetricsStore:
                 return body.as_bytes() + tail, None
             return body.as_gzip() + gzip.compress(tail, compresslevel=1), "gzip"
 
+    def parts(self) -> tuple[BodyText, list[str]]:
+        """The exposition as each family's lines, for merging with other clusters' (``fleet_exposition.py``): the
+        body (:class:`~.body.BodyText`, its ``parts`` aligned with ``body.FAMILIES``) and the self metrics' lines
+        (aligned with ``health.HEALTH_FAMILIES``), as :meth:`render` would write them."""
+        with self._lock:
+            body = self._held[0] if self._held is not None else self._current_body()
+            return body, self.health.parts(self._self_counters(), len(self._groups))
+
     @property
     def holding(self) -> bool:
         return self._held is not None
@@ -203,9 +219,11 @@ class MetricsStore:
     def release(self) -> None:
         self._held = None
 
+    def _self_counters(self) -> dict[str, str]:
+        return self._held[1] if self._held is not None else self.health.counter_lines(self.admission.dropped)
+
     def _render_self(self) -> str:
-        counters = self._held[1] if self._held is not None else self.health.counter_lines(self.admission.dropped)
-        return self.health.text(counters, len(self._groups))
+        return self.health.text(self._self_counters(), len(self._groups))
 
     def _current_body(self) -> BodyText:
         now_ms = int(self.clock() * 1000)

@@ -49,4 +49,4 @@ def lines(s, f: dict[str, str]) -> None:
     if s.tasks_moved:
         f[STREAMS_TASKS_MOVED.name] = "".join(_MOVED.line(g, (k,), s.tasks_moved[k]) for k in sorted(s.tasks_moved))
     if s.mismatched_tasks is not None:
-        f[STREAMS_MISMATCHED_TASKS.name] = _MISMATCHED.of_group(g, s.mismatched_tasks)
+        f[STREAMS_MISMATCHED_TASKS.name] = _MISMATCHED.only_fixed(g, s.mismatched_tasks)

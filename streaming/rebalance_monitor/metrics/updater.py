@@ -15,8 +15,9 @@ The updater is the face the job, the HTTP exporter and the broker poller use; th
 | ``body.py`` | the exposition of the groups and topics in catalogue order, cached (text, bytes, gzip) |
 | ``admission.py`` | allow/deny, ``max_groups``, the idle TTL, and the groups left out |
 | ``health.py`` | up, ready and the self metrics of the streaming job |
-| ``store.py`` | :class:`~.store.MetricsStore`: the lock, ``apply(records)``, ``render()``, ``render_bytes()`` |
+| ``store.py`` | :class:`~.store.MetricsStore`: one Kafka cluster's; the lock, ``apply(records)``, ``render()`` |
 | ``persistence.py`` | micro-batches applied exactly once, exported once durable; the snapshot |
+| ``fleet_exposition.py`` | :class:`~.fleet_exposition.FleetMetrics`: several clusters' updaters as one exposition |
 | ``exporter.py`` | the HTTP endpoint |
 
 Series of a group disappear with it: on a ``group_deleted`` record, and when the group has had no record for
@@ -38,6 +39,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from .catalogue import DEFAULT_CLUSTER
 from .persistence import STATE_VERSION, Snapshot
 from .store import MetricsStore
 
@@ -54,11 +56,12 @@ class MetricsUpdater(MetricsStore):
 
     def __init__(self, *, max_groups: int = 5000, group_allow: str | None = None, group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
-                 clock=time.time, prerender: bool = True, lag_granularity: str = "partition") -> None:
+                 clock=time.time, prerender: bool = True, lag_granularity: str = "partition",
+                 cluster: str = DEFAULT_CLUSTER) -> None:
         super().__init__(max_groups=max_groups, group_allow=group_allow, group_deny=group_deny,
                          idle_group_ttl_s=idle_group_ttl_s, ready_max_age_s=ready_max_age_s,
                          time_lag_samples=time_lag_samples, clock=clock, prerender=prerender,
-                         lag_granularity=lag_granularity)
+                         lag_granularity=lag_granularity, cluster=cluster)
         self._snapshot = Snapshot(self)
 
     # ---- micro-batches of the streaming job: exactly once, durable before visible ------------------------
@@ -117,6 +120,17 @@ class MetricsUpdater(MetricsStore):
 
     def set_up(self, up: bool) -> None:
         self.health.set_up(up)
+
+    def set_kafka_up(self, up: bool) -> None:
+        """Whether the cluster's Kafka answers and the job's query of it runs
+        (``rebalance_monitor_kafka_cluster_up``; absent until first said)."""
+        self.health.set_kafka_up(up)
+
+    def note_kafka_read(self, ts: float | None = None) -> None:
+        """A successful read from the cluster (a completed micro-batch, or an idle check that found nothing new to
+        read) at ``ts``, epoch seconds, default now from the clock
+        (``rebalance_monitor_kafka_cluster_last_read_timestamp_seconds``)."""
+        self.health.note_kafka_read(ts)
 
     def set_ready(self, ready: bool, reason: str | None = None) -> None:
         """`reason`: why the job is not ready, shown on /ready's body (None keeps the previous one)."""
