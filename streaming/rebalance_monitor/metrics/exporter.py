@@ -68,7 +68,8 @@ class ExporterSettings:
                    basic_auth_user=ex.basic_auth_user, basic_auth_password=ex.basic_auth_password,
                    max_groups=cfg.groups.max_groups, group_allow=cfg.groups.allow, group_deny=cfg.groups.deny,
                    idle_group_ttl_s=int(ex.idle_group_ttl) / 1000.0,
-                   ready_max_age_s=int(ex.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity)
+                   ready_max_age_s=int(ex.ready_max_batch_age) / 1000.0, lag_granularity=cfg.lag.granularity,
+                   cluster=cfg.kafka.cluster_name)
 
     def make_updater(self, **kw) -> MetricsUpdater:
         """An updater of these settings; ``cluster=`` (default :attr:`cluster`) names its Kafka cluster."""

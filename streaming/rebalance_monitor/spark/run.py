@@ -233,8 +233,8 @@ class MonitorService:
 
 def fleet_metrics(clusters, updaters):
     """One exposition of several clusters' updaters (metrics/fleet_exposition.py)."""
-    from ..metrics.fleet_exposition import FleetMetrics
+    from ..metrics.fleet_exposition import exposition_of
 
-    return FleetMetrics({c.kafka.cluster_name: u for c, u in zip(clusters, updaters)})
+    return exposition_of({c.kafka.cluster_name: u for c, u in zip(clusters, updaters)})
 
 
