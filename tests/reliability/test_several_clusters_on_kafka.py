@@ -90,8 +90,8 @@ def _described_members(bootstrap: str, group: str) -> set[str]:
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="rm-test-describe")
     try:
-        (desc,) = admin.describe_consumer_groups([group])
-        return {m.member_id for m in desc.members} if desc.state == "Stable" else set()
+        desc = admin.describe_groups([group])[group]
+        return {m["member_id"] for m in desc["members"]} if desc.get("group_state") == "Stable" else set()
     finally:
         admin.close()
 
