@@ -101,6 +101,32 @@ def test_a_wrong_password_is_an_authentication_failure_without_the_secret(secure
     assert line.startswith(f"Kafka at {secured.bootstrap} is not reachable (security protocol SASL_SSL): ")
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_ca_that_did_not_sign_the_broker_is_a_certificate_failure(secured, client, tmp_path):
+    from dataclasses import replace
+
+    from helpers.tls_files import make_tls_files
+
+    other = make_tls_files(tmp_path / "other-ca")
+    reach = KafkaReach(replace(secured.connection(), ssl_cafile=str(other.ca_file)), client, timeout_s=4)
+    error = reach.check()
+    assert error is not None and "certificate verify failed" in error.lower(), error
+
+
+def test_scram_users_the_storage_tool_cannot_take_are_refused(tmp_path):
+    from rebalance_monitor.testing.sasl_listener import SaslSslListener
+
+    listener = SaslSslListener(str(tmp_path / "k.pem"), {"monitor": "p4ss-word"})
+    assert listener.format_args() == ["--add-scram", "SCRAM-SHA-512=[name=monitor,password=p4ss-word]"]
+    props = listener.server_properties("127.0.0.1", 1, 2, 3)
+    assert props["listeners"] == "SASL_SSL://127.0.0.1:1,PLAINTEXT://127.0.0.1:2,CONTROLLER://127.0.0.1:3"
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    for users in ({"monitor": "a,b"}, {"monitor": "x]"}, {"a=b": "pw"}):
+        with pytest.raises(ValueError):
+            SaslSslListener("k.pem", users)
+    with pytest.raises(ValueError):
+        SaslSslListener("k.pem", {}, mechanism="PLAIN")
+
 def _kafka_python_conf(b) -> dict:
     """kafka-python's settings as `run` makes them for its pollers: from the monitor's configuration."""
     conf = load_config(env={}, overrides={**b.overrides(), "kafka.events_topic": EVENTS}).kafka.connection() \
