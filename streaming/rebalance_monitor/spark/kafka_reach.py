@@ -11,12 +11,16 @@ The probe uses the client the Python source would use (``kafka.client``), made f
 """
 from __future__ import annotations
 
+import socket
 import time
 
 from ..kafka_connection import KafkaConnection
 from .kafka_source.options import resolve_client
 
+
 PROBE_TIMEOUT_S = 10.0
+# the longest kafka-python's failed probe then waits for one connection's own error
+DIAGNOSIS_TIMEOUT_S = 5.0
 # librdkafka's summary of the others ("1/1 brokers are down"): the error that caused it says more
 _SUMMARY_ERRORS = ("_ALL_BROKERS_DOWN",)
 
@@ -73,10 +77,74 @@ def _probe_kafka_python(connection: KafkaConnection, timeout_s: float) -> str | 
         consumer.topics()
         return None
     except Exception as exc:  # noqa: BLE001 - NoBrokersAvailable, KafkaTimeoutError, SSL errors, ...
-        return one_line(exc)
+        error = one_line(exc)
     finally:
         if consumer is not None:
             consumer.close()
+    cause = _kafka_python_connection_error(conf, min(timeout_s, DIAGNOSIS_TIMEOUT_S))
+    return error if cause is None else one_line(f"{error} (the connection's error: {cause})")
+
+
+def _kafka_python_connection_error(conf: dict, timeout_s: float) -> str | None:
+    """Why kafka-python's connection to the first bootstrap server fails, or None when it does not fail where this
+    looks (TCP, TLS, SASL). kafka-python 3 retries a bootstrap connection that failed until its time is up, then
+    says only "Unable to bootstrap from ...": the connection's own error goes to its log alone, and a SASL
+    failure not even there when the broker's error answer and its close of the connection arrive in one read (the
+    close is handled first: "socket disconnected"). So the same steps are taken again one at a time, on a blocking
+    socket with kafka-python's own TLS context, request classes and SASL mechanism; the broker's answer to the
+    authentication is read before its close. None with a kafka-python without these classes (2.x)."""
+    try:
+        import kafka.errors as errors
+        from kafka.net.sasl import get_sasl_mechanism
+        from kafka.net.transport import KafkaSSLTransport
+        from kafka.protocol.parser import KafkaProtocol
+        from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+    except ImportError:
+        return None
+    servers = conf.get("bootstrap_servers") or ""
+    first = (servers.split(",") if isinstance(servers, str) else list(servers))[0].strip()
+    host, _, port = first.rpartition(":")
+    protocol = str(conf.get("security_protocol") or "PLAINTEXT").upper()
+    try:
+        sock = socket.create_connection((host, int(port)), timeout=timeout_s)
+    except (OSError, ValueError) as exc:
+        return one_line(exc)
+    try:
+        if protocol in ("SSL", "SASL_SSL"):
+            ssl_conf = {k: conf.get(k, v) for k, v in KafkaSSLTransport.DEFAULT_CONFIG.items()}
+            sock = KafkaSSLTransport._build_ssl_context(ssl_conf).wrap_socket(sock, server_hostname=host)
+        if not protocol.startswith("SASL_"):
+            return None
+        parser = KafkaProtocol(client_id="rebalance-monitor-probe")
+
+        def ask(request, version: int):
+            request.API_VERSION = version
+            parser.send_request(request)
+            sock.sendall(parser.send_bytes())
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    raise ConnectionError("the broker closed the connection")
+                answers = parser.receive_bytes(data)
+                if answers:
+                    return answers[0][1]
+
+        mechanism_name = conf.get("sasl_mechanism")
+        answer = ask(SaslHandshakeRequest(mechanism=mechanism_name), 1)
+        if answer.error_code:
+            return f"{errors.for_code(answer.error_code).__name__}: the broker's SASL mechanisms are " \
+                   f"{', '.join(answer.mechanisms)}, not {mechanism_name}"
+        mechanism = get_sasl_mechanism(mechanism_name)(host=host, **conf)
+        while not mechanism.is_done():
+            answer = ask(SaslAuthenticateRequest(mechanism.auth_bytes()), 1)
+            if answer.error_code:
+                return one_line(f"{errors.for_code(answer.error_code).__name__}: {answer.error_message}")
+            mechanism.receive(answer.auth_bytes)
+        return None if mechanism.is_authenticated() else f"SASL {mechanism_name} authentication failed"
+    except Exception as exc:  # noqa: BLE001 - a TLS handshake refused, a closed connection: that is the answer
+        return one_line(f"{type(exc).__name__}: {exc}")
+    finally:
+        sock.close()
 
 
 def one_line(error, limit: int = 400) -> str:

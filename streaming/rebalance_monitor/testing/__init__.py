@@ -6,6 +6,7 @@ three-node cluster, a log shipper, readers of a job's output) is in the reposito
 | --- | --- |
 | `kafka_install.py` | where Apache Kafka's releases and the project's Java consumer are (`var/kafka/<version>/`) |
 | `broker.py` | one Apache Kafka KRaft node on loopback ports (`Broker`), the tests' broker settings |
+| `sasl_listener.py` | a broker's client listener secured with SASL_SSL and SCRAM (`Broker(sasl_ssl=...)`) |
 | `kafka_admin.py` | create topics and wait for them, add partitions |
 | `processes.py` | a free port, wait for a child, stop its process group; `ServerProcess` (Prometheus, Alertmanager) |
 | `prometheus.py` | a real Prometheus (`PrometheusServer`), a registry served for it to scrape |

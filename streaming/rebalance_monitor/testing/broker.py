@@ -8,6 +8,8 @@ layout (`[%d] %p %m (%c)%n`) — the file a log shipper would tail for the monit
 
 `kill()` then `start()` is a real broker crash and restart: the data directory stays until `stop()`.
 Users point the monitor at their own cluster instead; `KafkaCluster` (tests/helpers/kafka_cluster.py) starts three nodes.
+`Broker(sasl_ssl=SaslSslListener(...))` secures the client listener (`bootstrap`) with SASL_SSL and SCRAM
+(`sasl_listener.py`); its brokers and controller then talk PLAINTEXT on `internal_port`.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from .kafka_install import KAFKA_VERSION, classpath, java_binary
 from .processes import ServiceUnavailable, free_port, stop_process_group
+from .sasl_listener import SaslSslListener
 
 # Group settings of the test broker: a new group forms its first generation at once (production waits 3 s),
 # and members may use short sessions, so crash scenarios take seconds. KIP-848 groups default to 10 s sessions
@@ -121,6 +124,9 @@ class Broker:
     extra_classpath: tuple[str, ...] = ()
     # options of the broker's JVM (e.g. remote JMX on a loopback port, for the benches)
     jvm_args: tuple[str, ...] = ()
+    # the client listener secured with SASL_SSL and SCRAM (None: PLAINTEXT); the brokers' own on internal_port
+    sasl_ssl: SaslSslListener | None = None
+    internal_port: int = 0
     proc: subprocess.Popen | None = field(default=None, repr=False)
     _own_work_dir: bool = field(default=False, repr=False)
     _log_offset: int = field(default=0, repr=False)
@@ -128,6 +134,11 @@ class Broker:
     @property
     def bootstrap(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def plaintext_bootstrap(self) -> str:
+        """The PLAINTEXT listener: `bootstrap`, or the inter-broker one when the client listener is SASL_SSL."""
+        return f"{self.host}:{self.internal_port}" if self.sasl_ssl is not None else self.bootstrap
 
     @property
     def coordinator_log(self) -> Path:
@@ -152,6 +163,11 @@ class Broker:
             self.voters = f"{self.node_id}@{self.host}:{self.controller_port}"
         if not self.cluster_id:
             self.cluster_id = new_cluster_id()
+        listeners = {}
+        if self.sasl_ssl is not None:
+            if not self.internal_port:
+                self.internal_port = free_port(self.host)
+            listeners = self.sasl_ssl.server_properties(self.host, self.port, self.internal_port, self.controller_port)
         props = {
             "process.roles": "broker,controller",
             "node.id": str(self.node_id),
@@ -166,6 +182,7 @@ class Broker:
             "transaction.state.log.replication.factor": str(self.replication),
             "transaction.state.log.min.isr": "1",
             "default.replication.factor": str(self.replication),
+            **listeners,
             **TEST_BROKER_SETTINGS,
             **self.settings,
         }
@@ -186,7 +203,8 @@ class Broker:
         if (work / "data" / "meta.properties").exists():
             return  # a restart: keep the data
         cmd = self._java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
-                         str(work / "server.properties"), "--ignore-formatted")
+                         str(work / "server.properties"), "--ignore-formatted",
+                         *(self.sasl_ssl.format_args() if self.sasl_ssl is not None else ()))
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise BrokerUnavailable(f"formatting KRaft storage failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -259,7 +277,7 @@ class Broker:
         """Create topics ({name: partitions}) if missing, and wait until their metadata is visible."""
         from .kafka_admin import create_topics
 
-        create_topics(self.bootstrap, topics, replication=self.replication)
+        create_topics(self.plaintext_bootstrap, topics, replication=self.replication)
 
     def __enter__(self) -> "Broker":
         return self.start()
