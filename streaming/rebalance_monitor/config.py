@@ -79,7 +79,7 @@ class KafkaConfig:
             bootstrap_servers=self.bootstrap_servers, security_protocol=sec.protocol,
             sasl_mechanism=sec.sasl_mechanism, sasl_username=sec.sasl_username, sasl_password=sec.sasl_password,
             ssl_cafile=sec.ssl_cafile, ssl_certfile=sec.ssl_certfile, ssl_keyfile=sec.ssl_keyfile,
-            ssl_key_password=sec.ssl_password)
+            ssl_key_password=sec.ssl_password, ssl_check_hostname=sec.ssl_check_hostname)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ class KafkaConnection:
     ssl_key_password: str | None = field(default=None, repr=False)
     client_id: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # False: the broker's certificate is not checked against its host name (each client's own spelling of it)
+    ssl_check_hostname: bool = True
 
     def __post_init__(self) -> None:
         if not self.bootstrap_servers:
@@ -115,6 +117,9 @@ class KafkaConnection:
             found.setdefault("sasl_username", jaas[0])
         if jaas[1] is not None:
             found.setdefault("sasl_password", jaas[1])
+        if "ssl.endpoint.identification.algorithm" in extra:
+            found["ssl_check_hostname"] = extra.pop("ssl.endpoint.identification.algorithm").strip().lower() not in (
+                "", "none")
         if str(extra.get("ssl.truststore.type", "")).upper() == "PEM" and "ssl.truststore.location" in extra:
             found.setdefault("ssl_cafile", extra.pop("ssl.truststore.location"))
             del extra["ssl.truststore.type"]
@@ -125,7 +130,8 @@ class KafkaConnection:
     # --- the clients' dialects ------------------------------------------------------------------------
     def _set(self) -> dict[str, Any]:
         """The fields that are set (not None, not empty), in the table's order."""
-        return {k: v for k, v in asdict(self).items() if k != "extra" and v not in (None, "")}
+        return {k: v for k, v in asdict(self).items()
+                if k not in ("extra", "ssl_check_hostname") and v not in (None, "")}
 
     def confluent(self) -> dict[str, Any]:
         """librdkafka configuration (confluent-kafka Consumer/Producer/AdminClient); the client's own log lines go
@@ -145,6 +151,8 @@ class KafkaConnection:
             conf[name] = value
         for key, value in self._set().items():
             conf[names[key]] = value
+        if not self.ssl_check_hostname:
+            conf["ssl.endpoint.identification.algorithm"] = "none"
         conf.setdefault("logger", ClientLog())
         return conf
 
@@ -174,6 +182,8 @@ class KafkaConnection:
             if key == "security_protocol":
                 value = str(value).upper()
             conf[names[key]] = value
+        if not self.ssl_check_hostname:
+            conf["ssl_check_hostname"] = False
         return conf
 
     def java(self) -> dict[str, str]:
@@ -186,6 +196,8 @@ class KafkaConnection:
         for key, name in simple.items():
             if key in s:
                 conf[name] = str(s[key])
+        if not self.ssl_check_hostname:
+            conf["ssl.endpoint.identification.algorithm"] = ""
         if self.sasl_username is not None and "sasl.jaas.config" not in conf:
             mech = str(self.sasl_mechanism or "PLAIN").upper()
             module = ("org.apache.kafka.common.security.scram.ScramLoginModule" if mech.startswith("SCRAM")

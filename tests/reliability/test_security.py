@@ -135,3 +135,21 @@ def test_the_redaction_filter_covers_messages_and_tracebacks():
         log.removeHandler(h)
     assert records and all(SECRET not in r for r in records)
     assert "***" in records[0] and "auth failed for password ***" in records[1]
+
+
+def test_ssl_check_hostname_off_reaches_every_client_in_its_own_spelling():
+    """`kafka.security.ssl_check_hostname: false` (a broker certificate without the address the monitor uses):
+    kafka-python, librdkafka and the Java connector each get their own setting for it, and the Python source reads
+    the Java spelling back."""
+    cfg = sasl_cfg(**{"kafka.security.ssl_check_hostname": False})
+    conn = cfg.kafka.connection()
+    assert conn.kafka_python()["ssl_check_hostname"] is False
+    assert conn.confluent()["ssl.endpoint.identification.algorithm"] == "none"
+    assert conn.java()["ssl.endpoint.identification.algorithm"] == ""
+    back = KafkaConnection.from_options(source_options(cfg))
+    assert back.ssl_check_hostname is False and "ssl.endpoint.identification.algorithm" not in back.extra
+    checked = sasl_cfg().kafka.connection()   # the default: every client checks the host name
+    assert "ssl_check_hostname" not in checked.kafka_python()
+    assert "ssl.endpoint.identification.algorithm" not in checked.confluent()
+    assert "ssl.endpoint.identification.algorithm" not in checked.java()
+    assert KafkaConnection.from_options(source_options(sasl_cfg())).ssl_check_hostname is True

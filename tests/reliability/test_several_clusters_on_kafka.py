@@ -107,16 +107,31 @@ def _replayed_generations(bootstrap: str, group: str) -> list[int]:
     return [r["generation"] for r in out if r["kind"] == "generation"]
 
 
+def _secure_cluster(name: str, secure, events: str) -> dict:
+    """The cluster entry of the SASL_SSL broker: its `kafka.*` overrides as the item's nested keys."""
+    kafka: dict = {"events_topic": events}
+    for dotted, value in secure.overrides().items():
+        node = kafka
+        *parents, leaf = dotted.split(".")[1:]
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return {"name": name, "kafka": kafka}
+
+
 def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_its_cluster(
-        tmp_path, broker, old_broker, unique):
+        tmp_path, broker, old_broker, sasl_ssl_broker, unique):
     group, topic, events = f"orders-{unique}", f"in-{unique}", f"ev-{unique}"
-    for b in (broker, old_broker):
+    payments = f"payments-{unique}"
+    for b in (broker, old_broker, sasl_ssl_broker):
         b.create_topics({topic: 3, events: 1})
+    secure_name = "Kafka.B-sasl"   # mixed case and a dot, kept exactly
     procs: dict[str, object] = {}
     job = None
     port = free_port()
     hist_a = tmp_path / "history"
     hist_c = hist_a / "clusters" / "kafka-c"
+    hist_b = hist_a / "clusters" / secure_name
     log = tmp_path / "monitor.log"
     try:
         # --- 1. the single-cluster deployment, then the same one as a list of clusters -------------------------
@@ -130,6 +145,7 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
         assert job.wait(timeout=90) == 0
         several = _config(tmp_path, port, {}, [
             _cluster("default", broker.bootstrap, events),
+            _secure_cluster(secure_name, sasl_ssl_broker, events),
             _cluster("kafka-c", old_broker.bootstrap, events, broker_release=OLD_RELEASE)])
         job = start_job(several, log)
         # the counters carried over: the first scrape already has them, under the default cluster's name
@@ -138,12 +154,19 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
                        kafka_cluster="default") == rebalances
         # --- 2. the same group name on the 3.9 cluster, other members --------------------------------------------
         procs["c1"] = jt.console_consumer(old_broker.bootstrap, topic, group, "c1", CONSUMER)
+        procs["b1"] = jt.console_consumer(sasl_ssl_broker.bootstrap, topic, payments, "b1",
+                                          {**CONSUMER, **sasl_ssl_broker.java_properties()})
         procs["a2"] = jt.console_consumer(broker.bootstrap, topic, group, "a2", CONSUMER)
         for bootstrap, path, n in ((broker.bootstrap, hist_a, 2), (old_broker.bootstrap, hist_c, 1)):
             eventually(lambda: len(_latest_members(path, group)) == n
                        and _latest_members(path, group) == _described_members(bootstrap, group), 180,
                        lambda: f"{path}: {_latest_members(path, group)} vs the describe of {bootstrap}")
         assert not _latest_members(hist_a, group) & _latest_members(hist_c, group)
+        # the SASL_SSL cluster's group, through its own connection
+        eventually(lambda: len(_latest_members(hist_b, payments)) == 1, 180, "the SASL_SSL cluster's group")
+        assert _sample(port, "kafka_consumergroup_members", group=payments, kafka_cluster=secure_name) == 1
+        assert {r.get("kafka_cluster") for r in history(hist_b)} == {secure_name}
+        assert _sample(port, "kafka_consumergroup_members", group=payments, kafka_cluster="default") is None
         assert _sample(port, "kafka_consumergroup_members", group=group, kafka_cluster="default") == 2
         assert _sample(port, "kafka_consumergroup_members", group=group, kafka_cluster="kafka-c") == 1
         assert all(r.get("kafka_cluster", "default") == "default" for r in history(hist_a))
@@ -160,6 +183,7 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
             "the first cluster's session timeout while the 3.9 cluster is down")
         assert len(timed_out[0]["members"]) == 1
         assert _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster="default") == 1
+        assert _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster=secure_name) == 1
         assert _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster="kafka-c") == 0
         time.sleep(2)  # not a wait: the outage lasts longer than a trigger interval whatever the machine's speed
         old_broker.start()

@@ -114,13 +114,15 @@ def test_unknown_kafka_options_pass_through():
     conn = KafkaConnection.from_options(
         {"kafka.bootstrap.servers": "h:1", "kafka.fetch.min.bytes": "1024", "subscribe": "t",
          "kafka.ssl.endpoint.identification.algorithm": "none", "kafka.ssl.truststore.location": "/x.jks"})
-    assert conn.extra == {"fetch.min.bytes": "1024", "ssl.endpoint.identification.algorithm": "none",
-                          "ssl.truststore.location": "/x.jks"}
+    # the host-name check is a setting of the connection (each client spells it its own way), the rest passes through
+    assert conn.extra == {"fetch.min.bytes": "1024", "ssl.truststore.location": "/x.jks"}
+    assert conn.ssl_check_hostname is False
     conf = conn.confluent()
     assert conf["fetch.min.bytes"] == "1024" and conf["ssl.endpoint.identification.algorithm"] == "none"
     assert "ssl.truststore.location" not in conf  # Java keystores mean nothing to librdkafka
     kp = conn.kafka_python()
     assert kp["fetch_min_bytes"] == 1024 and "ssl_endpoint_identification_algorithm" not in kp
+    assert kp["ssl_check_hostname"] is False
 
 
 def test_java_config_builds_jaas():
