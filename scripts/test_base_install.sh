@@ -56,6 +56,10 @@ tests=(tests/inputs/test_inputs_each_reader.py -k "not spark-connector" tests/in
        # ... and with Kafka's own WordCountDemo (kafka-streams-examples), its members' early warnings through the plugin
        tests/inputs/test_stock_streams_app_on_kafka.py tests/java/test_streams_protocol_warnings.py
        # both new group types' captured Kafka 4.4 run: __consumer_offsets and the coordinator's log replayed
-       tests/witnesses/test_witnesses_new_group_types.py)
+       tests/witnesses/test_witnesses_new_group_types.py
+       # several clusters from one monitor: two 4.4 clusters (one behind SASL_SSL with SCRAM) and a 3.9 one, the
+       # upgrade from one cluster, an outage; the SASL_SSL listener's parts; the history of several clusters
+       tests/reliability/test_several_clusters_on_kafka.py tests/reliability/test_sasl_ssl_broker.py
+       tests/history/test_history_clusters.py)
 [ $# -gt 0 ] && tests=("$@")  # e.g. scripts/test_base_install.sh tests/newcomer -x
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$ROOT" "${tests[@]}"

@@ -1,6 +1,9 @@
 """One monitor (`rebalance-monitor run`, a real process) watching three real clusters at once: two Apache Kafka 4.4
 clusters (one of them behind a SASL_SSL listener with SCRAM, TLS files made by the test) and one 3.9.
 
+A fourth cluster entry reaches the SASL_SSL cluster with a wrong password: it stays down, says why in the log at
+each back-off step, and holds up none of the others.
+
 1. The upgrade: the monitor first runs with a single-cluster configuration (no `clusters:`), on the first 4.4
    cluster; its configuration then becomes a list of three clusters, the first one named `default`. Its
    checkpoint and its exported counters carry over: the counters at the first scrape are the ones before, and
@@ -107,10 +110,10 @@ def _replayed_generations(bootstrap: str, group: str) -> list[int]:
     return [r["generation"] for r in out if r["kind"] == "generation"]
 
 
-def _secure_cluster(name: str, secure, events: str) -> dict:
+def _secure_cluster(name: str, secure, events: str, password: str | None = None) -> dict:
     """The cluster entry of the SASL_SSL broker: its `kafka.*` overrides as the item's nested keys."""
     kafka: dict = {"events_topic": events}
-    for dotted, value in secure.overrides().items():
+    for dotted, value in secure.overrides(password).items():
         node = kafka
         *parents, leaf = dotted.split(".")[1:]
         for part in parents:
@@ -146,7 +149,9 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
         several = _config(tmp_path, port, {}, [
             _cluster("default", broker.bootstrap, events),
             _secure_cluster(secure_name, sasl_ssl_broker, events),
-            _cluster("kafka-c", old_broker.bootstrap, events, broker_release=OLD_RELEASE)])
+            _cluster("kafka-c", old_broker.bootstrap, events, broker_release=OLD_RELEASE),
+            # the SASL_SSL cluster again, with a wrong password: refused, and nothing else held up by it
+            _secure_cluster("wrong-password", sasl_ssl_broker, events, password="not-" + sasl_ssl_broker.password)])
         job = start_job(several, log)
         # the counters carried over: the first scrape already has them, under the default cluster's name
         eventually(lambda: scrape(port), 120, "the exporter after the upgrade")
@@ -167,6 +172,12 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
         assert _sample(port, "kafka_consumergroup_members", group=payments, kafka_cluster=secure_name) == 1
         assert {r.get("kafka_cluster") for r in history(hist_b)} == {secure_name}
         assert _sample(port, "kafka_consumergroup_members", group=payments, kafka_cluster="default") is None
+        # the cluster whose credentials are refused: down, said in the log with the reason, per back-off step
+        assert _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster="wrong-password") == 0
+        refused = [line for line in log.read_text(errors="replace").splitlines() if "[wrong-password]" in line
+                   and "not reachable" in line]
+        assert refused and all("SCRAM-SHA-512" in line and sasl_ssl_broker.password not in line for line in refused)
+        assert not history(hist_a / "clusters" / "wrong-password")
         assert _sample(port, "kafka_consumergroup_members", group=group, kafka_cluster="default") == 2
         assert _sample(port, "kafka_consumergroup_members", group=group, kafka_cluster="kafka-c") == 1
         assert all(r.get("kafka_cluster", "default") == "default" for r in history(hist_a))
