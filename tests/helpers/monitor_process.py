@@ -38,7 +38,9 @@ def history(path: Path) -> list[dict]:
 
     if not path.exists() or not any(path.glob("batch_id=*/part-0.parquet")):
         return []
-    frames = [pd.read_parquet(p) for p in sorted(path.glob("batch_id=*/part-0.parquet"))]
+    # in batch order: batch_id=10 comes after batch_id=9, not before it as the directories' names sort
+    parts = sorted(path.glob("batch_id=*/part-0.parquet"), key=lambda p: int(p.parent.name.split("=", 1)[1]))
+    frames = [pd.read_parquet(p) for p in parts]
     df = pd.concat(frames)
     return [json.loads(p) for p in df["payload"]]
 
