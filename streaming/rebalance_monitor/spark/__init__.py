@@ -2,7 +2,8 @@
 
 | module | what |
 | --- | --- |
-| `run.py` | `MonitorService`: the whole lifecycle of `run` and the demo (exporter, Kafka probe, lag and broker pollers, Spark, the query; stop in reverse; back-off, signals) |
+| `run.py` | `MonitorService`: the whole lifecycle of `run` and the demo (exporter, Spark, each cluster's watch; stop in reverse; signals) |
+| `cluster_watch.py` | `ClusterWatch`: one Kafka cluster's part (its probe and back-off, lag and broker pollers, query restarted from its checkpoint; its `kafka_cluster_up` and last read) |
 | `job.py` | `StreamingQueryJob`: the query's control (start, stop between two batches, `run --once`, read_available, flush, the metrics snapshot, the job's counts) |
 | `query_plan.py` | `QueryPlan`: the query's plan (its session, the DataFrame pipeline with the decode room's decode stage in mapInArrow, `decoding/row_batches.py`, sinks and writer); the input's topics and options |
 | `batch.py` | what the driver does with each micro-batch's output (sinks, metrics, counts) |

@@ -1,17 +1,18 @@
-"""`rebalance-monitor run` (and the demo's monitor): the exporter, then Kafka, then Spark and the query, kept running.
+"""`rebalance-monitor run` (and the demo's monitor): the exporter, then each Kafka cluster's watch (its Kafka, then
+Spark and its query, kept running).
 
 1. The exporter starts first, so /healthz and /ready answer from the start (/ready says why it is not ready).
-2. Kafka is probed with the monitor's settings (kafka_reach.py). While it does not answer, the job logs one line
-   per back-off step (1, 2, 4 ... 60 s) with the address and the client's error, /ready is red with that line,
-   and nothing else starts: the clients' own connection lines are at DEBUG.
-3. Once it answers: the broker offsets poller, the broker poller (broker_facts/: the brokers' group settings,
-   published as events the job reads), Spark (once), the query. A query that dies (a broker gone, a sink
-   down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka probed
-   first again; a query that ran for two minutes starts the back-off again from 1 s.
-
-4. SIGTERM/SIGINT stop it: the query (and its sinks), the lag poller, the broker poller, the exporter, Spark, in that order, one log
-   line per step, exit code 0. Spark's JVM ignores SIGTERM (session.py), so a stop sent to the whole process
-   group does not stop Spark under the running query.
+2. Each cluster's Kafka is probed with its settings (kafka_reach.py). While it does not answer, its watch logs one
+   line per back-off step (1, 2, 4 ... 60 s) with the address and the client's error, /ready says so, and nothing
+   else of that cluster starts: the clients' own connection lines are at DEBUG.
+3. Once it answers: its broker offsets poller, its broker poller (broker_facts/: the brokers' group settings,
+   published as events the job reads), Spark (once for every cluster), its query. A query that dies (a broker
+   gone, a sink down) is logged in one line and restarted from its checkpoint after the next back-off step, Kafka
+   probed first again; a query that ran for two minutes starts the back-off again from 1 s (cluster_watch.py).
+   Several clusters each get a thread of their own, so one cluster's outage holds up no other.
+4. SIGTERM/SIGINT stop it: each cluster's query (and its sinks), lag poller and broker poller, then the exporter,
+   then Spark, in that order, one log line per step, exit code 0. Spark's JVM ignores SIGTERM (session.py), so a
+   stop sent to the whole process group does not stop Spark under the running query.
 
 `run --once` probes once and exits 1 when Kafka does not answer; it starts no broker poller (it reads what its input
 held when it started, and writes nothing to it). `MonitorService` holds this order; `run_job` and the demo
