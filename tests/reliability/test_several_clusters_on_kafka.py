@@ -199,8 +199,10 @@ def test_one_monitor_watches_three_clusters_apart_and_one_outage_stays_inside_it
         time.sleep(2)  # not a wait: the outage lasts longer than a trigger interval whatever the machine's speed
         old_broker.start()
         procs["c2"] = jt.console_consumer(old_broker.bootstrap, topic, group, "c2", CONSUMER)
-        eventually(lambda: _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster="kafka-c") == 1, 180,
-                   "the 3.9 cluster back")
+        # the cluster's watch probes it at its back-off steps (up to 60 s apart by now), then starts its query again
+        eventually(lambda: _sample(port, "rebalance_monitor_kafka_cluster_up", kafka_cluster="kafka-c") == 1, 300,
+                   lambda: "the 3.9 cluster back: " + "\n".join(
+                       line for line in log.read_text(errors="replace").splitlines()[-400:] if "[kafka-c]" in line))
         eventually(lambda: len(_latest_members(hist_c, group)) == 2
                    and _latest_members(hist_c, group) == _described_members(old_broker.bootstrap, group), 180,
                    "the 3.9 cluster's group after the outage")
