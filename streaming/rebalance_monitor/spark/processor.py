@@ -36,7 +36,7 @@ from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
 from ..decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
-from ..decoding.event_columns import BEATS, HEARTBEAT, hot_event
+from ..decoding.event_columns import BEATS, COMMIT, HEARTBEAT, hot_event
 from ..decoding.json_parser import use_fastest_available
 from ..gc_pause import gc_paused
 from .output_commits import last_commits
@@ -86,9 +86,18 @@ class JobItems:
     accepted: the text is rebuilt as that event, not checked again (core/checked_events.py)."""
 
     @staticmethod
-    def beat(monitor, item, ts: int) -> bool:
-        return type(item) is not str and item[0] in BEATS and monitor.process_beat(item[0] == HEARTBEAT, ts,
-                                                                                     *item[1:8])
+    def beat(monitor, item, ts: int):
+        """The monitor's fast paths (core/runner.py, codec): a heartbeat / poll, or a commit (its records, or True)."""
+        if type(item) is str:
+            return False
+        etype = item[0]
+        if etype in BEATS:
+            return monitor.process_beat(etype == HEARTBEAT, ts, *item[1:8])
+        if etype == COMMIT:
+            _, member, num, _err, inst, client, host, offsets = item
+            return monitor.process_commit(ts, member, inst, client, host, tuple(tuple(o) for o in offsets),
+                                          num) or True
+        return False
 
     @staticmethod
     def event(item, ts: int, group: str):
@@ -126,11 +135,17 @@ class _NewRows:
         return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
                          self.host[i], self.payload[i])
 
-    def beat(self, g, i: int, ts: int) -> bool:
-        """Apply event i through the monitor's heartbeat / poll fast path; False if it does not apply."""
+    def beat(self, g, i: int, ts: int):
+        """Apply event i through the monitor's fast paths: a heartbeat / poll (False if it does not apply), or a
+        commit (its records, or True)."""
         etype = self.etype[i]
-        return etype in BEATS and g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i],
-                                                 self.err[i], self.inst[i], self.client[i], self.host[i])
+        if etype in BEATS:
+            return g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i], self.err[i], self.inst[i],
+                                  self.client[i], self.host[i])
+        if etype == COMMIT:
+            return g.process_commit(ts, self.member[i], self.inst[i], self.client[i], self.host[i],
+                                    tuple(tuple(o) for o in self.payload[i]), self.num[i]) or True
+        return False
 
     def item(self, i: int):
         """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll (and a commit's
@@ -138,10 +153,10 @@ class _NewRows:
         etype = self.etype[i]
         if etype is None:
             return self.payload[i]
-        item = [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
-        if etype not in BEATS:
-            item.append(self.payload[i])
-        return item
+        if etype in BEATS:  # (a tuple of strings and numbers: the garbage collector stops tracking it)
+            return etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]
+        return (etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i],
+                self.payload[i])
 
 
 def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = "") -> tuple:

@@ -23,7 +23,7 @@ from ..events import (
     BrokerRelease, ClientMetrics, GroupConfig, GroupDescribed, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, SharePartitions, StreamsTopology, Sync,
-    TopicPartitions,
+    TopicPartitions, SCHEMA_VERSION,
 )
 from ..members import Member
 from ..settings import CoreSettings
@@ -40,6 +40,16 @@ def _fingerprint(ev: Event) -> int:
         text = f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
     else:
         text = repr(ev)
+    return zlib.crc32(text.encode("utf-8", "replace"))
+
+
+def commit_fingerprint(ts: int, group: str, member_id: str, instance_id, client_id, host, offsets: tuple,
+                       generation) -> int:
+    """`_fingerprint` of the `Commit` of these fields, as the job's columns give it (type "commit", the current
+    schema version): its repr written out, without building the event."""
+    text = (f"Commit(type='commit', ts={ts!r}, group={group!r}, v={SCHEMA_VERSION!r}, member_id={member_id!r}, "
+            f"group_instance_id={instance_id!r}, client_id={client_id!r}, host={host!r}, offsets={offsets!r}, "
+            f"generation={generation!r})")
     return zlib.crc32(text.encode("utf-8", "replace"))
 
 
@@ -138,6 +148,28 @@ class GroupMonitor:
             handler(self, ev, out)
         if kind is Join:  # a member says what it is when it joins (group_type.py)
             group_type.current(self)
+        return out
+
+    def process_commit(self, ts: int, member_id: str, instance_id, client_id, host, offsets: tuple,
+                       generation) -> list[dict]:
+        """`process` of a commit from its fields (`offsets`: a tuple of (topic, partition, offset, ...) tuples, as
+        the event holds them), without the event object: the same steps as `process_full`, the same records and
+        state. About a fifth of a live group's events are commits."""
+        out: list[dict] = []
+        if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
+                or self.storm.started_ms is not None or self.held is not None:
+            timers.fire(self, ts, out, inclusive=False)
+        fp = commit_fingerprint(ts, self.group, member_id, instance_id, client_id, host, offsets, generation)
+        if fp in self.recent_set:
+            self.count("duplicates")
+            return out
+        self.remember(fp)
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        client.committed(self, ts, member_id, offsets, out)
         return out
 
     def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
