@@ -263,14 +263,18 @@ class GroupMonitor:
         now = self.clock_ms if now_ms is None else now_ms
         ratios = {}
         poll_ratios = {}
+        # Per member: the heartbeat gap ratio, its longest heartbeat gap of the period (including the one still open
+        # at `now`) over its session timeout, once its heartbeats are tracked; the poll gap ratio, the time since its
+        # last poll over max.poll.interval.ms (the rebalance timeout; 1: about to be removed for not polling), once
+        # its polls are tracked (poll events, or the last-poll clock of client_metrics snapshots).
         for m in self.members.values():
-            r = m.gap_ratio(now)
-            if r is not None:
-                ratios[m.member_id] = r
+            last, limit = m.last_heartbeat_ms, m.session_timeout_ms
+            if m.hb_tracked and limit and last is not None:
+                ratios[m.member_id] = round(max(m.gap_max_ms, now - last) / limit, 4)
             m.gap_max_ms = 0
-            r = m.poll_gap_ratio(now)
-            if r is not None:
-                poll_ratios[m.member_id] = r
+            last, limit = m.last_poll_ms, m.rebalance_timeout_ms
+            if m.poll_tracked and limit and last is not None:
+                poll_ratios[m.member_id] = round(max(0, now - last) / limit, 4)
         self.dirty = False
         return records.group_status(
             self.group, now, state=self.state, generation=self.generation, protocol=self.protocol,
@@ -278,7 +282,8 @@ class GroupMonitor:
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
-            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now),
+            poll_gap_ratios=poll_ratios,
+            client_standard_metrics=client_standard.view(self, now) if self.client_standard else [],
             group_type=group_type.current(self), members_at_risk=timers.at_risk_now(self, now))
 
     def to_state(self) -> dict:
