@@ -221,21 +221,6 @@ class Member:
         return (("session", warn_at(s, st, pct), s, st) if s is not None else None,
                 ("poll", warn_at(p, rt, pct), p, rt) if p is not None else None)
 
-    def poll_gap_ratio(self, now_ms: int) -> float | None:
-        """Time since the last poll at `now_ms` over max.poll.interval.ms (the rebalance timeout): 1 means the
-        member is about to be removed for not polling. Only once its polls are tracked (poll events, or the
-        last-poll clock of client_metrics snapshots)."""
-        if not self.poll_tracked or not self.rebalance_timeout_ms or self.last_poll_ms is None:
-            return None
-        return round(max(0, now_ms - self.last_poll_ms) / self.rebalance_timeout_ms, 4)
-
-    def gap_ratio(self, now_ms: int) -> float | None:
-        """Longest heartbeat gap (including the one still open at `now_ms`) over the session timeout."""
-        if not self.hb_tracked or not self.session_timeout_ms or self.last_heartbeat_ms is None:
-            return None
-        gap = max(self.gap_max_ms, now_ms - self.last_heartbeat_ms)
-        return round(gap / self.session_timeout_ms, 4)
-
 
 def warn_at(deadline_ms: int, limit_ms: int, pct: int) -> int:
     """A member's early-warning point: when it will have been silent for `pct` percent of `limit_ms` (its session

@@ -23,8 +23,9 @@ at its end of input, the last event time; the job uses `group_clock.LiveClock`. 
 they hold pending events between runs (a list in memory, or the runner's `to_state` in Spark's state store).
 
 Items: a pending event is whatever the driver's `codec` understands (an `Event` in replay; JSON text or the
-columns of a heartbeat / poll in the job). The codec has `beat(monitor, item, ts) -> bool` (the monitor's
-heartbeat/poll fast path; False when it does not apply), `event(item, ts, group)` (the event) and
+columns of a heartbeat / poll in the job). The codec has `beat(monitor, item, ts)` (the monitor's fast paths
+without an event object: False when none applies, True when applied with no record, else the list of the records it
+gave; the job's takes commits too, `GroupMonitor.process_commit`), `event(item, ts, group)` (the event) and
 `raw(item, ts, group)` (its canonical text, for dead letters).
 Pure: no I/O.
 """
@@ -239,7 +240,10 @@ class GroupRunner:
             if ts > release_ms:
                 break
             i += 1
-            if beat(g, item, ts):
+            done = beat(g, item, ts)
+            if done:
+                if done is not True:
+                    records.extend(done)
                 continue
             ev = codec.event(item, ts, g.group)
             if type(ev) is not Rejected:  # the decoders hand over valid events only; keep it safe
@@ -286,7 +290,10 @@ class GroupRunner:
                 if ts > release_ms:
                     break
                 pi += 1
-                if codec.beat(g, item, ts):
+                done = codec.beat(g, item, ts)
+                if done:
+                    if done is not True:
+                        records.extend(done)
                     continue
                 ev = codec.event(item, ts, group)
             elif ki < n_keys:
@@ -294,7 +301,10 @@ class GroupRunner:
                 if ts > release_ms:
                     break
                 ki += 1
-                if new.beat(g, i, ts):
+                done = new.beat(g, i, ts)
+                if done:
+                    if done is not True:
+                        records.extend(done)
                     continue
                 ev = new.event(i, ts, group)
             else:
@@ -307,7 +317,7 @@ class GroupRunner:
             seq = self.seq
             for ts, _, i in keys[ki:]:
                 seq += 1
-                rest.append([ts, seq, new.item(i)])
+                rest.append((ts, seq, new.item(i)))
             self.seq = seq
             if pi < n_pending:
                 rest.sort(key=_order)
@@ -365,6 +375,8 @@ class GroupRunner:
     def from_state(cls, state: dict, settings: CoreSettings) -> "GroupRunner":
         ref = state.get("r")
         mark = state.get("c")
-        return cls(GroupMonitor.from_state(state["g"], settings), [list(p) for p in state["p"]], state["q"],
+        # (tuples: those of strings and numbers only, the job's heartbeats and polls, the collector stops tracking)
+        pending = [(ts, seq, tuple(item) if type(item) is list else item) for ts, seq, item in state["p"]]
+        return cls(GroupMonitor.from_state(state["g"], settings), pending, state["q"],
                    state["m"], tuple(mark) if mark is not None else None,
                    ClockReference(*ref) if ref else None)

@@ -22,23 +22,23 @@ records and the decoder's dead letters, all passed through.
 """
 from __future__ import annotations
 
-import json
 import time
+from operator import itemgetter
 
 import orjson
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-from ..core.events import REASON_LATE, event_from_checked_text, event_to_dict, loads_json
+from ..core.events import REASON_LATE, loads_json
 from ..core.group_clock import LiveClock
 from ..core.runner import ClusterLog, GroupRunner
 from ..core import records
 from ..core.settings import CoreSettings
 from ..core.vocabulary import RecordKind
-from ..decoding.decoded_rows import CLUSTER_SHARD, PACK_COLUMNS, unpack_events
-from ..decoding.event_columns import BEATS, HEARTBEAT, hot_event
+from ..decoding.decoded_rows import CLUSTER_SHARD
 from ..decoding.json_parser import use_fastest_available
 from ..gc_pause import gc_paused
+from .job_items import JobItems, NewRows, dumps
 from .output_commits import last_commits
 from .runner_cache import RunnerCache, new_token, process_cache
 from .start_marks import StartMarks
@@ -49,14 +49,6 @@ STATE_SCHEMA = "state string"
 # driver-only record: a decoded batch's highest event time (ts; 0: none), the Kafka timestamp of that
 # event's record (append_ms), the number of records it read, and the groups groups.allow/deny left out
 CLOCK_KIND = "clock"
-
-
-def dumps(obj) -> str:
-    """Compact JSON text (what orjson cannot serialise goes to `json`)."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
-    except TypeError:
-        return json.dumps(obj, separators=(",", ":"))
 
 
 OutputRow = Row("kind", "group", "ts", "payload")
@@ -77,71 +69,6 @@ def output_rows(out: list[tuple]) -> list:
 
 def _record_rows(records: list[dict]) -> list[tuple]:
     return [(r["kind"], r["group"], int(r.get("ts") or 0), dumps(r)) for r in records]
-
-
-class JobItems:
-    """The job's pending items (core/runner.py, codec): canonical JSON text, or the columns of a heartbeat /
-    poll `[etype, member, num, err, inst, client, host]` or of a commit (the same and its offsets). Every item
-    comes from the decode stage's rows (a group's events, or a cluster-wide event), which hold only events it
-    accepted: the text is rebuilt as that event, not checked again (core/checked_events.py)."""
-
-    @staticmethod
-    def beat(monitor, item, ts: int) -> bool:
-        return type(item) is not str and item[0] in BEATS and monitor.process_beat(item[0] == HEARTBEAT, ts,
-                                                                                     *item[1:8])
-
-    @staticmethod
-    def event(item, ts: int, group: str):
-        if type(item) is str:
-            return event_from_checked_text(item)
-        return hot_event(item[0], ts, group, *item[1:])
-
-    @staticmethod
-    def raw(item, ts: int, group: str) -> str:
-        if type(item) is str:
-            return item
-        return dumps(event_to_dict(JobItems.event(item, ts, group)))
-
-
-class _NewRows:
-    """One group's new events of a batch, column-wise (PACK_COLUMNS), with `keys` the (ts, source order,
-    index) of each event, sorted (ties in source order: partition, offset)."""
-
-    def __init__(self, packs: list[tuple]):
-        cols: list[list] = [[] for _ in PACK_COLUMNS]
-        newest, self.appended_ms = None, None  # the Kafka timestamp of the newest event's record
-        for ts, appended, packed in packs:
-            for col, part in zip(cols, unpack_events(packed)):
-                col.extend(part)
-            if newest is None or ts > newest:
-                newest, self.appended_ms = ts, appended
-        (self.ts, self.ord, self.etype, self.member, self.num, self.err, self.inst, self.client, self.host,
-         self.payload) = cols
-        self.keys = sorted(zip(self.ts, self.ord, range(len(self.ts))))
-
-    def event(self, i: int, ts: int, group: str):
-        etype = self.etype[i]
-        if etype is None:  # an event the decode stage accepted, as its canonical text
-            return event_from_checked_text(self.payload[i])
-        return hot_event(etype, ts, group, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i],
-                         self.host[i], self.payload[i])
-
-    def beat(self, g, i: int, ts: int) -> bool:
-        """Apply event i through the monitor's heartbeat / poll fast path; False if it does not apply."""
-        etype = self.etype[i]
-        return etype in BEATS and g.process_beat(etype == HEARTBEAT, ts, self.member[i], self.num[i],
-                                                 self.err[i], self.inst[i], self.client[i], self.host[i])
-
-    def item(self, i: int):
-        """What a pending entry keeps: the JSON text, or the columns of a heartbeat / poll (and a commit's
-        offsets)."""
-        etype = self.etype[i]
-        if etype is None:
-            return self.payload[i]
-        item = [etype, self.member[i], self.num[i], self.err[i], self.inst[i], self.client[i], self.host[i]]
-        if etype not in BEATS:
-            item.append(self.payload[i])
-        return item
 
 
 def dead_letter_row(group: str, ts: int, reason: str, raw: str, detail: str = "") -> tuple:
@@ -239,7 +166,7 @@ class GroupProcessor(StatefulProcessor):
                                   "s": st.marks.to_state()}),))
         return True
 
-    def _run_group(self, group: str, new: _NewRows | None, st: _Shard, watermark: int, wall_ms: int,
+    def _run_group(self, group: str, new: NewRows | None, st: _Shard, watermark: int, wall_ms: int,
                    cached: dict, kept: dict, clock: LiveClock) -> list[tuple]:
         """Run one group at this batch (its new rows, if any); returns its output rows. The group's runner comes
         from `cached` (the worker's runners, valid for this shard) or the state store; once written back, it
@@ -343,8 +270,11 @@ class GroupProcessor(StatefulProcessor):
         pass
 
 
+_ROW_FIELDS = ("kind", "group", "ts", "ord", "num", "payload", "packed")  # of DECODED_SCHEMA
+
+
 class _ShardRows:
-    """A shard's rows of one batch: each group's packed events (`groups`: group -> `_NewRows`), the
+    """A shard's rows of one batch: each group's packed events (`groups`: group -> `NewRows`), the
     cluster-wide events that reach the shard (`cluster`: (ts, order, JSON text), sorted) and the job's start
     markers read (`marks`, spark/start_marks.py)."""
 
@@ -352,18 +282,23 @@ class _ShardRows:
         packs: dict[str, list] = {}
         self.cluster: list[tuple] = []
         self.marks: list[str] = []
+        fields = get = None
         for row in rows:
-            kind = row.kind
+            # the fields by position (a Row's access by name looks its name up in its field list each time), the
+            # positions found again whenever a row comes with other fields (Spark's rows share one field list)
+            names = row.__fields__
+            if names is not fields and names != fields:
+                get = itemgetter(*(names.index(name) for name in _ROW_FIELDS))
+            fields = names
+            kind, group, ts, order, appended, payload, packed = get(row)
             if kind == "events":
-                appended = row.num
-                packs.setdefault(row.group, []).append((row.ts, None if appended != appended else appended,
-                                                        row.packed))
+                packs.setdefault(group, []).append((ts, None if appended != appended else appended, packed))
             elif kind == "cluster":
-                self.cluster.append((row.ts, row.ord, row.payload))
+                self.cluster.append((ts, order, payload))
             elif kind == "wake":
-                self.marks.append(row.payload)
+                self.marks.append(payload)
         self.cluster.sort()
-        self.groups = {group: _NewRows(p) for group, p in packs.items()}
+        self.groups = {group: NewRows(p) for group, p in packs.items()}
 
 
 def _passthrough(rows):

@@ -305,13 +305,18 @@ def on_leave(g, ev: Leave, out: list) -> None:
 
 
 def on_commit(g, ev: Commit, out: list) -> None:
-    out.append(records.offsets_committed(g.group, ev.ts, member_id=ev.member_id or None, offsets=ev.offsets))
-    if not ev.member_id and g.owners:
+    committed(g, ev.ts, ev.member_id, ev.offsets, out)
+
+
+def committed(g, ts: int, member_id: str, offsets, out: list) -> None:
+    """`on_commit` from the commit's fields (`GroupMonitor.process_commit` has no event object)."""
+    out.append(records.offsets_committed(g.group, ts, member_id=member_id or None, offsets=offsets))
+    if not member_id and g.owners:
         # `__consumer_offsets` names no committer: the commit is a sign of life of the partitions' owner
-        owners = {g.owners.get((tp[0], tp[1])) for tp in ev.offsets}
+        owners = {g.owners.get((tp[0], tp[1])) for tp in offsets}
         for m in g.members.values():
-            if m.owner_key in owners and (m.last_commit_ms is None or ev.ts > m.last_commit_ms):
-                m.last_commit_ms = ev.ts
+            if m.owner_key in owners and (m.last_commit_ms is None or ts > m.last_commit_ms):
+                m.last_commit_ms = ts
 
 
 def on_revoked(g, ev, out: list) -> None:

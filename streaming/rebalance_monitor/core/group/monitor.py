@@ -23,7 +23,7 @@ from ..events import (
     BrokerRelease, ClientMetrics, GroupConfig, GroupDescribed, Commit, CoordinatorChange, EndOffsets, Event, GenerationCompleted, GroupDeleted, GroupEmpty,
     Heartbeat,
     Join, Leave, Lost, MemberRemoved, Poll, RebalanceStarted, Revoked, SharePartitions, StreamsTopology, Sync,
-    TopicPartitions,
+    TopicPartitions, SCHEMA_VERSION,
 )
 from ..members import Member
 from ..settings import CoreSettings
@@ -40,6 +40,16 @@ def _fingerprint(ev: Event) -> int:
         text = f"h|{ev.ts}|{ev.member_id}|{ev.generation}|{ev.error}"
     else:
         text = repr(ev)
+    return zlib.crc32(text.encode("utf-8", "replace"))
+
+
+def commit_fingerprint(ts: int, group: str, member_id: str, instance_id, client_id, host, offsets: tuple,
+                       generation) -> int:
+    """`_fingerprint` of the `Commit` of these fields, as the job's columns give it (type "commit", the current
+    schema version): its repr written out, without building the event."""
+    text = (f"Commit(type='commit', ts={ts!r}, group={group!r}, v={SCHEMA_VERSION!r}, member_id={member_id!r}, "
+            f"group_instance_id={instance_id!r}, client_id={client_id!r}, host={host!r}, offsets={offsets!r}, "
+            f"generation={generation!r})")
     return zlib.crc32(text.encode("utf-8", "replace"))
 
 
@@ -140,6 +150,28 @@ class GroupMonitor:
             group_type.current(self)
         return out
 
+    def process_commit(self, ts: int, member_id: str, instance_id, client_id, host, offsets: tuple,
+                       generation) -> list[dict]:
+        """`process` of a commit from its fields (`offsets`: a tuple of (topic, partition, offset, ...) tuples, as
+        the event holds them), without the event object: the same steps as `process_full`, the same records and
+        state. About a fifth of a live group's events are commits."""
+        out: list[dict] = []
+        if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
+                or self.storm.started_ms is not None or self.held is not None:
+            timers.fire(self, ts, out, inclusive=False)
+        fp = commit_fingerprint(ts, self.group, member_id, instance_id, client_id, host, offsets, generation)
+        if fp in self.recent_set:
+            self.count("duplicates")
+            return out
+        self.remember(fp)
+        if ts > self.clock_ms:
+            self.clock_ms = ts
+        if ts > self.last_event_ms:
+            self.last_event_ms = ts
+        self.dirty = True
+        client.committed(self, ts, member_id, offsets, out)
+        return out
+
     def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
                      client_id, host) -> bool:
         """The common case of `process` without an event object: an error-free heartbeat (`is_heartbeat`,
@@ -231,14 +263,18 @@ class GroupMonitor:
         now = self.clock_ms if now_ms is None else now_ms
         ratios = {}
         poll_ratios = {}
+        # Per member: the heartbeat gap ratio, its longest heartbeat gap of the period (including the one still open
+        # at `now`) over its session timeout, once its heartbeats are tracked; the poll gap ratio, the time since its
+        # last poll over max.poll.interval.ms (the rebalance timeout; 1: about to be removed for not polling), once
+        # its polls are tracked (poll events, or the last-poll clock of client_metrics snapshots).
         for m in self.members.values():
-            r = m.gap_ratio(now)
-            if r is not None:
-                ratios[m.member_id] = r
+            last, limit = m.last_heartbeat_ms, m.session_timeout_ms
+            if m.hb_tracked and limit and last is not None:
+                ratios[m.member_id] = round(max(m.gap_max_ms, now - last) / limit, 4)
             m.gap_max_ms = 0
-            r = m.poll_gap_ratio(now)
-            if r is not None:
-                poll_ratios[m.member_id] = r
+            last, limit = m.last_poll_ms, m.rebalance_timeout_ms
+            if m.poll_tracked and limit and last is not None:
+                poll_ratios[m.member_id] = round(max(0, now - last) / limit, 4)
         self.dirty = False
         return records.group_status(
             self.group, now, state=self.state, generation=self.generation, protocol=self.protocol,
@@ -246,7 +282,8 @@ class GroupMonitor:
             in_storm=self.storm.in_storm,
             rebalancing_since_ms=self.rebalance.started_ms if self.rebalance is not None else None,
             coordinator_partition=offsets_partition_for(self.group, self.settings.offsets_partitions),
-            poll_gap_ratios=poll_ratios, client_standard_metrics=client_standard.view(self, now),
+            poll_gap_ratios=poll_ratios,
+            client_standard_metrics=client_standard.view(self, now) if self.client_standard else [],
             group_type=group_type.current(self), members_at_risk=timers.at_risk_now(self, now))
 
     def to_state(self) -> dict:

@@ -13,7 +13,7 @@ but was never proven complete is completed `settle_ms` after it formed; a storm 
 from __future__ import annotations
 
 from .. import causes as C, records
-from ..members import Member
+from ..members import Member, warn_at
 from ..vocabulary import TimeoutKind
 from . import deadlines, held, membership, rebalance
 
@@ -114,11 +114,14 @@ def at_risk_now(g, now: int) -> list[list[str]]:
     if not pct:
         return []
     out = []
-    for m in g.members.values():
+    for m in g.members.values():  # (Member.warn_points, written out: every group_status record runs it)
         delay = m.report_delay_ms or 0
-        for point in m.warn_points(pct):
-            if point is not None and point[1] + delay <= now < point[2] + delay:
-                out.append([m.member_id, point[0]])
+        s = m.session_deadline()
+        if s is not None and warn_at(s, m.session_timeout_ms, pct) + delay <= now < s + delay:
+            out.append([m.member_id, "session"])
+        p = m.poll_deadline()
+        if p is not None and warn_at(p, m.rebalance_timeout_ms, pct) + delay <= now < p + delay:
+            out.append([m.member_id, "poll"])
     out.sort()
     return out
 
