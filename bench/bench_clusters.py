@@ -19,7 +19,8 @@ Measured in each mode, over all its deployments (per cluster: divided by N):
   starts) and over the busy window (after a warm-up: the first batches hold every group's first join);
 - the delay from a churn rebalance's last sync (its event time) to its generation record, after the sinks.
 
-    python bench/bench_clusters.py [--counts 1,3,10] [--groups 100] [--members 5] [--busy 90] [--idle 30]
+    python bench/bench_clusters.py [--counts 1,3,10] [--separate-up-to 3] [--groups 100] [--members 5] [--busy 90]
+                                   [--idle 30]
 """
 from __future__ import annotations
 
@@ -183,6 +184,7 @@ def run_mode(broker: Broker, work: str, run_no: int, n: int, one: bool, args) ->
         assert fconn.poll(120)
         out["fleet"] = fconn.recv()[1]
         sender.join(timeout=30)
+        time.sleep(3 * args.trigger)  # the last rebalances' records
         peak.halt.set()
         peak.join(timeout=5)
         out.update(busy=(busy0, busy1), idle=(idle0, idle1), peak_mb=peak.peak_mb)
@@ -279,7 +281,8 @@ def report(args, results: list[dict], head: str) -> None:
               "; at the end of busy, RSS MiB: " + ", ".join(f"{k} {v:,.0f}" for k, v in sorted(rss.items())) +
               "; PSS MiB: " + ", ".join(f"{k} {v:,.0f}" for k, v in sorted(r["busy"][1]["pss"].items())) +
               "; PSS MiB at idle: " + ", ".join(f"{k} {v:,.0f}" for k, v in sorted(r["idle"][1]["pss"].items())) +
-              (f"; other processes: {sorted(r['busy'][1]['others'])}" if r["busy"][1]["others"] else ""))
+              (f"; other processes: {sorted(r['busy'][1]['others'])}" if r["busy"][1]["others"] else "") +
+              "; threads (JVM, Python) at idle: " + ", ".join(f"{j}, {p}" for j, p in r["idle"][1]["threads"]))
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at the end", flush=True)
 
 
@@ -296,6 +299,8 @@ def main() -> None:
     ap.add_argument("--idle", type=int, default=30, help="seconds of the idle window")
     ap.add_argument("--ready-timeout", type=int, default=420, help="seconds for every query's first batch")
     ap.add_argument("--modes", default="one,separate", help="one, separate or both")
+    ap.add_argument("--separate-up-to", type=int, default=3,
+                    help="largest N run as N separate deployments (each a Spark driver JVM: about 1.4 GiB)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (the deployments' logs)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -312,6 +317,10 @@ def main() -> None:
             for n in (int(c) for c in args.counts.split(",")):
                 for one in (True, False):
                     if (n == 1 and not one) or ("one" if one else "separate") not in modes and n > 1:
+                        continue
+                    if not one and n > args.separate_up_to:
+                        print(f"... N={n}: {n} separate deployments left out (--separate-up-to "
+                              f"{args.separate_up_to}): about 1.4 GiB of memory each", flush=True)
                         continue
                     run_no += 1
                     print(f"... N={n}, {'one deployment' if one or n == 1 else f'{n} deployments'}", flush=True)
