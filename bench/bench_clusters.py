@@ -156,6 +156,7 @@ def run_mode(broker: Broker, work: str, run_no: int, n: int, one: bool, args) ->
         proc.start()
         deps.append((proc, conn, os.path.join(d, "driver.log")))
     out = {"n": n, "one": one, "deployments": len(deps), "logs": [lg for _, _, lg in deps], "error": None}
+    stopped: set[int] = set()
     try:
         for proc, conn, log in deps:
             left = max(1.0, args.ready_timeout + 30 - (time.time() - t0))
@@ -191,6 +192,7 @@ def run_mode(broker: Broker, work: str, run_no: int, n: int, one: bool, args) ->
         seen, stats = {}, {}
         for proc, conn, log in deps:
             conn.send("stop")
+            stopped.add(proc.pid)
             if conn.poll(180):
                 done = conn.recv()[1]
                 seen.update(done["generations"])
@@ -199,6 +201,12 @@ def run_mode(broker: Broker, work: str, run_no: int, n: int, one: bool, args) ->
     except (RuntimeError, AssertionError, OSError, EOFError) as exc:
         out["error"] = str(exc) or repr(exc)
     finally:
+        for proc, conn, _log in deps:
+            if proc.pid not in stopped and proc.is_alive():
+                try:
+                    conn.send("stop")  # (after its answer: a deployment that failed to start waits for it)
+                except OSError:
+                    pass
         for proc, conn, _log in deps:
             proc.join(timeout=120)
             if proc.is_alive():
