@@ -308,7 +308,7 @@ def main() -> None:
     ap.add_argument("--ready-timeout", type=int, default=420, help="seconds for every query's first batch")
     ap.add_argument("--modes", default="one,separate", help="one, separate or both")
     ap.add_argument("--separate-up-to", type=int, default=3,
-                    help="largest N run as N separate deployments (each a Spark driver JVM: about 1.4 GiB)")
+                    help="largest N run as N separate deployments (each its own driver JVM: about 1.2 GiB PSS)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (the deployments' logs)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -328,7 +328,7 @@ def main() -> None:
                         continue
                     if not one and n > args.separate_up_to:
                         print(f"... N={n}: {n} separate deployments left out (--separate-up-to "
-                              f"{args.separate_up_to}): about 1.4 GiB of memory each", flush=True)
+                              f"{args.separate_up_to}): about 1.2 GiB of memory (PSS) each", flush=True)
                         continue
                     run_no += 1
                     print(f"... N={n}, {'one deployment' if one or n == 1 else f'{n} deployments'}", flush=True)
