@@ -15,6 +15,8 @@ BENCHES = [
     ("Kafka source vs plain consumers", ["bench_source.py", "--records", "200000"]),
     ("whole job vs plain consumer", ["bench_job.py"]),
     ("a fleet at live cadence: 1,000 groups x 10 members for 150 s", ["bench_fleet.py", "--groups", "1000"]),
+    ("several clusters: one deployment watching N against N deployments, 100 groups x 5 members each",
+     ["bench_clusters.py", "--counts", "1,3"]),
     ("a fleet at live cadence without Spark: the stateful step's and the driver's time per group and batch",
      ["bench_live_groups.py"]),
     ("where the job's time goes: read, decode, shuffle, job; both readers, both inputs", ["bench_pieces.py"]),

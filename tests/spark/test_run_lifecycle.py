@@ -228,3 +228,46 @@ def test_several_clusters_each_run_their_own_watch_and_one_down_holds_up_no_othe
     assert ev.count("spark started") == 1                       # one session for both clusters
     assert "down up=False" in ev and ev.count("kafka probed at 127.0.0.1:19092") == 1
     assert ev[-1] == "exporter stopped" and ev.count("job stopped") == 2
+
+
+def test_several_clusters_queries_start_one_at_a_time(parts, monkeypatch, tmp_path):
+    """A query's start spawns its Kafka source's Python runner, which must connect back to the driver JVM within
+    Spark's fixed 10 s: with several clusters the queries start one at a time, the next once the last one's first
+    batch has made progress (cluster_watch.StartGate)."""
+    import threading
+
+    import rebalance_monitor.metrics.exporter as exporter_module
+
+    class Query:
+        isActive = True
+        lastProgress = None
+
+    queries, earlier_progressed, started = [], [], threading.Semaphore(0)
+
+    def start(job):
+        earlier_progressed.append(all(q.lastProgress for q in queries))
+        queries.append(Query())
+        started.release()
+        return queries[-1]
+
+    class Updater:
+        def set_ready(self, ready, reason=None):
+            pass
+
+    monkeypatch.setattr(cluster_watch.StreamingQueryJob, "start", start)
+    monkeypatch.setattr(exporter_module.ExporterSettings, "make_updater", lambda self: Updater())
+    monkeypatch.setattr(run, "fleet_metrics", lambda clusters, updaters: updaters)
+    cfg = load_config(env={}, overrides={
+        "state.checkpoint_location": str(tmp_path), "lag.enabled": False,
+        "clusters": [{"name": "a"}, {"name": "b"}, {"name": "c"}]})
+    monitor = run.MonitorService(cfg)
+    monitor.start_exporter()
+    serving = threading.Thread(target=monitor.serve)
+    serving.start()
+    for _ in range(3):
+        assert started.acquire(timeout=30), parts.events
+        queries[-1].lastProgress = {"batchId": 0}  # its first batch: the next query may start
+    monitor.stop.set()
+    serving.join(30)
+    monitor.close()
+    assert earlier_progressed == [True, True, True]

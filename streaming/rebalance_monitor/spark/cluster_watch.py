@@ -6,7 +6,8 @@ cluster, in a thread of its own each when there are several, on one SparkSession
 answers slowly or refuses the credentials only backs off its own watch (one log line per back-off step, prefixed
 with the cluster's name when there are several); the others' queries keep running. A watch's
 `rebalance_monitor_kafka_cluster_up` is 1 while its query runs and 0 while its Kafka does not answer or its query
-is down; `..._last_read_timestamp_seconds` moves with each batch, and while the query is caught up.
+is down; `..._last_read_timestamp_seconds` moves with each batch, and while the query is caught up. Several
+clusters' queries start one at a time (`StartGate`), their restarts too.
 """
 from __future__ import annotations
 
@@ -24,6 +25,40 @@ log = logging.getLogger("rebalance_monitor.job")
 
 HEALTHY_RUN_S = 120  # a query that ran this long restarts the back-off from its first step
 STALE_MIN_S = 10.0  # a running query that read nothing for this long (or 3 triggers) has its cluster probed
+
+
+class StartGate:
+    """Several clusters' queries start one at a time (MonitorService has one when it watches several). A query's
+    start spawns its Python Kafka source's runner process, which must connect back to the driver JVM within
+    Spark's fixed 10 s (PythonWorkerFactory); ten queries starting together on a busy 2-core driver all missed
+    it, again at every restart, their back-off steps keeping them together. A watch holds the gate from its
+    query's start until its first batch's progress, its failure, `stop`, or `wait_s`."""
+
+    def __init__(self, wait_s: float = 60.0):
+        self.wait_s = wait_s
+        self._lock = threading.Lock()
+        self._holder = None
+        self._since = 0.0
+
+    def enter(self, watch, stop: threading.Event) -> bool:
+        """Wait for the gate; False when `stop` was set first."""
+        while not stop.is_set():
+            if self._lock.acquire(timeout=0.5):
+                self._holder, self._since = watch, time.monotonic()
+                return True
+        return False
+
+    def held_by(self, watch) -> bool:
+        return self._holder is watch
+
+    def overdue(self) -> bool:
+        return time.monotonic() - self._since > self.wait_s
+
+    def leave(self, watch) -> None:
+        """Leave it if `watch` holds it (leaving twice is nothing)."""
+        if self._holder is watch:
+            self._holder = None
+            self._lock.release()
 
 
 class ClusterLog(logging.LoggerAdapter):
@@ -126,6 +161,9 @@ class ClusterWatch:
             started = time.monotonic()
             if once:
                 return _run_once(job, out)
+            gate = getattr(self.service, "start_gate", None)
+            if gate is not None and not gate.enter(self, stop):
+                break
             try:
                 query = job.start()
             except ConnectorMissing as exc:  # configuration, not a passing failure: say so and stop
@@ -136,7 +174,10 @@ class ClusterWatch:
             else:
                 self._kafka_up(True)
                 self._up_while_running, self._last_read = True, time.monotonic()
-                failure = self._watch(query, cadence)
+                failure = self._watch(query, cadence, gate)
+            finally:
+                if gate is not None:
+                    gate.leave(self)
             if failure is None:
                 break
             # The query died (broker unreachable, a sink's JVM error, ...): report it, wait, restart from the
@@ -154,13 +195,16 @@ class ClusterWatch:
             stop.wait(delay)
         return 0
 
-    def _watch(self, query, cadence: float):
-        """Wait while the query runs; log progress at `cadence`. Returns its exception if it died, else None."""
+    def _watch(self, query, cadence: float, gate=None):
+        """Wait while the query runs; log progress at `cadence`; leave the start `gate` at its first batch's
+        progress. Returns its exception if it died, else None."""
         last_log = 0.0
         on_tick = self.service.on_tick
         while not self.stop.is_set():
             if not query.isActive:
                 return query.exception()
+            if gate is not None and gate.held_by(self) and (query.lastProgress or gate.overdue()):
+                gate.leave(self)
             if time.monotonic() - last_log >= cadence:
                 last_log = time.monotonic()
                 _log_progress(query, self.job, self.log)

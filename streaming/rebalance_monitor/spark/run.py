@@ -27,7 +27,7 @@ import threading
 import time
 
 from ..config import MonitorConfig, redacted
-from .cluster_watch import ClusterWatch
+from .cluster_watch import ClusterWatch, StartGate
 from .driver_jvm import end_session
 from .kafka_reach import one_line
 
@@ -65,7 +65,8 @@ class MonitorService:
     Each configured cluster (`MonitorConfig.cluster_configs`) gets a `ClusterWatch` with its own metrics updater;
     one exporter serves them all (`kafka_cluster` is the first label of every series). One cluster is watched in
     the calling thread, as before; several each in a thread of their own, on one SparkSession, so that one
-    cluster's outage holds up only its own watch.
+    cluster's outage holds up only its own watch; their queries start one at a time (cluster_watch.StartGate: each
+    until its first batch's progress, at most a minute).
 
     `on_records(batch_id, records, dead_letters)` sees every batch's output (StreamingQueryJob); `on_tick()` is called
     every half second while a query runs; `stop` ends `serve` when set (SIGTERM/SIGINT set it, with
@@ -81,6 +82,7 @@ class MonitorService:
         self._signals = False  # handle_signals was called: again once Spark is up
         self._exporting = False  # the exporter's HTTP server is up
         self._spark_lock = threading.Lock()
+        self.start_gate: StartGate | None = None
 
     # ---- the single cluster's parts, as before (the first cluster's when there are several) ------------------
     @property
@@ -117,6 +119,7 @@ class MonitorService:
             if not several:
                 updaters = [self.exporter.updater]
         self.watches = [ClusterWatch(c, self, u, self.stop, several) for c, u in zip(clusters, updaters)]
+        self.start_gate = StartGate() if several else None  # the clusters' queries start one at a time
         if self.exporter is None:
             return
         if all(w.job.checkpoint_is_local() for w in self.watches):
