@@ -16,6 +16,7 @@ def main(conn, bootstrap: str, topics: dict[str, str], fleet_args: dict, seconds
     """`topics`: cluster name -> its events topic."""
     import orjson
     from confluent_kafka import Producer
+    from fleet_process import produce_due
     from fleet_schedule import Fleet
 
     start_ms = int(time.time() * 1000)
@@ -29,15 +30,7 @@ def main(conn, bootstrap: str, topics: dict[str, str], fleet_args: dict, seconds
         while time.time() < start_ms / 1000.0 + seconds:
             now = int(time.time() * 1000)
             for name, fleet in fleets.items():
-                topic = topics[name]
-                for e in fleet.due(now):
-                    while True:
-                        try:
-                            p.produce(topic, dumps(e), key=e["group"].encode())
-                            break
-                        except BufferError:
-                            p.poll(0.05)
-                    sent += 1
+                sent += produce_due(p, topics[name], fleet.due(now), dumps)
             p.poll(0)
             behind = max(behind, time.time() - now / 1000.0)
             time.sleep(max(0.0, 0.1 - (time.time() - now / 1000.0)))

@@ -83,6 +83,21 @@ class Scraper(threading.Thread):
                     self.timed_out[group] = seen
 
 
+
+def produce_due(p, topic: str, events, dumps) -> int:
+    """Send `events` (the fleet's due ones) to `topic` with the producer `p`, each keyed by its group, waiting
+    while the producer's queue is full; how many were sent."""
+    sent = 0
+    for e in events:
+        while True:
+            try:
+                p.produce(topic, dumps(e), key=e["group"].encode())
+                break
+            except BufferError:
+                p.poll(0.05)
+        sent += 1
+    return sent
+
 def send(bootstrap: str, topic: str, fleet, seconds: float) -> dict:
     """The fleet's due events every 100 ms for `seconds`, keyed by group (the instrumentation's emitter's key)."""
     import orjson
@@ -94,14 +109,7 @@ def send(bootstrap: str, topic: str, fleet, seconds: float) -> dict:
     end = fleet.start_ms / 1000.0 + seconds
     while time.time() < end:
         now = int(time.time() * 1000)
-        for e in fleet.due(now):
-            while True:
-                try:
-                    p.produce(topic, dumps(e), key=e["group"].encode())
-                    break
-                except BufferError:
-                    p.poll(0.05)
-            sent += 1
+        sent += produce_due(p, topic, fleet.due(now), dumps)
         p.poll(0)
         behind = max(behind, time.time() - now / 1000.0)
         time.sleep(max(0.0, 0.1 - (time.time() - now / 1000.0)))

@@ -127,22 +127,12 @@ class GroupMonitor:
             self.dirty = True
             return out
         ts = ev.ts
-        if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
-                or self.storm.started_ms is not None or self.held is not None:
-            timers.fire(self, ts, out, inclusive=False)
+        self._fire_due(ts, out)
         # Duplicates (an at-least-once producer's retries) are dropped by fingerprint. Error-free heartbeats
         # and polls are idempotent in the state machine, so they skip the check: most events, no effect.
-        if not (kind is Poll or (kind is Heartbeat and ev.error is None)):
-            fp = _fingerprint(ev)
-            if fp in self.recent_set:
-                self.count("duplicates")
-                return out
-            self.remember(fp)
-        if ts > self.clock_ms:
-            self.clock_ms = ts
-        if ts > self.last_event_ms:
-            self.last_event_ms = ts
-        self.dirty = True
+        if not (kind is Poll or (kind is Heartbeat and ev.error is None)) and self._duplicate(_fingerprint(ev)):
+            return out
+        self._advance(ts)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, ev, out)
@@ -156,21 +146,35 @@ class GroupMonitor:
         the event holds them), without the event object: the same steps as `process_full`, the same records and
         state. About a fifth of a live group's events are commits."""
         out: list[dict] = []
+        self._fire_due(ts, out)
+        if self._duplicate(commit_fingerprint(ts, self.group, member_id, instance_id, client_id, host, offsets,
+                                              generation)):
+            return out
+        self._advance(ts)
+        client.committed(self, ts, member_id, offsets, out)
+        return out
+
+    def _fire_due(self, ts: int, out: list) -> None:
+        """Before an event at `ts`: the timers due before it (and a rebalance's, storm's or held work's checks)."""
         if (self.timer_ms is not None and self.timer_ms < ts) or self.rebalance is not None \
                 or self.storm.started_ms is not None or self.held is not None:
             timers.fire(self, ts, out, inclusive=False)
-        fp = commit_fingerprint(ts, self.group, member_id, instance_id, client_id, host, offsets, generation)
+
+    def _duplicate(self, fp) -> bool:
+        """An event seen before (an at-least-once producer's retry), by its fingerprint: counted; else kept."""
         if fp in self.recent_set:
             self.count("duplicates")
-            return out
+            return True
         self.remember(fp)
+        return False
+
+    def _advance(self, ts: int) -> None:
+        """An event at `ts` is applied: the group's clock and last event move to it, its state is to be written."""
         if ts > self.clock_ms:
             self.clock_ms = ts
         if ts > self.last_event_ms:
             self.last_event_ms = ts
         self.dirty = True
-        client.committed(self, ts, member_id, offsets, out)
-        return out
 
     def process_beat(self, is_heartbeat: bool, ts: int, member_id: str, generation, error, instance_id,
                      client_id, host) -> bool:
