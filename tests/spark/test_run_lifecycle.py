@@ -271,3 +271,38 @@ def test_several_clusters_queries_start_one_at_a_time(parts, monkeypatch, tmp_pa
     serving.join(30)
     monitor.close()
     assert earlier_progressed == [True, True, True]
+
+
+def test_a_cluster_said_down_while_its_query_ran_is_said_up_by_its_probe_though_batches_resumed_first(
+        parts, monkeypatch, tmp_path):
+    """The broker goes away under a running query: its batches stop, the probe says it down. The broker comes back
+    and the query's batches resume before the next probe: the cluster must still be said up again (it stayed down
+    on its metrics, the probe skipped while reads were fresh, in a three-cluster run on real brokers)."""
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(cluster_watch.time, "monotonic", lambda: clock["now"])
+    said = []
+
+    class Updater:
+        def set_kafka_up(self, up):
+            said.append(up)
+
+        def note_kafka_read(self):
+            pass
+
+    cfg = load_config(env={}, overrides={"state.checkpoint_location": str(tmp_path)})
+    watch = cluster_watch.ClusterWatch(cfg, service=None, updater=Updater(), stop=None)
+    watch.reach.check = lambda: "Connection refused"
+    clock["now"] += watch.stale_s + 1  # no batch for longer than the stale time: probed, down
+    watch._check_while_running()
+    assert said == [False]
+    watch.reach.check = lambda: None  # back; a batch completes before the next probe is due
+    for _ in range(3):
+        clock["now"] += watch.stale_s / 2
+        watch._read_now()
+        watch._check_while_running()
+    assert said[-1] is True
+    n = len(said)
+    clock["now"] += watch.stale_s / 2  # up again, reads fresh: no more probes
+    watch._read_now()
+    watch._check_while_running()
+    assert len(said) == n

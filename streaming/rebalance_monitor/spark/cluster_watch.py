@@ -101,9 +101,13 @@ class ClusterWatch:
     def _check_while_running(self) -> None:
         """A running query whose batches stopped (a source waiting on a cluster that went away keeps its query
         alive) has its Kafka probed, at most once per `stale_s`: down is said once, with the client's error, and
-        so is the return."""
+        so is the return. Once said down, it is probed every `stale_s` until it answers, batches or not: the
+        batches that resume when the cluster is back are not the probe's answer, and the cluster would stay down
+        on its metrics while its query read."""
         now = time.monotonic()
-        if now - self._last_read < self.stale_s or now - self._last_probe < self.stale_s:
+        if now - self._last_probe < self.stale_s:
+            return
+        if self._up_while_running and now - self._last_read < self.stale_s:
             return
         self._last_probe = now
         error = self.reach.check()
