@@ -58,9 +58,10 @@ class Records:
         self.generations: dict[tuple[str, int], float] = {}
         self.at_risk: dict[str, float] = {}
         self.timeouts: dict[str, float] = {}
+        self.timeout_batch: dict[str, int] = {}  # the batch whose output held each member's timeout
         self.timeouts_all = 0
 
-    def __call__(self, _batch_id, records, _dead) -> None:
+    def __call__(self, batch_id, records, _dead) -> None:
         now = time.time()
         for r in records:
             kind = r.get("kind")
@@ -71,6 +72,7 @@ class Records:
             elif kind == "member_timeout":
                 self.timeouts_all += 1
                 self.timeouts.setdefault(r.get("member_id"), now)
+                self.timeout_batch.setdefault(r.get("member_id"), batch_id)
 
     def generation_delays(self, fleet: dict) -> list[float]:
         """Churn rebalances' last sync (event time) to their generation record (the groups' first ones left out)."""
@@ -144,7 +146,7 @@ def live(args, cfg, bootstrap: str, url: str) -> dict:
     return {"backlog": sent["sent"] - (read1 - read0), "warn": cfg.core.early_warning_percent / 100.0,
             "driver_rss_mb": process_table()[os.getpid()].rss_mb,"fleet": fleet, "records": records, "progress": progress, "read": read,
             "first": first_batch, "busy_last": busy_last, "cpu": cpu, "peak_mb": peak.peak_mb, "trigger_s": trigger_s,
-            "started_s": started_s}
+            "started_s": started_s, "delay_s": int(cfg.state.watermark_delay) / 1000.0}
 
 
 def _stats(xs: list[float], fmt: str = ".1f") -> str:
@@ -202,6 +204,11 @@ def report(args, r: dict) -> None:
           f"gone):")
     start = fleet["start_ms"] / 1000.0
     at_risk, cleared = fleet["at_risk"], fleet["cleared"]
+    # a trigger's start (the batch's time, as the processor's clock has it); a silent member's group clock
+    # reaches its deadline at deadline + the watermark delay (core/group_clock.py): the first batch at or after
+    # that can decide the timeout, and "triggers late" counts the batches after it that still had not
+    starts = {b: _epoch_s(p["timestamp"]) for b, p in prog.items()}
+    judged = []
     for group, mid, kind, stop_ms, deadline_ms in fleet["watched"]:
         d = deadline_ms / 1000.0 if deadline_ms else float("nan")
         f = lambda t: f"{t:+.1f}" if t is not None else "never"  # noqa: E731
@@ -212,7 +219,31 @@ def report(args, r: dict) -> None:
               f"{f(d - fleet['warned'][group] if group in fleet['warned'] else None)} s; after: timeout record "
               f"{f(rec.timeouts[mid] - d if mid in rec.timeouts else None)} s, /metrics "
               f"{f(fleet['timed_out'][group] - d if group in fleet['timed_out'] else None)} s, member's series gone "
-              f"{f(cleared[mid] - d if mid in cleared else None)} s", flush=True)
+              f"{f(cleared[mid] - d if mid in cleared else None)} s; {_triggers_late(mid, d, starts, rec, r['delay_s'], judged)}",
+              flush=True)
+    if judged:
+        print(f"timeouts decided by the first batch that could (at or after deadline + watermark delay "
+              f"{r['delay_s']:.0f} s): {sum(1 for x in judged if x == 0)} of {len(judged)}; triggers late: "
+              f"{sorted(judged)}")
+
+
+def _epoch_s(iso: str) -> float:
+    """A progress report's timestamp (`2026-11-28T08:47:10.123Z`) in Unix seconds."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def _triggers_late(mid: str, deadline_s: float, starts: dict, rec: Records, delay_s: float, judged: list) -> str:
+    """Which batch gave the member's timeout, against the first batch that could (its start at or after the
+    deadline plus the watermark delay); the count of batches between goes to `judged`."""
+    got = rec.timeout_batch.get(mid)
+    could = next((b for b in sorted(starts) if starts[b] >= deadline_s + delay_s), None)
+    if got is None or could is None:
+        return "timeout batch: " + ("never" if got is None else f"{got} (no batch after the deadline seen)")
+    late = sum(1 for b in starts if could <= b < got)
+    judged.append(late)
+    return f"timeout in batch {got}, the first that could: {could} ({late} triggers late)"
 
 
 def main() -> None:
