@@ -18,7 +18,10 @@ configuration apart from paths, topic and port) and reads it live. Measured:
   member's at-risk series gone in /metrics).
 __consumer_offsets is not written: the members' commits are canonical `commit` events only.
 
-    python bench/bench_fleet.py [--groups 1000] [--members 10] [--duration 150] [--partitions 4]
+    python bench/bench_fleet.py [--groups 1000] [--members 10] [--duration 150] [--partitions 4] [--spark-workers 2]
+
+`--spark-workers N` runs the same job on a Spark standalone cluster of N one-core workers (rebalance_monitor.testing.
+spark_cluster, all on loopback), the driver in this process: its executors' JVMs count in the job's CPU.
 """
 from __future__ import annotations
 
@@ -88,12 +91,26 @@ def run(args) -> dict:
             # the members' own topic too, for the lag poller (the fleet's commits name its partitions)
             broker.create_topics({TOPIC: args.partitions, ORDERS: 12})
             port = free_port()
-            cfg = load_config(env={}, overrides={
+            overrides = {
                 "kafka.bootstrap_servers": broker.bootstrap, "kafka.events_topic": TOPIC,
                 "state.checkpoint_location": os.path.join(work, "ck"), "spark.local_dir": os.path.join(work, "spark"),
                 "sinks.history.parquet_path": os.path.join(work, "history"),
-                "sinks.dead_letter.path": os.path.join(work, "dead"), "exporter.port": port})
-            return live(args, cfg, broker.bootstrap, f"http://127.0.0.1:{port}/metrics")
+                "sinks.dead_letter.path": os.path.join(work, "dead"), "exporter.port": port}
+            if not args.spark_workers:
+                return live(args, load_config(env={}, overrides=overrides), broker.bootstrap,
+                            f"http://127.0.0.1:{port}/metrics")
+            # the same job on a Spark standalone cluster: a master and `--spark-workers` workers of one core
+            # each (their own JVMs, executors and Python workers), the driver in this process, all on loopback
+            from rebalance_monitor.testing.spark_cluster import StandaloneCluster
+
+            with StandaloneCluster(os.path.join(work, "spark-cluster"), workers=args.spark_workers,
+                                   cores_per_worker=1, memory_per_worker="1g") as cluster:
+                overrides.update({"spark.master": cluster.master_url, "spark.conf": {
+                    "spark.executor.memory": "512m", "spark.executor.cores": "1",
+                    "spark.cores.max": str(args.spark_workers), "spark.driver.host": "127.0.0.1",
+                    "spark.driver.bindAddress": "127.0.0.1"}})
+                return live(args, load_config(env={}, overrides=overrides), broker.bootstrap,
+                            f"http://127.0.0.1:{port}/metrics")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -181,10 +198,11 @@ def report(args, r: dict) -> None:
         print(f"  fixed cost of a batch (quiet batches after the fleet stopped): {fixed:.2f} s (n={len(quiet)}); "
               f"per event over that in busy batches: {per * 1e6:.1f} us")
     cpu = r["cpu"]
-    total = cpu.get("driver JVM", 0) + cpu.get("Python workers", 0) + cpu.get("driver Python", 0)
+    kinds = ("driver JVM", "executor JVM", "Python workers", "driver Python")  # (a cluster's daemons left out)
+    total = sum(cpu.get(k, 0) for k in kinds)
     print(f"CPU over the {args.duration} s live: {total:.1f} s = {total / args.duration:.2f} cores; "
-          f"{total / members / args.duration * 1e6:.1f} us per member-second (driver JVM {cpu.get('driver JVM', 0):.1f} "
-          f"s, Python workers {cpu.get('Python workers', 0):.1f} s, driver Python {cpu.get('driver Python', 0):.1f} s; "
+          f"{total / members / args.duration * 1e6:.1f} us per member-second ("
+          + ", ".join(f"{k} {cpu[k]:.1f} s" for k in kinds if k in cpu) + "; "
           f"the fleet's process, sender and scraper, {fleet['cpu_all_s']:.1f} s left out; machine load "
           f"{os.getloadavg()[0]:.1f})")
     ops = prog[max(busy)].get("stateOperators") or [] if busy else []
@@ -261,6 +279,8 @@ def main() -> None:
     ap.add_argument("--scrape-every", type=float, default=1.0)
     ap.add_argument("--quiet", type=int, default=6, help="triggers to wait after the fleet stops (quiet batches)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--spark-workers", type=int, default=0,
+                    help="run the job on a Spark standalone cluster of this many one-core workers (0: local[2])")
     args = ap.parse_args()
     report(args, run(args))
 

@@ -138,7 +138,7 @@ class GroupsConfig:
     # regular expressions matched against the whole group name (core/group_filter.py); deny wins over allow
     allow: str | None = regex()
     deny: str | None = regex()
-    max_groups: int = 5000
+    max_groups: int = 10_000
 
 
 @dataclass(frozen=True)

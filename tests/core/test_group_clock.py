@@ -75,8 +75,12 @@ def test_a_watermark_catching_up_behind_the_clock_keeps_its_line():
     assert group_now(caught_up, at + 4_000, 0, DELAY) == E + 9_000
     # a base past the clock's line is new input: the count restarts
     assert observe(ref, E + 6_000, at, 0, DELAY, follow_wall=True) == ClockReference(E + 6_000, at)
-    # before the clock follows the wall clock, or without follow_wall, a higher base restarts it too
-    assert observe(ref, E + 500, W + 1_000, 0, DELAY, follow_wall=True) == ClockReference(E + 500, W + 1_000)
+    # a live base of this run follows the wall clock at once: a higher base under its line keeps the line even
+    # within the delay; one that came from a backlog does not follow it yet there, and a higher base restarts it
+    assert observe(ref, E + 500, W + 1_000, 0, DELAY, follow_wall=True) == ClockReference(E + 500, W + 500, True)
+    assert observe(observe(None, E, W), E + 500, W + 1_000, 0, DELAY, follow_wall=True) == \
+        ClockReference(E + 500, W + 1_000)
+    # without follow_wall a higher base restarts it too
     assert observe(ref, E + 3_000, at, 0, DELAY) == ClockReference(E + 3_000, at)
     # and so do the group's own new events, and a base that came from a backlog (not live)
     assert observe(ref, E + 3_000, at, 0, DELAY, follow_wall=True, keep_line=False) == ClockReference(E + 3_000, at)
@@ -117,6 +121,8 @@ class _Runner:
 
 
 @pytest.mark.parametrize("appended_ago_ms, event_ago_ms, counts_from", [
+    (0, 0, "append"),  # live input: the newest event's record was appended as the batch began
+    (1_000, 1_000, "append"),  # 1 s before it: within the delay, the clock follows the wall clock already
     (3_000, 3_000, "append"),  # live input: the newest event's record was appended 3 s before the batch
     (7_000, 7_000, "append"),  # within the horizon (trigger 5 s + delay 2 s)
     (7_001, 7_001, "batch"),  # older: a backlog being read; it must never be overtaken
@@ -133,7 +139,9 @@ def test_live_input_counts_idle_time_from_the_append_of_the_groups_newest_record
     r = _Runner(newest=wall - event_ago_ms)
     release = clock.release_point(r, watermark_ms=0, wall_ms=wall, has_rows=True, appended_ms=wall - appended_ago_ms)
     idle = appended_ago_ms if counts_from == "append" else 0
-    assert release == r.newest - DELAY + (idle if idle >= DELAY else 0)
+    # from a live base at once (the batch read all that was appended before it), from a backlog's only once the
+    # base has stood still for the delay
+    assert release == r.newest - DELAY + idle
     assert r.ref.since_wall_ms == wall - idle
 
 

@@ -8,6 +8,11 @@ member would never time out; so the clock follows the wall clock, but only once 
 
     now = reference + (wall - since)   once wall - since >= delay_ms, else base_ms
 
+A live base of this run (the group's newest event, its record appended within a trigger and the delay of the
+batch that read it) follows the wall clock at once: the batch read everything appended before it, so an event
+still to come was appended later, and its clock is the base plus the time since that append. A silent member's
+deadline is then reached in the first batch at or after it plus the delay, whatever Spark's watermark says.
+
 `reference` is the highest `base_ms` the group has seen and `since` the wall-clock time it first saw it (for live
 input: when the Kafka record of the group's newest event was appended, one trigger sooner), or the job's start if
 later: after a restart the clock waits for the input again, so a backlog produced while the job
@@ -49,7 +54,7 @@ def observe(ref: ClockReference | None, base_ms: int, wall_ms: int, started_wall
         return ref
     if keep_line and ref.live and follow_wall and delay_ms is not None and \
             group_now(ref, wall_ms, started_wall_ms, delay_ms) >= base_ms and \
-            idle_ms(ref, wall_ms, started_wall_ms) >= delay_ms:
+            _follows(ref, idle_ms(ref, wall_ms, started_wall_ms), started_wall_ms, delay_ms):
         kept = max(ref.since_wall_ms, started_wall_ms)
         return ClockReference(base_ms, kept + (base_ms - ref.base_ms), True)
     return ClockReference(base_ms, since, live)
@@ -60,13 +65,21 @@ def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:
     return max(0, wall_ms - max(ref.since_wall_ms, started_wall_ms))
 
 
+def _follows(ref: ClockReference, idle: int, started_wall_ms: int, delay_ms: int) -> bool:
+    """Whether the clock follows the wall clock: from a live base of this run at once (its idle time counts
+    from its record's append, and the batch read everything appended before it: an event that comes later was
+    appended later, and one more than the delay behind is late whatever the rule), else once the base has stood
+    still for the delay (a backlog, a base from before the job's start, the watermark)."""
+    return idle >= delay_ms or (ref.live and ref.since_wall_ms >= started_wall_ms)
+
+
 def group_now(ref: ClockReference, wall_ms: int, started_wall_ms: int, delay_ms: int,
               follow_wall: bool = True) -> int:
     """The group's clock at `wall_ms` (never below its reference base)."""
     if not follow_wall:
         return ref.base_ms
     idle = idle_ms(ref, wall_ms, started_wall_ms)
-    return ref.base_ms + idle if idle >= delay_ms else ref.base_ms
+    return ref.base_ms + idle if _follows(ref, idle, started_wall_ms, delay_ms) else ref.base_ms
 
 
 def wake_wall_ms(ref: ClockReference, want_ms: int, wall_ms: int, started_wall_ms: int, delay_ms: int) -> int:
@@ -78,7 +91,7 @@ def wake_wall_ms(ref: ClockReference, want_ms: int, wall_ms: int, started_wall_m
     since = max(ref.since_wall_ms, started_wall_ms)
     ahead = want_ms - ref.base_ms
     at = since + ahead
-    if at <= wall_ms:
+    if at <= wall_ms and not _follows(ref, 0, started_wall_ms, delay_ms):
         at = since + max(delay_ms, ahead)
     return max(wall_ms + 1, at)
 

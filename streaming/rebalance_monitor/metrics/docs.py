@@ -67,7 +67,7 @@ Exporter settings (`ExporterSettings`, made from the configuration by `ExporterS
 `host` (default `127.0.0.1`, loopback only), `port` (9308), `tls_cert_file`/`tls_key_file` (PEM; HTTPS when
 set), `basic_auth_user`/`basic_auth_password` (the password may come from `exporter.basic_auth_password_file`
 or the environment variable `RM_EXPORTER_BASIC_AUTH_PASSWORD`; it is never logged),
-`max_groups` (5000), `group_allow`/`group_deny` (regular expressions, full match on the group name),
+`max_groups` (10,000), `group_allow`/`group_deny` (regular expressions, full match on the group name),
 `idle_group_ttl_s` (86400), `ready_max_age_s` (300), `gzip` (true), `lag_granularity` (`partition`; the
 configuration's `lag.granularity`, see "Lag granularity" below).
 """

@@ -43,7 +43,7 @@ class ExporterSettings:
     tls_key_file: str | None = None
     basic_auth_user: str | None = None
     basic_auth_password: str | None = field(default=None, repr=False)
-    max_groups: int = 5000
+    max_groups: int = 10_000
     group_allow: str | None = None         # regex, full match; None = every group
     group_deny: str | None = None          # regex, full match; None = no group denied
     idle_group_ttl_s: float = 86400

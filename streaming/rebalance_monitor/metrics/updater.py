@@ -54,7 +54,7 @@ class MetricsUpdater(MetricsStore):
     joins cached text; the rendering cost lands on the caller of ``apply`` (the streaming job's batch thread).
     """
 
-    def __init__(self, *, max_groups: int = 5000, group_allow: str | None = None, group_deny: str | None = None,
+    def __init__(self, *, max_groups: int = 10_000, group_allow: str | None = None, group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
                  clock=time.time, prerender: bool = True, lag_granularity: str = "partition",
                  cluster: str = DEFAULT_CLUSTER) -> None:
