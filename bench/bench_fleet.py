@@ -16,9 +16,11 @@ configuration apart from paths, topic and port) and reads it live. Measured:
   with the deadline it gives) and its group's heartbeat/poll gap ratio reaching core.early_warning_percent, against
   its deadline; and its timeout's delay after the deadline (the member_timeout record; the timeouts counter and the
   member's at-risk series gone in /metrics).
-__consumer_offsets is not written: the members' commits are canonical `commit` events only.
+The members' commits are canonical `commit` events on the events topic; with `--offsets` they are offset commits
+instead (fleet_process.OffsetCommits: each group's commits of a second in one OffsetCommit), which the job reads
+from `__consumer_offsets` as the brokers write it, beside the events topic.
 
-    python bench/bench_fleet.py [--groups 1000] [--members 10] [--duration 150] [--partitions 4] [--spark-workers 2]
+    python bench/bench_fleet.py [--groups 1000] [--members 10] [--duration 150] [--partitions 4] [--offsets] [--spark-workers 2]
 
 `--spark-workers N` runs the same job on a Spark standalone cluster of N one-core workers (rebalance_monitor.testing.
 spark_cluster, all on loopback), the driver in this process: its executors' JVMs count in the job's CPU.
@@ -42,7 +44,7 @@ from proc_tree import PeakRss
 
 from rebalance_monitor.config import load_config
 from rebalance_monitor.spark.run import MonitorService
-from rebalance_monitor.testing.broker import Broker
+from rebalance_monitor.testing.broker import TEST_BROKER_SETTINGS, Broker
 
 TOPIC = "fleet-events"
 
@@ -96,6 +98,10 @@ def run(args) -> dict:
                 "state.checkpoint_location": os.path.join(work, "ck"), "spark.local_dir": os.path.join(work, "spark"),
                 "sinks.history.parquet_path": os.path.join(work, "history"),
                 "sinks.dead_letter.path": os.path.join(work, "dead"), "exporter.port": port}
+            if args.offsets:  # the commits come from __consumer_offsets, as the brokers have them
+                overrides.update({"kafka.offsets_topic": "__consumer_offsets",
+                                  "kafka.offsets_topic_partitions": int(
+                                      {**TEST_BROKER_SETTINGS, **broker.settings}["offsets.topic.num.partitions"])})
             if not args.spark_workers:
                 return live(args, load_config(env={}, overrides=overrides), broker.bootstrap,
                             f"http://127.0.0.1:{port}/metrics")
@@ -138,7 +144,7 @@ def live(args, cfg, bootstrap: str, url: str) -> dict:
         conn, child_conn = ctx.Pipe()
         child = ctx.Process(target=fleet_process.main, name="fleet", daemon=True, args=(
             child_conn, bootstrap, TOPIC, url, fleet_args, args.duration, cfg.core.early_warning_percent / 100.0,
-            args.scrape_every))
+            args.scrape_every, args.offsets))
         child.start()
         assert conn.poll(120) and conn.recv()[0] == "started"
         first_batch = max(read, default=-1) + 1
@@ -160,7 +166,7 @@ def live(args, cfg, bootstrap: str, url: str) -> dict:
     cpu["driver Python"] = own1 - own0
     from proc_tree import process_table
 
-    return {"backlog": sent["sent"] - (read1 - read0), "warn": cfg.core.early_warning_percent / 100.0,
+    return {"backlog": sent["sent"] + sent.get("commit_records", 0) - (read1 - read0), "warn": cfg.core.early_warning_percent / 100.0,
             "driver_rss_mb": process_table()[os.getpid()].rss_mb,"fleet": fleet, "records": records, "progress": progress, "read": read,
             "first": first_batch, "busy_last": busy_last, "cpu": cpu, "peak_mb": peak.peak_mb, "trigger_s": trigger_s,
             "started_s": started_s, "delay_s": int(cfg.state.watermark_delay) / 1000.0}
@@ -182,7 +188,11 @@ def report(args, r: dict) -> None:
     print(f"fleet: {args.groups:,} groups x {args.members} members ({members:,}), {args.duration} s live; sent "
           f"{fleet['sent']:,} events ({fleet['sent'] / args.duration:,.0f}/s; the sender at most "
           f"{fleet['behind_s']:.2f} s behind); churn {fleet['churned']}; query up {r['started_s']:.0f} s after start; "
-          f"not yet read when the fleet stopped: {r['backlog']:,} events", flush=True)
+          f"not yet read when the fleet stopped: {r['backlog']:,} records", flush=True)
+    if "commits" in fleet:
+        print(f"commits through __consumer_offsets (not events): {fleet['commits']:,} members' commits, "
+              f"{fleet['commit_requests']:,} OffsetCommit requests ({fleet['commit_records']:,} records), "
+              f"{fleet['commit_failures']:,} failed", flush=True)
     dur = lambda b: prog[b]["durationMs"]["triggerExecution"] / 1000.0  # noqa: E731
     # the fleet's first two batches hold every group's first join: not steady
     busy = [b for b in sorted(prog) if r["first"] + 2 <= b <= r["busy_last"] and read.get(b)]
@@ -279,6 +289,8 @@ def main() -> None:
     ap.add_argument("--scrape-every", type=float, default=1.0)
     ap.add_argument("--quiet", type=int, default=6, help="triggers to wait after the fleet stops (quiet batches)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--offsets", action="store_true",
+                    help="the members' commits as offset commits the job reads from __consumer_offsets (not events)")
     ap.add_argument("--spark-workers", type=int, default=0,
                     help="run the job on a Spark standalone cluster of this many one-core workers (0: local[2])")
     args = ap.parse_args()

@@ -98,27 +98,95 @@ def produce_due(p, topic: str, events, dumps) -> int:
         sent += 1
     return sent
 
-def send(bootstrap: str, topic: str, fleet, seconds: float) -> dict:
-    """The fleet's due events every 100 ms for `seconds`, keyed by group (the instrumentation's emitter's key)."""
+class OffsetCommits:
+    """The members' commits as the brokers have them: each group's commits of the last `every_s` committed with
+    one OffsetCommit (the admin API's alter offsets: the simulated groups have no live members at the broker), so
+    the group coordinator appends one `__consumer_offsets` record per partition committed, as real consumers'
+    commits do. Failures are counted, not raised (the report says them)."""
+
+    def __init__(self, bootstrap: str, every_s: float = 1.0):
+        from confluent_kafka.admin import AdminClient
+
+        self.admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+        self.every_s = every_s
+        self.pending: dict[str, dict] = {}  # group -> {(topic, partition): offset}
+        self.last = time.time()
+        self.futures: list = []
+        self.commits = self.requests = self.records = self.failed = 0
+
+    def add(self, e: dict) -> None:
+        offsets = self.pending.setdefault(e["group"], {})
+        for t, partition, offset in e["offsets"]:
+            offsets[(t, partition)] = offset
+        self.commits += 1
+
+    def flush_due(self, force: bool = False) -> None:
+        if not force and time.time() - self.last < self.every_s:
+            return
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        self.last = time.time()
+        for group, offsets in self.pending.items():
+            parts = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+            self.futures.extend(self.admin.alter_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(group, parts)], request_timeout=30).values())
+            self.requests += 1
+            self.records += len(parts)  # the coordinator's __consumer_offsets records: one per partition
+        self.pending.clear()
+        self._reap()
+
+    def _reap(self, wait: bool = False) -> None:
+        left = []
+        for f in self.futures:
+            if wait or f.done():
+                try:
+                    f.result(timeout=30)
+                except Exception:  # noqa: BLE001 - counted, said in the report
+                    self.failed += 1
+            else:
+                left.append(f)
+        self.futures = left
+
+    def close(self) -> dict:
+        self.flush_due(force=True)
+        self._reap(wait=True)
+        return {"commits": self.commits, "commit_requests": self.requests, "commit_records": self.records,
+                "commit_failures": self.failed}
+
+
+def send(bootstrap: str, topic: str, fleet, seconds: float, offsets: bool = False) -> dict:
+    """The fleet's due events every 100 ms for `seconds`, keyed by group (the instrumentation's emitter's key).
+    `offsets`: the commits go to the brokers as offset commits (`__consumer_offsets`), not to `topic`."""
     import orjson
     from confluent_kafka import Producer
 
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "log_level": 3,
                   "queue.buffering.max.messages": 1_000_000})
+    commits = OffsetCommits(bootstrap) if offsets else None
     sent, behind, dumps = 0, 0.0, orjson.dumps
     end = fleet.start_ms / 1000.0 + seconds
     while time.time() < end:
         now = int(time.time() * 1000)
-        sent += produce_due(p, topic, fleet.due(now), dumps)
+        due = fleet.due(now)
+        if commits is not None:
+            for e in due:
+                if e["type"] == "commit":
+                    commits.add(e)
+            due = [e for e in due if e["type"] != "commit"]
+            commits.flush_due()
+        sent += produce_due(p, topic, due, dumps)
         p.poll(0)
         behind = max(behind, time.time() - now / 1000.0)
         time.sleep(max(0.0, 0.1 - (time.time() - now / 1000.0)))
     p.flush(30)
-    return {"sent": sent, "behind_s": behind}
+    out = {"sent": sent, "behind_s": behind}
+    if commits is not None:
+        out.update(commits.close())
+    return out
 
 
 def main(conn, bootstrap: str, topic: str, url: str, fleet_args: dict, seconds: float, warn: float,
-         every_s: float) -> None:
+         every_s: float, offsets: bool = False) -> None:
     """The child's work: sends ("started", start_ms), runs the fleet for `seconds`, sends ("sent", figures), scrapes
     on until `conn` says "stop", then sends ("done", everything the report needs)."""
     from fleet_schedule import Fleet
@@ -128,7 +196,7 @@ def main(conn, bootstrap: str, topic: str, url: str, fleet_args: dict, seconds: 
     scraper.start()
     conn.send(("started", fleet.start_ms))
     try:
-        figures = send(bootstrap, topic, fleet, seconds)
+        figures = send(bootstrap, topic, fleet, seconds, offsets)
         figures["cpu_s"] = time.process_time()
         error = None
     except Exception as exc:  # noqa: BLE001 - said in the report: the fleet stopped sending
