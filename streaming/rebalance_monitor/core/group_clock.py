@@ -1,4 +1,4 @@
-"""A group's "now" in a live job: event time, following the wall clock only while the input is idle.
+"""A group's "now" in a live job: event time, following the wall clock from a live record's append or while idle.
 
 The core runs in event time: a group's deadlines (session, poll, settle, storm end) fire when its clock passes
 them. Its clock is the input's watermark (the highest event time less the disorder delay), or the group's own

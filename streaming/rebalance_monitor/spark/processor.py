@@ -10,9 +10,9 @@ A cluster-wide event thus reaches exactly the groups it concerns, as in `replay`
 It runs under `transformWithState` in processing-time mode (rows in, rows out). In that mode Spark runs a batch
 at every trigger even with no input, and fires the timers due by then, so a silent group is woken with no side
 channel. A group's clock stays event time (`core/group_clock.LiveClock`): Spark's watermark, or its own newest
-event less the release delay; it follows the wall clock only once that has stood still for the delay. A shard
-keeps one timer, at the earliest wake-up of its groups; it is replaced only when an earlier one is needed (a
-timer earlier than needed fires, runs nothing due, and sets the next one).
+event less the release delay; it follows the wall clock from the append of a live newest record, else once that
+has stood still for the delay. A shard keeps one timer, at the earliest wake-up of its groups; it is replaced only
+when an earlier one is needed (a timer earlier than needed fires, runs nothing due, and sets the next one).
 
 Rows in: see decoding/decoded_rows.py (heartbeats and polls as columns, other events as JSON text; `cluster` rows
 carry a cluster-wide event to each shard it concerns). Rows out: `kind` (a record kind, or `dead_letter`), `group`,
