@@ -283,3 +283,10 @@ def test_kip848_session_timeouts_reach_the_core():
     assert (settings.kip848_session_ms("orders"), settings.kip848_session_ms("pay"),
             settings.kip848_session_ms("other")) == (10_000, 60_000, 30_000)
     assert load_config(env={}).core_settings().kip848_session_ms("any") == 45_000  # Kafka's default
+
+
+def test_the_exporters_own_group_cap_default_is_the_configurations():
+    from rebalance_monitor.config import GroupsConfig
+    from rebalance_monitor.metrics.admission import DEFAULT_MAX_GROUPS
+
+    assert GroupsConfig().max_groups == DEFAULT_MAX_GROUPS

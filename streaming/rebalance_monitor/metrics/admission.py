@@ -24,6 +24,7 @@ log = logging.getLogger("rebalance_monitor.metrics")
 
 DENIED = "denied"
 MAX_GROUPS = "max_groups"
+DEFAULT_MAX_GROUPS = 10_000  # the exporter's cap when not configured (config.GroupsConfig has the same default)
 _JSON_SEP = (",", ":")
 
 

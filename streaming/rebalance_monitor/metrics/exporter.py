@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .admission import DEFAULT_MAX_GROUPS
 from .catalogue import DEFAULT_CLUSTER
 from .fleet_exposition import FleetMetrics
 from .updater import MetricsUpdater
@@ -43,7 +44,7 @@ class ExporterSettings:
     tls_key_file: str | None = None
     basic_auth_user: str | None = None
     basic_auth_password: str | None = field(default=None, repr=False)
-    max_groups: int = 10_000
+    max_groups: int = DEFAULT_MAX_GROUPS
     group_allow: str | None = None         # regex, full match; None = every group
     group_deny: str | None = None          # regex, full match; None = no group denied
     idle_group_ttl_s: float = 86400

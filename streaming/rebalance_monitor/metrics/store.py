@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable
 
 from . import lag_levels
-from .admission import Admission
+from .admission import DEFAULT_MAX_GROUPS, Admission
 from .catalogue import DEFAULT_CLUSTER
 from .apply import APPLY, END_OFFSETS, GROUP_DELETED, apply_end_offsets
 from .body import BodyCache, BodyText
@@ -36,7 +36,8 @@ class MetricsStore:
     Kafka cluster's name, the ``kafka_cluster`` label's value, written exactly as given (escaped).
     """
 
-    def __init__(self, *, max_groups: int = 10_000, group_allow: str | None = None, group_deny: str | None = None,
+    def __init__(self, *, max_groups: int = DEFAULT_MAX_GROUPS, group_allow: str | None = None,
+                 group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
                  clock=time.time, prerender: bool = True, lag_granularity: str = "partition",
                  cluster: str = DEFAULT_CLUSTER) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from .admission import DEFAULT_MAX_GROUPS
 from .catalogue import DEFAULT_CLUSTER
 from .persistence import STATE_VERSION, Snapshot
 from .store import MetricsStore
@@ -54,7 +55,8 @@ class MetricsUpdater(MetricsStore):
     joins cached text; the rendering cost lands on the caller of ``apply`` (the streaming job's batch thread).
     """
 
-    def __init__(self, *, max_groups: int = 10_000, group_allow: str | None = None, group_deny: str | None = None,
+    def __init__(self, *, max_groups: int = DEFAULT_MAX_GROUPS, group_allow: str | None = None,
+                 group_deny: str | None = None,
                  idle_group_ttl_s: float = 86400, ready_max_age_s: float = 300.0, time_lag_samples: int = 60,
                  clock=time.time, prerender: bool = True, lag_granularity: str = "partition",
                  cluster: str = DEFAULT_CLUSTER) -> None:
