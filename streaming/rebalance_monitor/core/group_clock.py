@@ -65,12 +65,17 @@ def idle_ms(ref: ClockReference, wall_ms: int, started_wall_ms: int) -> int:
     return max(0, wall_ms - max(ref.since_wall_ms, started_wall_ms))
 
 
+def _live_now(ref: ClockReference, started_wall_ms: int) -> bool:
+    """A live base of this run: its clock follows the wall clock at once (its idle time counts from its record's
+    append, and the batch read everything appended before it: an event that comes later was appended later, and
+    one more than the delay behind is late whatever the rule)."""
+    return ref.live and ref.since_wall_ms >= started_wall_ms
+
+
 def _follows(ref: ClockReference, idle: int, started_wall_ms: int, delay_ms: int) -> bool:
-    """Whether the clock follows the wall clock: from a live base of this run at once (its idle time counts
-    from its record's append, and the batch read everything appended before it: an event that comes later was
-    appended later, and one more than the delay behind is late whatever the rule), else once the base has stood
-    still for the delay (a backlog, a base from before the job's start, the watermark)."""
-    return idle >= delay_ms or (ref.live and ref.since_wall_ms >= started_wall_ms)
+    """Whether the clock follows the wall clock: a live base of this run at once, any other (a backlog, a base
+    from before the job's start, the watermark) once it has stood still for the delay."""
+    return idle >= delay_ms or _live_now(ref, started_wall_ms)
 
 
 def group_now(ref: ClockReference, wall_ms: int, started_wall_ms: int, delay_ms: int,
@@ -91,7 +96,7 @@ def wake_wall_ms(ref: ClockReference, want_ms: int, wall_ms: int, started_wall_m
     since = max(ref.since_wall_ms, started_wall_ms)
     ahead = want_ms - ref.base_ms
     at = since + ahead
-    if at <= wall_ms and not _follows(ref, 0, started_wall_ms, delay_ms):
+    if at <= wall_ms and not _live_now(ref, started_wall_ms):
         at = since + max(delay_ms, ahead)
     return max(wall_ms + 1, at)
 
