@@ -28,6 +28,7 @@ spark_cluster, all on loopback), the driver in this process: its executors' JVMs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -102,23 +103,27 @@ def run(args) -> dict:
                 overrides.update({"kafka.offsets_topic": "__consumer_offsets",
                                   "kafka.offsets_topic_partitions": int(
                                       {**TEST_BROKER_SETTINGS, **broker.settings}["offsets.topic.num.partitions"])})
-            if not args.spark_workers:
-                return live(args, load_config(env={}, overrides=overrides), broker.bootstrap,
-                            f"http://127.0.0.1:{port}/metrics")
-            # the same job on a Spark standalone cluster: a master and `--spark-workers` workers of one core
-            # each (their own JVMs, executors and Python workers), the driver in this process, all on loopback
-            from rebalance_monitor.testing.spark_cluster import StandaloneCluster
-
-            with StandaloneCluster(os.path.join(work, "spark-cluster"), workers=args.spark_workers,
-                                   cores_per_worker=1, memory_per_worker="1g") as cluster:
-                overrides.update({"spark.master": cluster.master_url, "spark.conf": {
-                    "spark.executor.memory": "512m", "spark.executor.cores": "1",
-                    "spark.cores.max": str(args.spark_workers), "spark.driver.host": "127.0.0.1",
-                    "spark.driver.bindAddress": "127.0.0.1"}})
+            with _spark_cluster(args.spark_workers, work) as cluster:
+                if cluster is not None:
+                    overrides.update({"spark.master": cluster.master_url, "spark.conf": {
+                        "spark.executor.memory": "512m", "spark.executor.cores": "1",
+                        "spark.cores.max": str(args.spark_workers), "spark.driver.host": "127.0.0.1",
+                        "spark.driver.bindAddress": "127.0.0.1"}})
                 return live(args, load_config(env={}, overrides=overrides), broker.bootstrap,
                             f"http://127.0.0.1:{port}/metrics")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _spark_cluster(workers: int, work: str):
+    """A Spark standalone cluster of `workers` one-core workers (their own JVMs, executors and Python workers; the
+    driver stays in this process), all on loopback; none (`local[2]`) for 0."""
+    if not workers:
+        return contextlib.nullcontext()
+    from rebalance_monitor.testing.spark_cluster import StandaloneCluster
+
+    return StandaloneCluster(os.path.join(work, "spark-cluster"), workers=workers, cores_per_worker=1,
+                             memory_per_worker="1g")
 
 
 def live(args, cfg, bootstrap: str, url: str) -> dict:
